@@ -1,0 +1,99 @@
+/**
+ * The seams inside the Computer: how producers plug into the blob engine, and how the SKILL and
+ * tool services plug into the Computer's dispatch. Adding a third producer (desktop screenshots,
+ * artifacts) means implementing `Producer` and registering it; no engine code changes.
+ */
+import type { Logger } from "pino";
+import type { ClientEvent, ClientEventTypes, ErrorPayload } from "../protocol/index.ts";
+
+// ---------------------------------------------------------------------------------------------
+// Producers and the blob engine
+
+/** Kind tag inside every handle record (DECISIONS D14). */
+export type HandleKind = "skill" | "tool";
+
+/** The producer-specific fields of a handle record (the codec adds version and kind). */
+export type HandleFields = Readonly<Record<string, string | number>>;
+
+/**
+ * Where the bytes of a resolved handle live.
+ * - `file`: the engine opens the path, takes a consistent snapshot (fstat signature), hashes it
+ *   through the hash cache unless `sha256` is given (content-addressed sources), and reads chunks.
+ * - `bytes`: derived content already in memory (e.g. SKILL.md with its frontmatter stripped).
+ */
+export type BlobSource =
+  | { type: "file"; path: string; mimeType: string; sha256?: string }
+  | { type: "bytes"; bytes: Buffer; mimeType: string; sha256?: string };
+
+/** Pull-time outcome of re-authorizing a handle (blob-transfer §2 steps 2–3; D17). */
+export type ResolveResult =
+  | { ok: true; source: BlobSource }
+  | { ok: false; reason: "forbidden" | "gone" };
+
+export interface Producer {
+  readonly kind: HandleKind;
+  /**
+   * Re-authorizes and resolves an authenticated handle's fields on every pull. Fields that do
+   * not have this producer's shape resolve to `null` (→ `invalid_handle`). Never trusts a path
+   * from the handle: the producer's own checks run again (defence in depth).
+   */
+  resolve(fields: HandleFields, signal?: AbortSignal): Promise<ResolveResult | null>;
+}
+
+/** What producers need from the engine at mint time. */
+export interface HandleMinter {
+  /** Seals `fields` into an opaque, authenticated, base64url handle of `kind`. */
+  mint(kind: HandleKind, fields: HandleFields): string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Services and dispatch
+
+/** Passed to every `client:*` handler. */
+export interface RequestContext {
+  /** Aborted when the Computer shuts down or the request is cancelled. */
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+}
+
+/**
+ * A handler gets a payload already validated with the protocol schema and already checked to be
+ * addressed to this Computer (D15), and answers a success object or a flat ErrorPayload.
+ */
+export type ClientHandler<E extends ClientEvent> = (
+  req: ClientEventTypes[E]["req"],
+  ctx: RequestContext,
+) => Promise<ClientEventTypes[E]["ret"] | ErrorPayload>;
+
+export type ClientHandlers = { [E in ClientEvent]?: ClientHandler<E> };
+
+/** Settings every service reads (from flags / env of `npm run computer`). */
+export interface ComputerConfig {
+  /** This Computer's name (routing name in its office). */
+  readonly name: string;
+  /** State directory (handle key, blob spool); created 0700. */
+  readonly stateDir: string;
+  /** Text up to this many bytes is inlined; binary items over it are sidebanded (D21, D24). */
+  readonly inlineBudget: number;
+  /** Hard cap on a resource's size (`too_large`, D21; over-cap tool items, D24). */
+  readonly maxSize: number;
+  /** The Server's `maxHttpBufferSize`; every ack must fit it (D16). */
+  readonly maxHttpBufferSize: number;
+}
+
+/** A service contributes handlers and producers, and is told when the Computer joins/leaves. */
+export interface ComputerService {
+  readonly handlers: ClientHandlers;
+  readonly producers: readonly Producer[];
+  /** Called with an emitter for `server:update_*` once the Computer is in an office. */
+  attach?(notify: (event: "server:update_skills" | "server:update_tool_list") => void): void;
+  /** Called when the Computer leaves its office (no notifications until attached again). */
+  detach?(): void;
+  /** `notify:tool_call_cancel` from the office's Agent. */
+  cancel?(reqId: string): void;
+  close(): Promise<void>;
+}
+
+/** Default settings (DECISIONS D21 and D16). */
+export const DEFAULT_INLINE_BUDGET = 32 * 1024;
+export const DEFAULT_MAX_SIZE = 100 * 1024 * 1024;

@@ -1,0 +1,251 @@
+/**
+ * The error registry: every code of digest §4.2, the flat ErrorPayload, one builder per payload
+ * this stack sends, and ProtocolError (rebuilt from the wire with `ProtocolError.fromWire`).
+ *
+ * Flat means `{code, message, details?, ...code-specific top-level fields}`; never an `error`
+ * wrapper. `details` is diagnostics only and never holds a path, token, key or stack (D23).
+ */
+import { z } from "zod";
+
+export const ErrorCode = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Timeout: 408,
+  Internal: 500,
+  ToolNotFound: 4001,
+  ToolDisabled: 4002,
+  ToolExecutionFailed: 4003,
+  ToolTimeout: 4004,
+  ToolRequiresConfirmation: 4005,
+  ToolAuthorizationRequired: 4006,
+  ToolAuthorizationFailed: 4007,
+  ProtocolVersionMismatch: 4008,
+  McpServerNotFound: 4014,
+  McpCapabilityNotSupported: 4015,
+  InvalidSkillName: 4016,
+  SkillResourceNotAccessible: 4017,
+  BlobNotAccessible: 4018,
+  RoomFull: 4101,
+  RoomNotFound: 4102,
+  NotInRoom: 4103,
+  CrossRoomAccess: 4104,
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** What each code means and where it is carried. */
+export const ERROR_CODES: Readonly<Record<ErrorCode, string>> = {
+  400: "Bad Request: payload failed schema validation, or missing/invalid a2c_version",
+  401: "Unauthorized: connect refused by the auth provider",
+  403: "Forbidden: sender is not the office's Agent, or an unauthorized operation",
+  404: "Not Found: no Computer of that name in the sender's office, or it disconnected mid-request",
+  408: "Timeout: the Computer did not answer within the relay timeout",
+  500: "Internal Error",
+  4001: "Tool Not Found: tool_name is not in the Computer's exposed tool mapping",
+  4002: "Tool Disabled",
+  4003: "Tool Execution Failed",
+  4004: "Tool Timeout (never used for cancellation)",
+  4005: "Tool Requires Confirmation",
+  4006: "Tool Authorization Required (CallToolResult.meta.error_code)",
+  4007: "Tool Authorization Failed (CallToolResult.meta.error_code)",
+  4008: "Protocol Version Mismatch (HTTP 400 body of the handshake)",
+  4014: "MCP Server Not Found; reused for a well-formed but unknown skill name",
+  4015: "MCP Capability Not Supported",
+  4016: "Invalid Skill Name: the get_skill name lexer failed",
+  4017: "Skill Resource Not Accessible: get_skill mint-time failure (details.reason)",
+  4018: "Blob Not Accessible: get_blob pull-time failure (details.reason)",
+  4101: "Room Full",
+  4102: "Room Not Found",
+  4103: "Not In Room: the sender has not joined an office",
+  4104: "Cross Room Access",
+};
+
+/** 4017 reasons (open enum on the wire: consumers tolerate others). */
+export const SkillResourceReason = {
+  Traversal: "traversal",
+  Forbidden: "forbidden",
+  NotFound: "not_found",
+  TooLarge: "too_large",
+} as const;
+export type SkillResourceReason = (typeof SkillResourceReason)[keyof typeof SkillResourceReason];
+
+/** 4018 reasons (open enum on the wire: consumers tolerate others). */
+export const BlobReason = {
+  InvalidHandle: "invalid_handle",
+  Forbidden: "forbidden",
+  Gone: "gone",
+  Range: "range",
+} as const;
+export type BlobReason = (typeof BlobReason)[keyof typeof BlobReason];
+
+export const ErrorPayloadSchema = z.looseObject({
+  code: z.number().int(),
+  message: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+export type ErrorPayload = z.infer<typeof ErrorPayloadSchema>;
+
+/** 4008 carries four version strings at top level (all required). */
+export const VersionMismatchPayloadSchema = ErrorPayloadSchema.extend({
+  code: z.literal(4008),
+  server_version: z.string(),
+  client_version: z.string(),
+  min_supported: z.string(),
+  max_supported: z.string(),
+});
+export type VersionMismatchPayload = z.infer<typeof VersionMismatchPayloadSchema>;
+
+/**
+ * Tells a flat error from a success answer: a plain object whose top-level `code` is an integer
+ * and `message` a string. No success answer of this protocol has a top-level `code`.
+ */
+export function isErrorPayload(value: unknown): value is ErrorPayload {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.code === "number" && Number.isInteger(v.code) && typeof v.message === "string";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Builders: one per payload this stack sends.
+
+export function badRequest(message = "Invalid request payload"): ErrorPayload {
+  return { code: 400, message };
+}
+
+export function missingVersion(): ErrorPayload {
+  return { code: 400, message: "Missing a2c_version query parameter" };
+}
+
+export function invalidVersion(raw: string): ErrorPayload {
+  // The raw value is echoed, truncated: it is the client's own input.
+  return { code: 400, message: `Invalid a2c_version: ${JSON.stringify(raw.slice(0, 64))}` };
+}
+
+export function versionMismatch(v: {
+  server_version: string;
+  client_version: string;
+  min_supported: string;
+  max_supported: string;
+}): VersionMismatchPayload {
+  return {
+    code: 4008,
+    message: "Protocol version mismatch",
+    server_version: v.server_version,
+    client_version: v.client_version.slice(0, 64),
+    min_supported: v.min_supported,
+    max_supported: v.max_supported,
+  };
+}
+
+export function unauthorized(message = "Unauthorized"): ErrorPayload {
+  return { code: 401, message };
+}
+
+export function forbidden(message = "Forbidden: only the office's Agent may send this"): ErrorPayload {
+  return { code: 403, message };
+}
+
+export function notInOffice(): ErrorPayload {
+  return { code: 4103, message: "Not in an office: join an office first" };
+}
+
+/** D9 / D11: identical for "missing", "elsewhere" and "not a Computer" (no existence leak). */
+export function computerNotFound(
+  computerName: string,
+  reason?: "disconnected",
+): ErrorPayload {
+  const details: Record<string, unknown> = { computer_name: computerName };
+  if (reason) details.reason = reason;
+  return {
+    code: 404,
+    message: reason
+      ? `Computer with name '${computerName}' disconnected`
+      : `Computer with name '${computerName}' not found`,
+    details,
+  };
+}
+
+/** D10: the Computer did not answer in time. */
+export function relayTimeout(computerName: string): ErrorPayload {
+  return {
+    code: 408,
+    message: `Computer with name '${computerName}' did not answer in time`,
+    details: { computer_name: computerName },
+  };
+}
+
+/** Too many requests in flight, or a Computer's queue is full: retry later. */
+export function busy(message = "Too many requests in flight"): ErrorPayload {
+  return { code: 500, message, details: { reason: "busy" } };
+}
+
+export function internalError(message = "Internal error"): ErrorPayload {
+  return { code: 500, message };
+}
+
+export function invalidSkillName(name: string): ErrorPayload {
+  return { code: 4016, message: "Invalid skill name format", details: { name: name.slice(0, 512) } };
+}
+
+/** D22: SKILL reuse of 4014 carries the name in `details` and no `mcp_server`. */
+export function skillNotFound(name: string): ErrorPayload {
+  return { code: 4014, message: "Skill not found", details: { name } };
+}
+
+export function skillResourceNotAccessible(
+  reason: SkillResourceReason,
+  relPath: string | undefined,
+  totalSize?: number,
+): ErrorPayload {
+  const details: Record<string, unknown> = { reason };
+  if (relPath !== undefined) details.rel_path = relPath.slice(0, 4096);
+  if (totalSize !== undefined) details.total_size = totalSize;
+  return { code: 4017, message: "Skill resource not accessible", details };
+}
+
+export function blobNotAccessible(reason: BlobReason): ErrorPayload {
+  return { code: 4018, message: "Blob not accessible", details: { reason } };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** A protocol error as a value: the flat payload's fields, throwable, rebuildable from the wire. */
+export class ProtocolError extends Error {
+  override readonly name: string = "ProtocolError";
+  readonly code: number;
+  readonly details: Readonly<Record<string, unknown>> | undefined;
+  /** Code-specific top-level fields (e.g. the 4008 versions), kept as received. */
+  readonly extra: Readonly<Record<string, unknown>>;
+
+  constructor(
+    code: number,
+    message: string,
+    details?: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.code = code;
+    this.details = details;
+    this.extra = extra;
+  }
+
+  /** `details.reason` when it is a string (4017/4018 and the 404 `disconnected`). */
+  get reason(): string | undefined {
+    const r = this.details?.reason;
+    return typeof r === "string" ? r : undefined;
+  }
+
+  /** Rebuilds the error from a flat payload (unknown top-level keys kept in `extra`). */
+  static fromWire(payload: ErrorPayload): ProtocolError {
+    const { code, message, details, ...extra } = payload;
+    return new ProtocolError(code, message, details, extra);
+  }
+
+  /** The flat payload this error stands for (round-trips with `fromWire`). */
+  toWire(): ErrorPayload {
+    const out: ErrorPayload = { ...this.extra, code: this.code, message: this.message };
+    if (this.details !== undefined) out.details = { ...this.details };
+    return out;
+  }
+}

@@ -1,0 +1,5 @@
+export * from "./common.ts";
+export * from "./office.ts";
+export * from "./tool.ts";
+export * from "./skill.ts";
+export * from "./blob.ts";

@@ -1,0 +1,129 @@
+/**
+ * Size math for DECISIONS D16: the exact serialized size of an ack under socket.io's default
+ * parser, and the largest chunk whose `GetBlobRet` ack fits the Server's `maxHttpBufferSize`.
+ *
+ * How an ack travels from a client (the Computer) to the Server, default parser:
+ *   engine.io message = "4" + socket.io packet
+ *   socket.io packet  = "3" + "<nsp>," + "<ack id>" + JSON.stringify([payload])        (ACK)
+ *                     = "6" + "<n>-" + "<nsp>," + "<ack id>" + JSON with placeholders  (BINARY_ACK)
+ *                       followed by one engine.io message per attachment: the raw bytes over
+ *                       WebSocket, "b" + base64(bytes) over HTTP long-polling.
+ * The Server drops the whole connection when one message is larger than `maxHttpBufferSize`
+ * (ws `maxPayload`, polling 413), so every message must be `<=` the limit.
+ *
+ * The ack id is the Server's namespace-wide counter, unknown to the Computer, so it is budgeted at
+ * its widest: 16 digits (Number.MAX_SAFE_INTEGER). Callers that know it may pass it.
+ */
+import { NAMESPACE } from "./version.ts";
+
+/** socket.io's default `maxHttpBufferSize` (engine.io): 1,000,000 bytes. */
+export const DEFAULT_MAX_HTTP_BUFFER_SIZE = 1_000_000;
+
+/** Digits of the widest ack id the Server can assign. */
+export const MAX_ACK_ID_DIGITS = String(Number.MAX_SAFE_INTEGER).length;
+
+export type Carriage = "base64" | "binary";
+export type Transport = "websocket" | "polling";
+
+export interface AckFraming {
+  /** Namespace of the socket that sends the ack. Default `/smcp`. */
+  namespace?: string;
+  /** The ack id if known; otherwise the widest possible id is assumed. */
+  ackId?: number;
+}
+
+function frameOverhead(kind: "ack" | "binary_ack", framing: AckFraming, attachments = 1): number {
+  const nsp = framing.namespace ?? NAMESPACE;
+  const idDigits =
+    framing.ackId === undefined ? MAX_ACK_ID_DIGITS : String(Math.trunc(framing.ackId)).length;
+  let n = 1 /* engine.io "4" */ + 1; /* packet type digit */
+  if (kind === "binary_ack") n += String(attachments).length + 1; /* "<n>-" */
+  if (nsp !== "/") n += Buffer.byteLength(nsp) + 1; /* "<nsp>," */
+  return n + idDigits;
+}
+
+/**
+ * Exact byte length of the engine.io text message that carries `payload` as the single argument
+ * of an ack (no binary inside `payload`).
+ */
+export function encodedAckBytes(payload: unknown, framing: AckFraming = {}): number {
+  return frameOverhead("ack", framing) + Buffer.byteLength(JSON.stringify([payload]), "utf8");
+}
+
+/** Length of base64 text for `n` bytes (standard alphabet, padded). */
+export function base64Length(n: number): number {
+  return 4 * Math.ceil(n / 3);
+}
+
+export interface ChunkEnvelope {
+  blob_handle: string;
+  mime_type: string;
+  total_size: number;
+  sha256: string;
+  chunk_offset: number;
+  req_id: string;
+  /** Echoed when binary carriage is honoured (D19). */
+  blob_format?: "binary" | "base64";
+  /** Extra keys the Computer adds to its answer, if any. */
+  [key: string]: unknown;
+}
+
+export interface ChunkLimitInput extends AckFraming {
+  /** The Server's `maxHttpBufferSize` in bytes. */
+  maxHttpBufferSize: number;
+  /** Every field of the `GetBlobRet` except `blob` and `eof`. */
+  envelope: ChunkEnvelope;
+  carriage: Carriage;
+  /** The Computer's current transport. Default `websocket`. */
+  transport?: Transport;
+}
+
+/**
+ * The largest chunk (raw bytes) whose serialized ack fits `maxHttpBufferSize`, exact to the byte:
+ * the ack with this chunk fits, with one byte more it does not. 0 when not even one byte fits.
+ * `eof` is budgeted as `false`, its longer spelling.
+ */
+export function maxChunkBytes(input: ChunkLimitInput): number {
+  const limit = Math.floor(input.maxHttpBufferSize);
+  if (input.carriage === "base64") {
+    const envelope = encodedAckBytes({ ...input.envelope, eof: false, blob: "" }, input);
+    const room = limit - envelope;
+    return room < 4 ? 0 : Math.floor(room / 4) * 3;
+  }
+  // Binary: the header message carries a placeholder; the bytes travel as their own message.
+  const header =
+    frameOverhead("binary_ack", input) +
+    Buffer.byteLength(
+      JSON.stringify([{ ...input.envelope, eof: false, blob: { _placeholder: true, num: 0 } }]),
+      "utf8",
+    );
+  if (header > limit) return 0;
+  if ((input.transport ?? "websocket") === "websocket") return limit;
+  const room = limit - 1; /* "b" prefix of a base64-encoded binary message over polling */
+  return room < 4 ? 0 : Math.floor(room / 4) * 3;
+}
+
+/**
+ * Exact sizes of the messages that carry a `GetBlobRet` with `chunkBytes` of payload, for tests
+ * and for the bench's "would this exceed the buffer" marks. Returns the largest single message.
+ */
+export function largestAckMessage(
+  envelope: ChunkEnvelope,
+  chunkBytes: number,
+  eof: boolean,
+  carriage: Carriage,
+  framing: AckFraming & { transport?: Transport } = {},
+): number {
+  if (carriage === "base64") {
+    return encodedAckBytes({ ...envelope, eof, blob: "" }, framing) + base64Length(chunkBytes);
+  }
+  const header =
+    frameOverhead("binary_ack", framing) +
+    Buffer.byteLength(
+      JSON.stringify([{ ...envelope, eof, blob: { _placeholder: true, num: 0 } }]),
+      "utf8",
+    );
+  const body =
+    (framing.transport ?? "websocket") === "websocket" ? chunkBytes : 1 + base64Length(chunkBytes);
+  return Math.max(header, body);
+}
