@@ -4,7 +4,16 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 const roles = ["server", "computer", "agent"];
-const nodeIo = ["fs", "fs/promises", "net", "http", "https", "child_process", "dgram", "worker_threads"];
+const nodeIo = [
+  "fs",
+  "fs/promises",
+  "net",
+  "http",
+  "https",
+  "child_process",
+  "dgram",
+  "worker_threads",
+];
 const ioPatterns = nodeIo.flatMap((m) => [m, `node:${m}`]);
 
 /** Files of one role may not import another role's folder. */
@@ -34,10 +43,16 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_" },
+      ],
       "@typescript-eslint/consistent-type-imports": "error",
       "@typescript-eslint/no-floating-promises": "error",
-      "@typescript-eslint/no-misused-promises": ["error", { checksVoidReturn: { arguments: false } }],
+      "@typescript-eslint/no-misused-promises": [
+        "error",
+        { checksVoidReturn: { arguments: false } },
+      ],
       "@typescript-eslint/require-await": "off",
       "no-console": "error",
     },

@@ -27,8 +27,7 @@ export type BlobSource =
 
 /** Pull-time outcome of re-authorizing a handle (blob-transfer §2 steps 2–3; D17). */
 export type ResolveResult =
-  | { ok: true; source: BlobSource }
-  | { ok: false; reason: "forbidden" | "gone" };
+  { ok: true; source: BlobSource } | { ok: false; reason: "forbidden" | "gone" };
 
 export interface Producer {
   readonly kind: HandleKind;

@@ -142,7 +142,9 @@ export function unauthorized(message = "Unauthorized"): ErrorPayload {
   return { code: 401, message };
 }
 
-export function forbidden(message = "Forbidden: only the office's Agent may send this"): ErrorPayload {
+export function forbidden(
+  message = "Forbidden: only the office's Agent may send this",
+): ErrorPayload {
   return { code: 403, message };
 }
 
@@ -151,10 +153,7 @@ export function notInOffice(): ErrorPayload {
 }
 
 /** D9 / D11: identical for "missing", "elsewhere" and "not a Computer" (no existence leak). */
-export function computerNotFound(
-  computerName: string,
-  reason?: "disconnected",
-): ErrorPayload {
+export function computerNotFound(computerName: string, reason?: "disconnected"): ErrorPayload {
   const details: Record<string, unknown> = { computer_name: computerName };
   if (reason) details.reason = reason;
   return {
@@ -185,7 +184,11 @@ export function internalError(message = "Internal error"): ErrorPayload {
 }
 
 export function invalidSkillName(name: string): ErrorPayload {
-  return { code: 4016, message: "Invalid skill name format", details: { name: name.slice(0, 512) } };
+  return {
+    code: 4016,
+    message: "Invalid skill name format",
+    details: { name: name.slice(0, 512) },
+  };
 }
 
 /** D22: SKILL reuse of 4014 carries the name in `details` and no `mcp_server`. */

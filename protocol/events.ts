@@ -77,13 +77,22 @@ export interface ClientEventTypes {
 }
 
 type ClientEventMap = {
-  [E in ClientEvent]: (req: ClientEventTypes[E]["req"], ack: Ack<ClientEventTypes[E]["ret"]>) => void;
+  [E in ClientEvent]: (
+    req: ClientEventTypes[E]["req"],
+    ack: Ack<ClientEventTypes[E]["ret"]>,
+  ) => void;
 };
 
 /** Events a client (Agent or Computer) emits to the Server. */
 export interface ClientToServerEvents extends ClientEventMap {
-  "server:join_office": (req: EnterOfficeReq, ack: (ok: boolean, reason: string | null) => void) => void;
-  "server:leave_office": (req: LeaveOfficeReq, ack?: (ok: boolean, reason: string | null) => void) => void;
+  "server:join_office": (
+    req: EnterOfficeReq,
+    ack: (ok: boolean, reason: string | null) => void,
+  ) => void;
+  "server:leave_office": (
+    req: LeaveOfficeReq,
+    ack?: (ok: boolean, reason: string | null) => void,
+  ) => void;
   "server:list_room": (req: ListRoomReq, ack: Ack<ListRoomRet>) => void;
   "server:update_skills": (req: UpdateComputerConfigReq, ack?: () => void) => void;
   "server:update_tool_list": (req: UpdateComputerConfigReq, ack?: () => void) => void;

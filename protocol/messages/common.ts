@@ -22,7 +22,9 @@ export const wireInt = z
   .refine((n) => Number.isInteger(n), { message: "Expected an integer" });
 
 /** A non-negative JSON integer. */
-export const wireSize = wireInt.refine((n) => n >= 0, { message: "Expected a non-negative integer" });
+export const wireSize = wireInt.refine((n) => n >= 0, {
+  message: "Expected a non-negative integer",
+});
 
 /** sha256 as 64 lowercase hex characters. */
 export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "Expected 64 lowercase hex characters");
