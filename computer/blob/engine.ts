@@ -1,0 +1,305 @@
+/**
+ * `client:get_blob` (blob-transfer §2; DECISIONS D14–D19) and the `HandleMinter` producers use.
+ *
+ * Order of checks (D15), after the dispatcher's schema (400) and computer-name (404) checks:
+ *   handle authenticates (`invalid_handle`) → producer re-authorizes (`forbidden`) → source
+ *   reachable (`gone`) → range (`range`) → slice.
+ * Stateless: every request is answered from the handle and the file alone (no session, cursor or
+ * TTL: "禁止服务端会话 / 游标 / TTL"), so identical requests get identical answers and offsets can
+ * be fetched in any order.
+ *
+ * Snapshot consistency (D18: "sha256 / total_size 一次逻辑读取内 MUST 稳定"; the bytes served for a
+ * reported sha256 belong to that content), for file sources:
+ *   1. open the file → descriptor (pins the inode: an atomic-rename rewrite cannot swap it);
+ *   2. fstat → signature S1 = dev:ino:size:mtime_ns:ctime_ns; `total_size` = size;
+ *   3. sha256 for S1 from the hash cache; a computation reads through this same descriptor and
+ *      checks the signature before and after, so a cached digest is the digest of content S1;
+ *   4. read the chunk from the descriptor;
+ *   5. fstat again → S2. S2 = S1 means no write happened between steps 2 and 5, so the bytes
+ *      read are content S1's bytes and match the digest. S2 ≠ S1 (in-place write) → start again
+ *      at step 1 with the new content, a bounded number of times, then `gone` ("内容已变得无法服务").
+ * A chunk therefore carries either the old digest with old bytes or the new digest with new
+ * bytes, never new bytes under the old digest; the Agent sees the digest change and restarts.
+ */
+import { open, type FileHandle } from "node:fs/promises";
+import type { Logger } from "pino";
+import {
+  blobNotAccessible,
+  busy,
+  internalError,
+  maxChunkBytes,
+  type BlobReason,
+  type ChunkEnvelope,
+  type ErrorPayload,
+  type GetBlobReq,
+  type GetBlobRet,
+  type Transport,
+} from "../../protocol/index.ts";
+import type {
+  BlobSource,
+  HandleFields,
+  HandleKind,
+  HandleMinter,
+  Producer,
+  RequestContext,
+} from "../contracts.ts";
+import type { ComputerMetrics } from "../metrics.ts";
+import { signatureOf } from "../workers/hash-file.ts";
+import { BufferPool } from "./buffers.ts";
+import type { HandleCodec } from "./handle.ts";
+import type { HashCache } from "./hash-cache.ts";
+import { Limiter } from "./limiter.ts";
+
+/**
+ * Default chunk when `max_chunk_bytes` is absent or <= 0: 90 KiB. Measured on this machine type
+ * (base64 + JSON.stringify + Buffer.from of the packet, per chunk): 64 KiB ~255–300 µs, 90 KiB
+ * ~420 µs, 94 KiB ~330 µs, then 96 KiB ~2300 µs and 128 KiB ~2600–3400 µs. At 96 KiB raw the base64
+ * string (131,072 chars) leaves V8's regular pages for large-object space and every chunk pays
+ * fresh page faults (anchors B6 "page-fault cliffs"). 90 KiB is the largest round size that keeps
+ * the whole packet (122,880 base64 chars + envelope) clear of that cliff with room for long
+ * handles / req_ids, and it needs ~30 % fewer round trips than the 64 KiB of anchors B7b.
+ */
+export const DEFAULT_CHUNK_BYTES = 90 * 1024;
+export const DEFAULT_MAX_IN_FLIGHT = 32;
+export const DEFAULT_MAX_QUEUE = 1024;
+/** Re-reads after the file changed mid-chunk before answering `gone`. */
+const MAX_SNAPSHOT_ATTEMPTS = 5;
+
+export interface BlobEngineOptions {
+  codec: HandleCodec;
+  hashCache: HashCache;
+  /** The Server's `maxHttpBufferSize`: every ack fits it (D16). */
+  maxHttpBufferSize: number;
+  defaultChunkBytes?: number;
+  maxInFlight?: number;
+  maxQueue?: number;
+  /** The Computer's current transport (binary over polling is base64'd by engine.io). */
+  transport?: () => Transport;
+  metrics?: ComputerMetrics;
+  log?: Logger;
+}
+
+type Outcome = GetBlobRet | ErrorPayload;
+
+class Retry {}
+const RETRY = new Retry();
+
+export class BlobEngine implements HandleMinter {
+  readonly #codec: HandleCodec;
+  readonly #cache: HashCache;
+  readonly #limit: number;
+  readonly #defaultChunk: number;
+  readonly #limiter: Limiter;
+  readonly #buffers: BufferPool;
+  readonly #transport: () => Transport;
+  readonly #metrics: ComputerMetrics | undefined;
+  readonly #log: Logger | undefined;
+  readonly #producers = new Map<HandleKind, Producer>();
+  /** Files opened to serve chunks (instrumentation: the fuzz test proves it stays 0). */
+  fileOpens = 0;
+
+  constructor(options: BlobEngineOptions) {
+    this.#codec = options.codec;
+    this.#cache = options.hashCache;
+    this.#limit = options.maxHttpBufferSize;
+    this.#defaultChunk = options.defaultChunkBytes ?? DEFAULT_CHUNK_BYTES;
+    const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
+    this.#limiter = new Limiter(maxInFlight, options.maxQueue ?? DEFAULT_MAX_QUEUE);
+    this.#transport = options.transport ?? (() => "polling");
+    this.#metrics = options.metrics;
+    this.#log = options.log;
+    this.#limiter.onChange = (active, queued) => {
+      this.#metrics?.chunksInFlight.set(active);
+      this.#metrics?.chunksQueued.set(queued);
+    };
+    // The largest base64 chunk any envelope allows: an upper bound for the big buffer class.
+    const largest = Math.floor(this.#limit / 4) * 3;
+    this.#buffers = new BufferPool([this.#defaultChunk, largest], maxInFlight);
+  }
+
+  /** Registers the producer for `producer.kind` (one per kind). */
+  register(producer: Producer): void {
+    if (this.#producers.has(producer.kind)) {
+      throw new Error(`a producer for kind '${producer.kind}' is already registered`);
+    }
+    this.#producers.set(producer.kind, producer);
+  }
+
+  mint(kind: HandleKind, fields: HandleFields): string {
+    if (!this.#producers.has(kind)) throw new Error(`no producer registered for kind '${kind}'`);
+    return this.#codec.seal(kind, fields);
+  }
+
+  /** Answers one validated, correctly addressed `client:get_blob`. Never throws. */
+  async getBlob(req: GetBlobReq, ctx?: Partial<RequestContext>): Promise<Outcome> {
+    const started = process.hrtime.bigint();
+    const answer = await this.#getBlob(req, ctx).catch((err: unknown) => {
+      (ctx?.log ?? this.#log)?.error({ err }, "client:get_blob failed");
+      return internalError();
+    });
+    this.#metrics?.chunkSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    if ("code" in answer) {
+      const reason = (answer.details as { reason?: unknown } | undefined)?.reason;
+      this.#metrics?.blobErrors.inc({
+        reason: typeof reason === "string" ? reason : String(answer.code),
+      });
+    }
+    return answer;
+  }
+
+  async close(): Promise<void> {
+    this.#limiter.close();
+  }
+
+  async #getBlob(req: GetBlobReq, ctx?: Partial<RequestContext>): Promise<Outcome> {
+    // 1. The handle authenticates ("无法识别 / 格式非法 → 4018 invalid_handle"); pure, no I/O.
+    const opened = this.#codec.open(req.blob_handle);
+    const producer = opened && this.#producers.get(opened.kind);
+    if (!opened || !producer) return fail("invalid_handle");
+    const release = await this.#limiter.acquire();
+    if (release === null) return busy("Too many blob reads in flight; retry later");
+    try {
+      // 2–3. The producer re-applies its own authorization and says where the bytes are.
+      const resolved = await producer.resolve(opened.fields, ctx?.signal);
+      if (resolved === null) return fail("invalid_handle");
+      if (!resolved.ok) return fail(resolved.reason);
+      const source = resolved.source;
+      return source.type === "bytes"
+        ? this.#serveBytes(req, source)
+        : await this.#serveFile(req, source);
+    } finally {
+      release();
+    }
+  }
+
+  #serveBytes(req: GetBlobReq, source: Extract<BlobSource, { type: "bytes" }>): Outcome {
+    const total = source.bytes.length;
+    const offset = req.chunk_offset ?? 0;
+    if (offset < 0 || offset > total) return fail("range");
+    const sha256 = source.sha256 ?? this.#cache.bytesSha256(source.bytes);
+    const envelope = this.#envelope(req, source.mimeType, total, sha256, offset);
+    const n = this.#chunkLength(req, envelope, total - offset);
+    if (n === null) return tooSmallLimit();
+    const end = offset + n;
+    const blob =
+      req.blob_format === "binary"
+        ? source.bytes.subarray(offset, end)
+        : source.bytes.toString("base64", offset, end);
+    return this.#finish(envelope, blob, n, total);
+  }
+
+  async #serveFile(
+    req: GetBlobReq,
+    source: Extract<BlobSource, { type: "file" }>,
+  ): Promise<Outcome> {
+    for (let attempt = 1; attempt <= MAX_SNAPSHOT_ATTEMPTS; attempt++) {
+      let fh: FileHandle;
+      try {
+        this.fileOpens++;
+        fh = await open(source.path, "r");
+      } catch {
+        return fail("gone"); // deleted, replaced by something unreadable, …
+      }
+      try {
+        const out = await this.#readSnapshot(req, source, fh);
+        if (out !== RETRY) return out as Outcome;
+        this.#metrics?.snapshotRetries.inc();
+      } finally {
+        await fh.close();
+      }
+    }
+    this.#log?.warn("source kept changing while being served; answering gone");
+    return fail("gone");
+  }
+
+  /** Steps 2–5 of the snapshot protocol in the header comment. */
+  async #readSnapshot(
+    req: GetBlobReq,
+    source: Extract<BlobSource, { type: "file" }>,
+    fh: FileHandle,
+  ): Promise<Outcome | Retry> {
+    const before = await fh.stat({ bigint: true });
+    if (!before.isFile()) return fail("gone");
+    const signature = signatureOf(before);
+    const total = Number(before.size);
+    const offset = req.chunk_offset ?? 0;
+    if (offset < 0 || offset > total) return fail("range");
+    const sha256 = source.sha256 ?? (await this.#cache.fileSha256(fh.fd, signature, total));
+    if (sha256 === null) return RETRY;
+    const envelope = this.#envelope(req, source.mimeType, total, sha256, offset);
+    const n = this.#chunkLength(req, envelope, total - offset);
+    if (n === null) return tooSmallLimit();
+    const binary = req.blob_format === "binary";
+    const buf = binary ? Buffer.allocUnsafeSlow(n) : this.#buffers.take(n);
+    try {
+      let got = 0;
+      while (got < n) {
+        const { bytesRead } = await fh.read(buf, got, n - got, offset + got);
+        if (bytesRead === 0) return RETRY; // shrank under us
+        got += bytesRead;
+      }
+      const after = await fh.stat({ bigint: true });
+      if (signatureOf(after) !== signature) return RETRY;
+      const blob = binary ? buf : buf.toString("base64", 0, n);
+      return this.#finish(envelope, blob, n, total);
+    } finally {
+      if (!binary) this.#buffers.give(buf);
+    }
+  }
+
+  #envelope(
+    req: GetBlobReq,
+    mimeType: string,
+    total: number,
+    sha256: string,
+    offset: number,
+  ): ChunkEnvelope {
+    const envelope: ChunkEnvelope = {
+      blob_handle: req.blob_handle,
+      mime_type: mimeType,
+      total_size: total,
+      sha256,
+      chunk_offset: offset,
+      req_id: req.req_id,
+    };
+    if (req.blob_format !== undefined) envelope.blob_format = req.blob_format;
+    return envelope;
+  }
+
+  /**
+   * D16: `max_chunk_bytes` absent or <= 0 → default; otherwise min(requested, cap), where cap is
+   * computed for this exact envelope so the serialized ack is <= maxHttpBufferSize (exact to the
+   * byte, protocol/sizing.ts, so the ack is not serialized twice). `null` when not even one byte
+   * fits: a misconfigured, tiny buffer limit.
+   */
+  #chunkLength(req: GetBlobReq, envelope: ChunkEnvelope, remaining: number): number | null {
+    const requested = req.max_chunk_bytes;
+    const wanted = requested === undefined || requested <= 0 ? this.#defaultChunk : requested;
+    const cap = maxChunkBytes({
+      maxHttpBufferSize: this.#limit,
+      envelope,
+      carriage: req.blob_format === "binary" ? "binary" : "base64",
+      transport: this.#transport(),
+    });
+    if (cap <= 0) return null;
+    return Math.min(wanted, cap, remaining);
+  }
+
+  #finish(envelope: ChunkEnvelope, blob: string | Buffer, n: number, total: number): Outcome {
+    const ret = {
+      ...envelope,
+      eof: envelope.chunk_offset + n === total, // "eof ⟺ chunk_offset + 本块字节数 == total_size"
+      blob,
+    } as GetBlobRet;
+    this.#metrics?.blobBytes.inc(n);
+    return ret;
+  }
+}
+
+function fail(reason: BlobReason): ErrorPayload {
+  return blobNotAccessible(reason);
+}
+
+function tooSmallLimit(): ErrorPayload {
+  return internalError("maxHttpBufferSize is too small for this answer");
+}

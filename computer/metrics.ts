@@ -1,0 +1,81 @@
+/**
+ * The Computer's prom-client registry: one per Computer (tests and the stack run several in one
+ * process, so nothing goes to the global default registry).
+ */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+export interface ComputerMetrics {
+  readonly registry: Registry;
+  /** `client:*` requests by event and outcome (`ok` or the error code). */
+  readonly requests: Counter<"event" | "outcome">;
+  /** `client:get_blob` failures by 4018 reason (and `busy`). */
+  readonly blobErrors: Counter<"reason">;
+  /** Bytes of resource served in chunks. */
+  readonly blobBytes: Counter;
+  readonly chunkSeconds: Histogram;
+  /** Whole-resource sha256 computations (cache misses that ran to the end), by path. */
+  readonly hashComputations: Counter<"path">;
+  readonly hashCacheHits: Counter;
+  /** Reads retried because the file changed while being served (D18). */
+  readonly snapshotRetries: Counter;
+  readonly chunksInFlight: Gauge;
+  readonly chunksQueued: Gauge;
+}
+
+export function createComputerMetrics(name: string): ComputerMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ computer: name });
+  const registers = [registry];
+  return {
+    registry,
+    requests: new Counter({
+      name: "a2c_computer_requests_total",
+      help: "client:* requests handled, by event and outcome",
+      labelNames: ["event", "outcome"],
+      registers,
+    }),
+    blobErrors: new Counter({
+      name: "a2c_computer_blob_errors_total",
+      help: "client:get_blob failures by reason",
+      labelNames: ["reason"],
+      registers,
+    }),
+    blobBytes: new Counter({
+      name: "a2c_computer_blob_bytes_total",
+      help: "resource bytes served by client:get_blob",
+      registers,
+    }),
+    chunkSeconds: new Histogram({
+      name: "a2c_computer_blob_chunk_seconds",
+      help: "time to answer one client:get_blob",
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2],
+      registers,
+    }),
+    hashComputations: new Counter({
+      name: "a2c_computer_hash_computations_total",
+      help: "whole-resource sha256 computations, by path (pool, inline, bytes)",
+      labelNames: ["path"],
+      registers,
+    }),
+    hashCacheHits: new Counter({
+      name: "a2c_computer_hash_cache_hits_total",
+      help: "sha256 answered from the content-signature cache",
+      registers,
+    }),
+    snapshotRetries: new Counter({
+      name: "a2c_computer_blob_snapshot_retries_total",
+      help: "chunk reads retried because the source changed while being served",
+      registers,
+    }),
+    chunksInFlight: new Gauge({
+      name: "a2c_computer_blob_in_flight",
+      help: "client:get_blob requests being served",
+      registers,
+    }),
+    chunksQueued: new Gauge({
+      name: "a2c_computer_blob_queued",
+      help: "client:get_blob requests waiting for a slot",
+      registers,
+    }),
+  };
+}

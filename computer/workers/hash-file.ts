@@ -1,0 +1,61 @@
+/**
+ * Worker task: sha256 of the file behind an already-open descriptor, verified against the content
+ * signature the caller saw. Runs in the piscina pool (large files) or inline (small files, or
+ * `--workers 0`); both paths run this same function.
+ *
+ * Why a descriptor and not a path: worker threads share the process's descriptor table, so the
+ * worker reads exactly the inode the engine opened (an atomic-rename rewrite of the path cannot
+ * make it hash a different file), and no byte crosses the thread boundary; only the hex digest
+ * comes back. The caller keeps the descriptor open until this task settles.
+ *
+ * Why the signature check before and after: the digest is only valid for the content signature
+ * (device, inode, size, mtime ns, ctime ns) that held during the whole read. An in-place write
+ * while hashing changes mtime/ctime (and usually size), so the task reports `changed` and the
+ * caller retries with the new signature instead of caching a digest of mixed content.
+ */
+import { createHash } from "node:crypto";
+import { fstat, read } from "node:fs";
+import { promisify } from "node:util";
+
+const fstatAsync = promisify(fstat);
+const readAsync = promisify(read);
+
+export interface HashFileTask {
+  fd: number;
+  /** `signatureOf(stats)` as seen by the caller. */
+  signature: string;
+}
+
+export type HashFileResult = { sha256: string } | { changed: true };
+
+const READ_BYTES = 1024 * 1024;
+/** One read buffer per thread, reused across tasks (a task runs alone in its worker). */
+let scratch: Buffer | undefined;
+
+export function signatureOf(st: {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
+
+export default async function hashFile(task: HashFileTask): Promise<HashFileResult> {
+  const before = await fstatAsync(task.fd, { bigint: true });
+  if (signatureOf(before) !== task.signature) return { changed: true };
+  const size = Number(before.size);
+  const buf = (scratch ??= Buffer.allocUnsafe(READ_BYTES));
+  const hash = createHash("sha256");
+  let pos = 0;
+  while (pos < size) {
+    const { bytesRead } = await readAsync(task.fd, buf, 0, Math.min(READ_BYTES, size - pos), pos);
+    if (bytesRead === 0) return { changed: true }; // truncated under us
+    hash.update(buf.subarray(0, bytesRead));
+    pos += bytesRead;
+  }
+  const after = await fstatAsync(task.fd, { bigint: true });
+  if (signatureOf(after) !== task.signature) return { changed: true };
+  return { sha256: hash.digest("hex") };
+}
