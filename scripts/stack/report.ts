@@ -1,0 +1,58 @@
+/** The final verdict: a summary table for people, the same data as JSON for machines. */
+import { SCENARIOS, type ScenarioResult } from "./plan.ts";
+import { formatBytes, rate } from "./progress.ts";
+
+export interface StackReport {
+  ok: boolean;
+  /** Wall time of the whole run (start of the Server to the last result). */
+  ms: number;
+  server: { url: string; pid: number };
+  computers: { name: string; office: string; pid: number }[];
+  agents: { name: string; office: string; pid: number }[];
+  results: ScenarioResult[];
+  /** Scenarios that were planned but never reported (an Agent died or the run was aborted). */
+  missing: { id: string; agent: string }[];
+  /** Where the child processes' logs are (kept after a failure or with --keep). */
+  logDir: string | null;
+}
+
+function pad(cells: string[], widths: number[]): string {
+  return cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join("  ");
+}
+
+export function renderSummary(report: StackReport): string {
+  const order = new Map(SCENARIOS.map((s, i) => [s.id, i]));
+  const title = new Map(SCENARIOS.map((s) => [s.id, s.title]));
+  const rows = [...report.results]
+    .sort((a, b) => (order.get(a.id) ?? 99) - (order.get(b.id) ?? 99))
+    .map((r) => [
+      r.id,
+      r.agent,
+      r.bytes ? formatBytes(r.bytes) : "-",
+      rate(r.bytes, r.ms),
+      r.verified === null ? "n/a" : r.verified ? "yes" : "NO",
+      String(r.restarts),
+      r.ok ? "PASS" : `FAIL: ${r.detail}`,
+    ]);
+  for (const m of report.missing) {
+    rows.push([m.id, m.agent, "-", "-", "-", "-", "FAIL: no result (Agent stopped)"]);
+  }
+  const header = ["scenario", "agent", "bytes", "MB/s", "sha256", "restarts", "result"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const lines = [pad(header, widths), widths.map((w) => "-".repeat(w)).join("  ")];
+  for (const r of rows) lines.push(pad(r, widths));
+  const passed = report.results.filter((r) => r.ok).length;
+  const total = report.results.length + report.missing.length;
+  lines.push("");
+  lines.push(
+    `${report.ok ? "PASS" : "FAIL"}: ${passed}/${total} scenarios passed in ${(report.ms / 1000).toFixed(1)} s`,
+  );
+  const details = report.results.filter((r) => r.ok && r.detail);
+  if (details.length > 0) {
+    lines.push("");
+    lines.push("What each scenario checked:");
+    for (const r of details)
+      lines.push(`  ${r.id.padEnd(20)} ${title.get(r.id) ?? ""}: ${r.detail}`);
+  }
+  return lines.join("\n") + "\n";
+}
