@@ -1,0 +1,132 @@
+/**
+ * `client:get_skills` and `client:get_skill` (digest §3.3–§3.4, §5; DECISIONS D21–D23). The order
+ * of checks is the spec's: name lexer (4016) → registry (4014) → sandbox (4017 traversal /
+ * forbidden / not_found) → resource bytes → hard cap (4017 too_large, no handle) → inline `body`
+ * or a minted handle.
+ */
+import {
+  encodedAckBytes,
+  invalidSkillName,
+  skillNotFound,
+  skillResourceNotAccessible,
+  type ErrorPayload,
+  type GetSkillReq,
+  type GetSkillRet,
+  type GetSkillsReq,
+  type GetSkillsRet,
+} from "../../protocol/index.ts";
+import type { ComputerConfig, HandleMinter } from "../contracts.ts";
+import { isTextMime, mimeForPath } from "./mime.ts";
+import { lexSkillName } from "./names.ts";
+import type { SkillRegistry } from "./registry.ts";
+import {
+  fileSha256,
+  frontmatterLength,
+  isSkillMd,
+  openRegular,
+  readAt,
+  sha256Hex,
+  skillMdBody,
+  type ContentCache,
+} from "./resource.ts";
+import { DEFAULT_REL_PATH, resolveInPackage } from "./sandbox.ts";
+
+export interface SkillDeps {
+  readonly config: ComputerConfig;
+  readonly minter: HandleMinter;
+  readonly cache: ContentCache;
+  /** The current registry (replaced on every rebuild). */
+  registry(): SkillRegistry;
+}
+
+/** The fields of a `skill` handle record: the registry name and the normalized rel_path. */
+export type SkillHandleFields = {
+  n: string;
+  p: string;
+};
+
+export async function getSkills(req: GetSkillsReq, deps: SkillDeps): Promise<GetSkillsRet> {
+  // Orphans are dropped; refs never carry bodies (digest §3.3).
+  return { skills: await deps.registry().refs(), req_id: req.req_id };
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** UTF-8 text or `null`; `ignoreBOM` keeps a BOM in the string so sha256(utf8(body)) matches. */
+function decodeUtf8(bytes: Buffer): string | null {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+export async function getSkill(
+  req: GetSkillReq,
+  deps: SkillDeps,
+  signal?: AbortSignal,
+): Promise<GetSkillRet | ErrorPayload> {
+  const { config } = deps;
+  // 1. "MUST ... before any Registry lookup" (skill.md §1.5): a malformed name is 4016.
+  if (lexSkillName(req.name) === null) return invalidSkillName(req.name);
+  // 2. Exact registry match; unknown or orphaned → 4014 (D22).
+  const found = await deps.registry().lookup(req.name);
+  if (!found || found.orphaned) return skillNotFound(req.name);
+  // 3. Sandbox. details.rel_path is the raw requested value (diagnostic, D23: never a real path).
+  const sandboxed = await resolveInPackage(found.entry.root, req.rel_path);
+  if (!sandboxed.ok) {
+    if (sandboxed.reason === "root_gone") return skillNotFound(req.name);
+    return skillResourceNotAccessible(sandboxed.reason, req.rel_path);
+  }
+  const relPath = sandboxed.relPath;
+  const file = await openRegular(sandboxed.target);
+  if (!file) return skillResourceNotAccessible("not_found", req.rel_path);
+  const mime = mimeForPath(relPath);
+  const text = isTextMime(mime);
+  let totalSize: number;
+  let sha256: string;
+  let bytes: Buffer | undefined;
+  try {
+    // 4–5. Resource bytes; the hard cap is checked before the whole resource is read or hashed.
+    if (isSkillMd(relPath)) {
+      const stripped = file.size - (await frontmatterLength(file));
+      if (stripped > config.maxSize) {
+        return skillResourceNotAccessible("too_large", req.rel_path, stripped);
+      }
+      ({ bytes, sha256 } = await skillMdBody(file, deps.cache));
+      totalSize = bytes.length;
+    } else {
+      if (file.size > config.maxSize) {
+        return skillResourceNotAccessible("too_large", req.rel_path, file.size);
+      }
+      if (text && file.size <= config.inlineBudget) {
+        bytes = await readAt(file.fh, 0, file.size);
+        sha256 = sha256Hex(bytes);
+        totalSize = bytes.length;
+      } else {
+        ({ sha256, size: totalSize } = await fileSha256(file, deps.cache, signal));
+      }
+    }
+  } finally {
+    await file.fh.close();
+  }
+  const base = {
+    name: req.name,
+    // Echo; "SKILL.md" when the request omitted it (or sent "", D21).
+    rel_path: req.rel_path === undefined || req.rel_path === "" ? DEFAULT_REL_PATH : req.rel_path,
+    mime_type: mime,
+    total_size: totalSize,
+    sha256,
+  };
+  // 6. Inline only text, within the budget, valid UTF-8, and only if the ack fits the Server's
+  // buffer (D16: JSON escaping can grow a body well past its byte length).
+  if (text && bytes !== undefined && totalSize <= config.inlineBudget) {
+    const body = decodeUtf8(bytes);
+    if (body !== null) {
+      const ret: GetSkillRet = { ...base, body, req_id: req.req_id };
+      if (encodedAckBytes(ret) <= config.maxHttpBufferSize) return ret;
+    }
+  }
+  const fields: SkillHandleFields = { n: req.name, p: relPath };
+  return { ...base, blob_handle: deps.minter.mint("skill", fields), req_id: req.req_id };
+}

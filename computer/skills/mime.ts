@@ -1,0 +1,109 @@
+/**
+ * Deterministic MIME inference (digest §5.6, skill.md §6.4): a built-in extension table, never the
+ * host's registry, so the same resource has the same MIME on every OS. Matching is on the last
+ * extension of the basename, case-insensitive; no extension, a dotfile without another dot, or an
+ * unknown extension → `application/octet-stream` (binary → always a handle).
+ */
+
+const TABLE: Readonly<Record<string, string>> = {
+  // Mandated by §5.6 (MUST).
+  md: "text/markdown",
+  markdown: "text/markdown",
+  txt: "text/plain",
+  json: "application/json",
+  xml: "application/xml",
+  yaml: "application/yaml",
+  yml: "application/yaml",
+  toml: "application/toml",
+  rst: "text/x-rst",
+  // Common text in skill packages (scripts, data, web).
+  csv: "text/csv",
+  tsv: "text/tab-separated-values",
+  html: "text/html",
+  htm: "text/html",
+  css: "text/css",
+  js: "application/javascript",
+  mjs: "application/javascript",
+  cjs: "application/javascript",
+  ts: "text/x-typescript",
+  py: "text/x-python",
+  sh: "text/x-shellscript",
+  bash: "text/x-shellscript",
+  rb: "text/x-ruby",
+  go: "text/x-go",
+  rs: "text/x-rust",
+  java: "text/x-java",
+  c: "text/x-c",
+  h: "text/x-c",
+  cpp: "text/x-c++",
+  sql: "text/x-sql",
+  ini: "text/plain",
+  cfg: "text/plain",
+  log: "text/plain",
+  svg: "image/svg+xml",
+  // Binary.
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  bmp: "image/bmp",
+  ico: "image/vnd.microsoft.icon",
+  tif: "image/tiff",
+  tiff: "image/tiff",
+  avif: "image/avif",
+  pdf: "application/pdf",
+  zip: "application/zip",
+  gz: "application/gzip",
+  tgz: "application/gzip",
+  tar: "application/x-tar",
+  bz2: "application/x-bzip2",
+  xz: "application/x-xz",
+  "7z": "application/x-7z-compressed",
+  wav: "audio/wav",
+  mp3: "audio/mpeg",
+  ogg: "audio/ogg",
+  flac: "audio/flac",
+  m4a: "audio/mp4",
+  mp4: "video/mp4",
+  webm: "video/webm",
+  mov: "video/quicktime",
+  woff: "font/woff",
+  woff2: "font/woff2",
+  ttf: "font/ttf",
+  otf: "font/otf",
+  wasm: "application/wasm",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  pptx: "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+  bin: "application/octet-stream",
+};
+
+export const DEFAULT_MIME = "application/octet-stream";
+
+/** MIME of a file by its basename (`SKILL.md` → `text/markdown` through the `.md` entry). */
+export function mimeForPath(relPath: string): string {
+  const base = relPath.slice(relPath.lastIndexOf("/") + 1);
+  const dot = base.lastIndexOf(".");
+  if (dot <= 0) return DEFAULT_MIME; // no extension, or a dotfile such as `.env`
+  return TABLE[base.slice(dot + 1).toLowerCase()] ?? DEFAULT_MIME;
+}
+
+const TEXT_ESSENCES = new Set([
+  "application/json",
+  "application/xml",
+  "application/yaml",
+  "application/toml",
+  "application/javascript",
+]);
+
+/**
+ * The "text MIME" rule of §5.6: top-level type `text`; or a `+json`/`+xml`/`+yaml` suffix; or one
+ * of the listed essences. Parameters after `;` are ignored; comparison is case-insensitive.
+ */
+export function isTextMime(mime: string): boolean {
+  const essence = (mime.split(";")[0] ?? "").trim().toLowerCase();
+  if (essence.startsWith("text/")) return true;
+  if (/\+(json|xml|yaml)$/.test(essence)) return true;
+  return TEXT_ESSENCES.has(essence);
+}

@@ -1,0 +1,108 @@
+/**
+ * The §9 sandbox (digest §5.4; DECISIONS D21): turns a requested `rel_path` into a real file
+ * inside a package root, or a 4017 reason. Used at mint time (`client:get_skill`), at pull time
+ * (every `client:get_blob` re-runs it, D17) and by the registry to read `SKILL.md` itself.
+ *
+ * Lexical rules, checked before the file system is touched (so the answer never depends on what
+ * exists, and `.skillenv` answers the same whether it exists or not):
+ * - absent or `""` → `SKILL.md` (D21).
+ * - a NUL byte, a backslash, a leading `/` (absolute), a `..` segment anywhere (even one that would
+ *   stay inside), or a `:` inside a segment (drive letters, ADS, URL schemes) → `traversal`.
+ * - a segment equal to `.skillenv` in any letter case, at any depth → `forbidden`.
+ * - empty segments (`a//b`) and `.` segments collapse, as in POSIX; a trailing `/` names a
+ *   directory, and directories are `not_found` (D21).
+ * - percent-encoding, fullwidth dots and other look-alikes are NOT decoded: `%2e%2e` is a file
+ *   literally named `%2e%2e` (usually `not_found`). Nothing below decodes anything, so no
+ *   spelling can become `..` later.
+ * File-system rules: `realpath(root/rel)` must stay inside `realpath(root)` (symlink escape →
+ * `traversal`); the resolved path is checked again for a `.skillenv` segment (a symlink to a
+ * `.skillenv` → `forbidden`); it must be a regular file (directories, FIFOs, devices, dangling
+ * links, over-long names → `not_found`).
+ */
+import { realpath, stat } from "node:fs/promises";
+import { relative, sep } from "node:path";
+
+/** Files no `rel_path` may ever reach (compared lower-cased; digest §5.4, D21). */
+const FORBIDDEN_NAMES = new Set([".skillenv"]);
+
+export const DEFAULT_REL_PATH = "SKILL.md";
+
+export type SandboxReason = "traversal" | "forbidden" | "not_found";
+
+export type LexResult =
+  { ok: true; relPath: string; directory: boolean } | { ok: false; reason: SandboxReason };
+
+function isForbiddenSegment(seg: string): boolean {
+  return FORBIDDEN_NAMES.has(seg.toLowerCase());
+}
+
+/** Lexical half of the sandbox: pure string work. `relPath` comes back normalized. */
+export function lexRelPath(raw: string | undefined): LexResult {
+  const rel = raw === undefined || raw === "" ? DEFAULT_REL_PATH : raw;
+  if (rel.includes("\0") || rel.includes("\\") || rel.startsWith("/")) {
+    return { ok: false, reason: "traversal" };
+  }
+  const segments = rel.split("/");
+  if (segments.some((s) => s === ".." || s.includes(":")))
+    return { ok: false, reason: "traversal" };
+  if (segments.some(isForbiddenSegment)) return { ok: false, reason: "forbidden" };
+  const kept = segments.filter((s) => s !== "" && s !== ".");
+  const directory = kept.length === 0 || rel.endsWith("/") || rel.endsWith("/.") || rel === ".";
+  return { ok: true, relPath: kept.join("/"), directory };
+}
+
+export type SandboxResult =
+  | { ok: true; relPath: string; target: string }
+  | { ok: false; reason: SandboxReason }
+  /** The package root itself is gone (skill removed after the registry was built). */
+  | { ok: false; reason: "root_gone" };
+
+/** errno codes that mean "no such servable file" rather than a real I/O failure. */
+const MISSING = new Set(["ENOENT", "ENOTDIR", "ENAMETOOLONG", "ELOOP", "EACCES", "EPERM"]);
+
+function isMissing(err: unknown): boolean {
+  return MISSING.has((err as NodeJS.ErrnoException).code ?? "");
+}
+
+/**
+ * Full sandbox: lexical rules, then realpath containment, the forbidden check on the resolved
+ * path, and "regular file". `root` comes from the registry only (never from a name or a handle).
+ * Throws only on unexpected I/O errors (EIO...).
+ */
+export async function resolveInPackage(
+  root: string,
+  raw: string | undefined,
+): Promise<SandboxResult> {
+  const lexed = lexRelPath(raw);
+  if (!lexed.ok) return lexed;
+  let rootReal: string;
+  try {
+    rootReal = await realpath(root);
+    if (!(await stat(rootReal)).isDirectory()) return { ok: false, reason: "root_gone" };
+  } catch (err) {
+    if (isMissing(err)) return { ok: false, reason: "root_gone" };
+    throw err;
+  }
+  if (lexed.directory) return { ok: false, reason: "not_found" };
+  let target: string;
+  try {
+    target = await realpath(rootReal + sep + lexed.relPath);
+  } catch (err) {
+    if (isMissing(err)) return { ok: false, reason: "not_found" };
+    throw err;
+  }
+  const inside = relative(rootReal, target);
+  // "MUST stay inside realpath(root)" (skill.md §9.2): `relative` starting with `..` or absolute
+  // (another drive/root) means the resolved path left the package.
+  if (inside === "" || inside === ".." || inside.startsWith(".." + sep) || inside.startsWith(sep)) {
+    return { ok: false, reason: inside === "" ? "not_found" : "traversal" };
+  }
+  if (inside.split(sep).some(isForbiddenSegment)) return { ok: false, reason: "forbidden" };
+  try {
+    if (!(await stat(target)).isFile()) return { ok: false, reason: "not_found" };
+  } catch (err) {
+    if (isMissing(err)) return { ok: false, reason: "not_found" };
+    throw err;
+  }
+  return { ok: true, relPath: lexed.relPath, target };
+}

@@ -1,0 +1,130 @@
+/**
+ * The SKILL service: wires the home, the registry, the handlers, the `skill` Producer and the
+ * watcher into one `ComputerService` for the Computer core (`computer/computer.ts`).
+ */
+import { chmod, mkdir, stat } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import type { Logger } from "pino";
+import { internalError, type ErrorPayload } from "../../protocol/index.ts";
+import type { ComputerConfig, ComputerService, HandleMinter } from "../contracts.ts";
+import { getSkill, getSkills, type SkillDeps } from "./get-skill.ts";
+import { createSkillProducer } from "./producer.ts";
+import { buildRegistry, type SkillRegistry } from "./registry.ts";
+import { ContentCache } from "./resource.ts";
+import { HomeWatcher } from "./watcher.ts";
+
+export interface SkillServiceOptions {
+  config: ComputerConfig;
+  /** The skill home (`--skills DIR` / `A2C_SKILLS_DIR`); created 0700 when missing. */
+  home: string;
+  minter: HandleMinter;
+  log: Logger;
+  /** Live updates (default on). `false` = build the registry once (refresh() still works). */
+  watch?: boolean;
+  /** Quiet time that ends a burst of edits (default 300 ms, as the reference SDK). */
+  debounceMs?: number;
+  /** Safety-net signature scan period (default 5000 ms; 0 = none). */
+  pollMs?: number;
+}
+
+export interface SkillService extends ComputerService {
+  /** Absolute skill home. */
+  readonly home: string;
+  /** The current registry. */
+  registry(): SkillRegistry;
+  /** Rebuilds the registry now (no notification). */
+  refresh(): Promise<void>;
+  /** Resolves once the watcher has no pending or running rescan. */
+  whenIdle(): Promise<void>;
+}
+
+/**
+ * Creates the home when missing: "SHOULD be per-user private, created with mode 0700" (skill.md
+ * §9.2). An existing home is left as the operator made it, with a WARN if others can read it.
+ */
+async function ensureHome(home: string, log: Logger): Promise<void> {
+  let existed = true;
+  try {
+    if (!(await stat(home)).isDirectory()) throw new Error(`skill home ${home} is not a directory`);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    existed = false;
+  }
+  if (!existed) {
+    await mkdir(home, { recursive: true, mode: 0o700 });
+    await chmod(home, 0o700); // mkdir's mode is filtered by the umask
+  } else if (((await stat(home)).mode & 0o077) !== 0) {
+    log.warn({ home }, "skill home is readable by other users; it should be mode 0700");
+  }
+  for (const sub of ["user", "marketplace", "mcp"]) {
+    await mkdir(join(home, sub), { recursive: true, mode: 0o700 });
+  }
+}
+
+export async function createSkillService(opts: SkillServiceOptions): Promise<SkillService> {
+  const home = resolve(opts.home);
+  const log = opts.log.child({ component: "skills" });
+  await ensureHome(home, log);
+  let registry = await buildRegistry(home, log);
+  log.info({ home, skills: registry.entries.length }, "skill registry built");
+  let notifyFn: ((event: "server:update_skills") => void) | undefined;
+  const cache = new ContentCache();
+  const deps: SkillDeps = {
+    config: opts.config,
+    minter: opts.minter,
+    cache,
+    registry: () => registry,
+  };
+  const refresh = async () => {
+    registry = await buildRegistry(home, log);
+    log.debug({ skills: registry.entries.length }, "skill registry rebuilt");
+  };
+  const watcher =
+    opts.watch === false
+      ? undefined
+      : new HomeWatcher({
+          home,
+          log,
+          debounceMs: opts.debounceMs ?? 300,
+          pollMs: opts.pollMs ?? 5000,
+          onChange: refresh,
+          isAttached: () => notifyFn !== undefined,
+          notify: () => {
+            log.info("skill set changed: server:update_skills");
+            notifyFn?.("server:update_skills");
+          },
+        });
+  await watcher?.start();
+
+  /** Unexpected I/O errors become a 500, logged; a bad request never crashes the Computer. */
+  const guard = async <T>(what: string, fn: () => Promise<T>): Promise<T | ErrorPayload> => {
+    try {
+      return await fn();
+    } catch (err) {
+      log.error({ err }, `${what} failed`);
+      return internalError();
+    }
+  };
+
+  return {
+    home,
+    handlers: {
+      "client:get_skills": (req) => guard("get_skills", () => getSkills(req, deps)),
+      "client:get_skill": (req, ctx) => guard("get_skill", () => getSkill(req, deps, ctx.signal)),
+    },
+    producers: [createSkillProducer({ registry: () => registry, cache })],
+    attach(notify) {
+      notifyFn = notify;
+    },
+    detach() {
+      notifyFn = undefined;
+    },
+    registry: () => registry,
+    refresh,
+    whenIdle: () => watcher?.whenIdle() ?? Promise.resolve(),
+    async close() {
+      notifyFn = undefined;
+      await watcher?.close();
+    },
+  };
+}
