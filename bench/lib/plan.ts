@@ -1,0 +1,76 @@
+/**
+ * What a run measures: the full plan (about 10 minutes on 2 cores) or `--quick` (a 1–2 minute
+ * smoke run for CI that asserts correctness, not speed). Every knob of every section lives here.
+ */
+import { KiB, MiB } from "./stats.ts";
+
+export interface Plan {
+  quick: boolean;
+  micro: { sizes: number[]; timeMs: number };
+  /** Chunk sizes of the sweep; the largest size that fits each buffer is added per carriage. */
+  chunkSizes: number[];
+  windows: number[];
+  /** Windows of the 4 MB part of the sweep (the sizes that do not fit 1 MB). */
+  bigBufferWindows: number[];
+  carriages: Array<"base64" | "binary">;
+  maxHttpBufferSizes: number[];
+  /** Time per sweep / ceiling / direct point. */
+  pointMs: number;
+  /** The resource the sweep, ceiling and direct sections pull. */
+  sweepFileBytes: number;
+  manyAgents: number[];
+  manyAgentsMs: number;
+  rewriteRates: number[];
+  rewriteMs: number;
+  rewriteFileBytes: number;
+  /** The "1 GiB" resource of the per-chunk-time and event-loop goals. */
+  bigResourceBytes: number;
+  smallResourceBytes: number;
+  perChunkSamples: number;
+  autocannonSec: number;
+}
+
+export function makePlan(quick: boolean): Plan {
+  if (quick) {
+    return {
+      quick,
+      micro: { sizes: [16 * KiB, 256 * KiB, MiB], timeMs: 40 },
+      chunkSizes: [64 * KiB, 256 * KiB],
+      windows: [1, 8],
+      bigBufferWindows: [8],
+      carriages: ["base64", "binary"],
+      maxHttpBufferSizes: [1_000_000, 4_000_000],
+      pointMs: 250,
+      sweepFileBytes: 8 * MiB,
+      manyAgents: [1, 4],
+      manyAgentsMs: 1000,
+      rewriteRates: [5],
+      rewriteMs: 1500,
+      rewriteFileBytes: 2 * MiB,
+      bigResourceBytes: 64 * MiB,
+      smallResourceBytes: MiB,
+      perChunkSamples: 40,
+      autocannonSec: 1,
+    };
+  }
+  return {
+    quick,
+    micro: { sizes: [16, 64, 96, 128, 256, 512, 1024].map((k) => k * KiB), timeMs: 250 },
+    chunkSizes: [16, 32, 64, 96, 128, 256, 512, 1024, 2048].map((k) => k * KiB),
+    windows: [1, 2, 4, 8, 16],
+    bigBufferWindows: [1, 4, 8, 16],
+    carriages: ["base64", "binary"],
+    maxHttpBufferSizes: [1_000_000, 4_000_000],
+    pointMs: 1000,
+    sweepFileBytes: 32 * MiB,
+    manyAgents: [1, 4, 16, 64],
+    manyAgentsMs: 4000,
+    rewriteRates: [2, 10, 50],
+    rewriteMs: 5000,
+    rewriteFileBytes: 4 * MiB,
+    bigResourceBytes: 1024 * MiB,
+    smallResourceBytes: MiB,
+    perChunkSamples: 300,
+    autocannonSec: 4,
+  };
+}

@@ -1,0 +1,47 @@
+/** The report's data model (report.json is exactly this). */
+import type { SectionId, SectionOutcome } from "../lib/context.ts";
+import type { Plan } from "../lib/plan.ts";
+
+export interface Goal {
+  id: string;
+  text: string;
+  status: "met" | "missed" | "not measured";
+  /** The measured value in words, e.g. "92.3% (41.0 of 44.4 MB/s)". */
+  measured: string;
+  /** Where the number comes from. */
+  evidence: string;
+  /** For a missed goal: why, and what would fix it. */
+  why?: string;
+}
+
+export interface RunMeta {
+  title: string;
+  startedAt: string;
+  finishedAt: string;
+  quick: boolean;
+  argv: string[];
+  node: string;
+  cpus: number;
+  cpuModel: string;
+  totalMemGiB: number;
+  kernel: string;
+  loadAvgStart: number[];
+  loadAvgEnd: number[];
+  versions: Record<string, string>;
+  bufferutil: boolean;
+  plan: Plan;
+}
+
+export interface Report {
+  meta: RunMeta;
+  sections: Partial<Record<SectionId, SectionOutcome>>;
+  goals: Goal[];
+  integrity: {
+    verifiedChunks: number;
+    verifiedBytes: number;
+    verifiedResources: number;
+    failures: string[];
+  };
+  /** True when no section failed and no byte was wrong. */
+  ok: boolean;
+}

@@ -1,0 +1,91 @@
+/**
+ * Section 2, ceiling: a bare socket.io relay in the same three-process shape as our stack (Agent
+ * client → Server → Computer client, each its own process), no A2C logic, base64 and binary
+ * carriage, at every chunk size and window of the sweep. Our stack is judged against this.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { spawnChild, type Child } from "../lib/ipc.ts";
+import { writeContent } from "../lib/data.ts";
+import { withCosts, toPoint, type PointResult } from "../lib/measure.ts";
+import { sizePoints, type SizePoint } from "../lib/points.ts";
+import { formatBytes } from "../lib/stats.ts";
+import type { Ctx } from "../lib/context.ts";
+import type { DriveArgs } from "../procs/agent.ts";
+import type { DriveResult } from "../lib/driver.ts";
+import { SAMPLE_ENVELOPE } from "./micro.ts";
+
+export interface CeilingData {
+  fileBytes: number;
+  sizes: Record<"base64" | "binary", SizePoint[]>;
+  points: PointResult[];
+}
+
+/** The sweep resource, shared by the ceiling, the sweep and the direct baseline. */
+export function ensureSweepFile(ctx: Ctx, dir = ctx.dataDir): string {
+  const path = join(dir, "sweep.bin");
+  if (!existsSync(path)) writeContent(path, "sweep", ctx.plan.sweepFileBytes);
+  return path;
+}
+
+export async function runCeiling(ctx: Ctx): Promise<CeilingData> {
+  const path = ensureSweepFile(ctx);
+  const { plan } = ctx;
+  const children: Child[] = [];
+  try {
+    const server = await spawnChild("bare-server", "bench/procs/bare-server.ts");
+    children.push(server);
+    const { url } = await server.call<{ url: string }>("start");
+    const computer = await spawnChild("bare-computer", "bench/procs/bare-computer.ts");
+    children.push(computer);
+    await computer.call("start", { url, path, handleLength: SAMPLE_ENVELOPE.blob_handle.length });
+    const agent = await spawnChild("bare-agent", "bench/procs/agent.ts");
+    children.push(agent);
+    await agent.call("bare-connect", { url });
+    const procs = [
+      { role: "agent", child: agent },
+      { role: "server", child: server },
+      { role: "computer", child: computer },
+    ];
+
+    const sizes = {
+      base64: measurable(
+        sizePoints(plan.chunkSizes, plan.maxHttpBufferSizes, "base64", SAMPLE_ENVELOPE),
+      ),
+      binary: measurable(
+        sizePoints(plan.chunkSizes, plan.maxHttpBufferSizes, "binary", SAMPLE_ENVELOPE),
+      ),
+    };
+    const points: PointResult[] = [];
+    for (const carriage of plan.carriages) {
+      for (const size of sizes[carriage]) {
+        for (const window of plan.windows) {
+          const args: DriveArgs = {
+            carrier: "bare",
+            path,
+            chunkBytes: size.bytes,
+            window,
+            durationMs: plan.pointMs,
+            carriage,
+          };
+          const { value, costs } = await withCosts(procs, () =>
+            agent.call<DriveResult>("drive", args),
+          );
+          const p = toPoint(ctx.ledger, { carriage, chunkBytes: size.bytes, window }, value, costs);
+          points.push(p);
+          ctx.log(
+            `ceiling ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s`,
+          );
+        }
+      }
+    }
+    return { fileBytes: plan.sweepFileBytes, sizes, points };
+  } finally {
+    for (const c of children.reverse()) await c.close();
+  }
+}
+
+/** Sizes that fit at least one of the buffers (the others are never sent by anyone). */
+function measurable(points: SizePoint[]): SizePoint[] {
+  return points.filter((p) => Object.values(p.fits).some(Boolean));
+}
