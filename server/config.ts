@@ -1,0 +1,109 @@
+/**
+ * Command line and environment → ServerOptions. Flags win over env (team convention).
+ *
+ *   --host H                  A2C_HOST                  default 127.0.0.1
+ *   --port P                  A2C_PORT                  default 7100 (0 = any free port)
+ *   --path P                  A2C_PATH                  default /socket.io/
+ *   --max-http-buffer-size N  A2C_MAX_HTTP_BUFFER_SIZE  default 1000000
+ *   --token T (repeatable)    A2C_TOKENS=T1,T2          unscoped tokens
+ *   --tokens-file F           A2C_TOKENS_FILE           see auth.ts for the format (scopes)
+ *   --no-auth                 A2C_NO_AUTH=1             development only
+ *   --relay-timeout-ms N      A2C_RELAY_TIMEOUT_MS      default 30000
+ *   (A2C_LOG_LEVEL sets the log level.)
+ */
+import { parseArgs } from "node:util";
+import { loadTokensFile, type TokenGrant } from "./auth.ts";
+import type { ServerOptions } from "./server.ts";
+
+export const USAGE = `usage: npm run server -- [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
+  [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
+  [--relay-timeout-ms 30000]
+Each flag can also come from the environment: A2C_HOST, A2C_PORT, A2C_PATH,
+A2C_MAX_HTTP_BUFFER_SIZE, A2C_TOKENS (comma-separated), A2C_TOKENS_FILE, A2C_NO_AUTH,
+A2C_RELAY_TIMEOUT_MS. Flags win over the environment.`;
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+function integer(name: string, text: string | undefined, min: number): number | undefined {
+  if (text === undefined || text === "") return undefined;
+  if (!/^\d+$/.test(text.trim()))
+    throw new ConfigError(`${name} must be an integer, got "${text}"`);
+  const n = Number(text.trim());
+  if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(`${name} must be >= ${min}`);
+  return n;
+}
+
+function truthy(text: string | undefined): boolean {
+  return text !== undefined && /^(1|true|yes|on)$/i.test(text.trim());
+}
+
+export async function configFromArgs(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+): Promise<ServerOptions & { help?: boolean }> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: {
+        host: { type: "string" },
+        port: { type: "string" },
+        path: { type: "string" },
+        "max-http-buffer-size": { type: "string" },
+        token: { type: "string", multiple: true },
+        "tokens-file": { type: "string" },
+        "no-auth": { type: "boolean" },
+        "relay-timeout-ms": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+      allowPositionals: false,
+    });
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) return { help: true };
+
+  const port = integer("--port", v.port ?? env.A2C_PORT, 0);
+  if (port !== undefined && port > 65535) throw new ConfigError("--port must be <= 65535");
+  const tokensFile = v["tokens-file"] ?? env.A2C_TOKENS_FILE;
+  const flagTokens = v.token ?? [];
+  const envTokens = (env.A2C_TOKENS ?? "")
+    .split(",")
+    .map((t) => t.trim())
+    .filter((t) => t !== "");
+  const tokens: TokenGrant[] = [...flagTokens, ...envTokens].map((token) => ({ token }));
+  if (tokensFile) {
+    try {
+      tokens.push(...(await loadTokensFile(tokensFile)));
+    } catch (err) {
+      throw new ConfigError(`cannot read tokens file: ${(err as Error).message}`);
+    }
+  }
+  const noAuth = v["no-auth"] === true || truthy(env.A2C_NO_AUTH);
+  if (!noAuth && tokens.length === 0) {
+    throw new ConfigError("no tokens configured: pass --token / --tokens-file, or --no-auth");
+  }
+  const options: ServerOptions = { tokens, noAuth, processMetrics: true };
+  const host = v.host ?? env.A2C_HOST;
+  if (host) options.host = host;
+  if (port !== undefined) options.port = port;
+  const path = v.path ?? env.A2C_PATH;
+  if (path) options.path = path;
+  const maxBuf = integer(
+    "--max-http-buffer-size",
+    v["max-http-buffer-size"] ?? env.A2C_MAX_HTTP_BUFFER_SIZE,
+    1024,
+  );
+  if (maxBuf !== undefined) options.maxHttpBufferSize = maxBuf;
+  const relayTimeout = integer(
+    "--relay-timeout-ms",
+    v["relay-timeout-ms"] ?? env.A2C_RELAY_TIMEOUT_MS,
+    1,
+  );
+  if (relayTimeout !== undefined) options.relayTimeoutMs = relayTimeout;
+  return options;
+}

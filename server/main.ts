@@ -1,0 +1,66 @@
+/**
+ * `npm run server -- [flags]` (see config.ts). Prints exactly one line to stdout,
+ * `listening on http://HOST:PORT`, logs JSON to stderr, and stops cleanly on SIGINT/SIGTERM:
+ * leaves every office, closes every socket, exits 0.
+ */
+import { ConfigError, USAGE, configFromArgs } from "./config.ts";
+import { createLogger } from "./log.ts";
+import { startServer, type RunningServer } from "./server.ts";
+
+async function main(): Promise<void> {
+  let options;
+  try {
+    options = await configFromArgs(process.argv.slice(2), process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`error: ${err.message}\n${USAGE}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  if (options.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const logger = createLogger();
+  if (options.noAuth) {
+    process.stderr.write(
+      "WARNING: --no-auth: authentication is DISABLED; any client may join any office. " +
+        "Use for local development only.\n",
+    );
+  }
+  let server: RunningServer;
+  try {
+    server = await startServer({ ...options, logger });
+  } catch (err) {
+    logger.fatal({ err }, "server failed to start");
+    process.exit(1);
+  }
+  process.stdout.write(`listening on ${server.url}\n`);
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    // A stuck close must not keep the process alive forever.
+    const guard = setTimeout(() => process.exit(1), 10_000);
+    guard.unref();
+    server.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+process.on("unhandledRejection", (reason) => {
+  // Last resort: log and keep serving (every handler already catches its own errors).
+  process.stderr.write(`unhandled rejection: ${String(reason)}\n`);
+});
+
+void main();

@@ -1,0 +1,223 @@
+/**
+ * Routing of every `client:*` request (digest §1.6; DECISIONS D7–D13). Checks run in the decided
+ * order and every refusal is a flat ErrorPayload ack, never silence ("an Agent must not wait for a
+ * timeout to learn what the Server already knows"):
+ *   schema (400) → sender in an office (4103) → sender is the office's Agent (403)
+ *   → Computer of that name in the SENDER's office (404, identical whether the name exists in
+ *     another office or not) → forward the original payload → relay the ack unchanged,
+ *   with 408 on relay timeout, an immediate 404 `disconnected` when the Computer drops, and a
+ *   silent drop when the Agent itself drops.
+ * The relay never parses or rebuilds an answer (D13): binary attachments (D19) pass through as the
+ * Buffers socket.io decoded.
+ */
+import {
+  CLIENT_REQUEST_SCHEMAS,
+  Events,
+  badRequest,
+  busy,
+  computerNotFound,
+  forbidden,
+  notInOffice,
+  relayTimeout,
+  type ClientEvent,
+  type ErrorPayload,
+} from "../protocol/index.ts";
+import { InflightTable, type Settlement } from "./inflight.ts";
+import type { Logger } from "./log.ts";
+import { payloadBytes, type RelayOutcome, type ServerMetrics } from "./metrics.ts";
+import type { Member, OfficeRegistry } from "./offices.ts";
+
+/**
+ * How the relay reaches a Computer socket. The in-process link emits on the local socket; a
+ * multi-node deployment supplies one that reaches sockets on other nodes.
+ */
+export interface ComputerLink {
+  /**
+   * Emits `event` with `payload` (as received, unchanged) to the Computer socket `sid`, and calls
+   * `onAck` with the Computer's ack arguments when it answers. Returns false if that socket cannot
+   * be reached now (then `onAck` is never called).
+   */
+  send(
+    sid: string,
+    event: ClientEvent,
+    payload: unknown,
+    onAck: (args: unknown[]) => void,
+  ): boolean;
+}
+
+/** The sending socket as the relay needs to see it. */
+export interface RelaySender {
+  readonly sid: string;
+  /** Its office membership (connection state kept by the membership handlers), or null. */
+  readonly member: Member | null;
+  isConnected(): boolean;
+}
+
+export interface RelayOptions {
+  registry: OfficeRegistry;
+  link: ComputerLink;
+  metrics: ServerMetrics;
+  logger: Logger;
+  /** Relay timeout of `client:get_*` (D10). */
+  relayTimeoutMs: number;
+  /** Added to a tool call's own `timeout` (D10: `timeout + 5 s`). */
+  toolCallGraceMs: number;
+  /** Requests in flight per Agent socket; beyond it a flat error at once, never a queue. */
+  maxInflightPerAgent: number;
+}
+
+type Ack = (...args: unknown[]) => void;
+
+/** Splits socket.io handler arguments into the payload arguments and the ack callback. */
+export function takeAck(args: unknown[]): { rest: unknown[]; ack: Ack | undefined } {
+  const last = args.at(-1);
+  if (typeof last === "function") return { rest: args.slice(0, -1), ack: last as Ack };
+  return { rest: args, ack: undefined };
+}
+
+export class Relay {
+  readonly inflight = new InflightTable();
+
+  constructor(private readonly opts: RelayOptions) {}
+
+  /** Handles one `client:*` emit. Never throws; never leaves an asked-for ack unanswered. */
+  async route(event: ClientEvent, sender: RelaySender, args: unknown[]): Promise<void> {
+    const { rest, ack } = takeAck(args);
+    if (!ack) {
+      // Without an ack nobody can receive an answer: routing would only load the Computer.
+      this.count(event, "no_ack");
+      this.opts.logger.debug({ event, sid: sender.sid }, "client request without ack ignored");
+      return;
+    }
+    try {
+      await this.routeWithAck(event, sender, rest, ack);
+    } catch (err) {
+      this.opts.logger.error({ err, event, sid: sender.sid }, "relay failure");
+      ack({ code: 500, message: "Internal error" } satisfies ErrorPayload);
+    }
+  }
+
+  /** D11: the Computer `sid` disconnected; answer everything in flight to it now. */
+  computerGone(sid: string): number {
+    return this.inflight.settleTarget(sid, "disconnected");
+  }
+
+  /** D12: the Agent `sid` disconnected; drop its requests and any late answers. */
+  originGone(sid: string): number {
+    return this.inflight.settleOrigin(sid, "origin_gone");
+  }
+
+  /** Shutdown: drop everything without answering and clear every timer. */
+  close(): void {
+    this.inflight.clear("shutdown");
+  }
+
+  private async routeWithAck(
+    event: ClientEvent,
+    sender: RelaySender,
+    rest: unknown[],
+    ack: Ack,
+  ): Promise<void> {
+    const refuse = (payload: ErrorPayload, outcome: RelayOutcome): void => {
+      this.count(event, outcome);
+      ack(payload);
+    };
+    // D7: exactly one payload argument that passes the request schema.
+    const parsed = rest.length === 1 ? CLIENT_REQUEST_SCHEMAS[event].safeParse(rest[0]) : null;
+    if (!parsed?.success) return refuse(badRequest(), "bad_request");
+    const request = parsed.data as { computer: string; timeout?: number };
+
+    // D8: "events from a client that has not joined an office are refused".
+    const member = sender.member;
+    if (!member) return refuse(notInOffice(), "not_in_office");
+    if (member.role !== "agent") {
+      this.opts.logger.warn({ event, sid: sender.sid }, "client:* from a non-Agent refused");
+      return refuse(forbidden(), "forbidden");
+    }
+    if (this.inflight.countForOrigin(sender.sid) >= this.opts.maxInflightPerAgent) {
+      return refuse(busy(), "busy");
+    }
+
+    // D9: lookup is scoped to the sender's office, so a name in another office is simply absent.
+    const target = await this.opts.registry.findComputer(member.officeId, request.computer);
+    if (!sender.isConnected()) {
+      // The Agent dropped while we looked: nothing to answer (D12).
+      return this.count(event, "origin_gone");
+    }
+    if (!target) {
+      this.opts.logger.info(
+        { event, office: member.officeId, computer: request.computer },
+        "client:* to an unknown Computer",
+      );
+      return refuse(computerNotFound(request.computer), "not_found");
+    }
+
+    const timeoutMs =
+      event === Events.ToolCall
+        ? (request.timeout ?? 0) * 1000 + this.opts.toolCallGraceMs
+        : this.opts.relayTimeoutMs;
+    let reachable = true;
+    const entry = this.inflight.add(
+      {
+        event,
+        originSid: sender.sid,
+        targetSid: target.sid,
+        computerName: target.name,
+        settle: (how, ackArgs) => {
+          if (!reachable) return;
+          this.finish(event, how, ackArgs, ack, target.name, entry.startedAt);
+        },
+      },
+      timeoutMs,
+    );
+    // D13: the original payload object, not the schema's output.
+    const sent = this.opts.link.send(target.sid, event, rest[0], (ackArgs) => {
+      this.inflight.settle(entry.id, "answered", ackArgs);
+    });
+    if (!sent) {
+      // The Computer vanished between lookup and send: same answer as an unknown name.
+      reachable = false;
+      this.inflight.settle(entry.id, "shutdown", []);
+      refuse(computerNotFound(request.computer), "not_found");
+    }
+  }
+
+  private finish(
+    event: ClientEvent,
+    how: Settlement,
+    ackArgs: unknown[],
+    ack: Ack,
+    computerName: string,
+    startedAt: bigint,
+  ): void {
+    switch (how) {
+      case "answered": {
+        const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+        this.opts.metrics.latency.observe({ event }, seconds);
+        const bytes = payloadBytes(ackArgs[0]);
+        if (bytes > 0) this.opts.metrics.bytes.inc({ event }, bytes);
+        this.count(event, "answered");
+        ack(...ackArgs); // D13: relayed unchanged, every argument as the Computer sent it
+        return;
+      }
+      case "timeout":
+        this.count(event, "timeout");
+        this.opts.logger.warn({ event, computer: computerName }, "relay timeout");
+        ack(relayTimeout(computerName));
+        return;
+      case "disconnected":
+        this.count(event, "disconnected");
+        ack(computerNotFound(computerName, "disconnected"));
+        return;
+      case "origin_gone":
+      case "shutdown":
+        // Spec: the Server "MAY silently drop it (no ack, no ErrorPayload, no new code)".
+        this.count(event, how);
+        return;
+    }
+  }
+
+  private count(event: ClientEvent, outcome: RelayOutcome): void {
+    this.opts.metrics.relayed.inc({ event, outcome });
+  }
+}

@@ -1,0 +1,299 @@
+/**
+ * `startServer(options)`: the A2C relay on its own HTTP server. The HTTP layer is ours: every
+ * request and upgrade under the engine path passes the version gate (gate.ts) before it is handed
+ * to engine.io, so no socket.io code runs for a refused client (digest §1.3). `/healthz` and
+ * `/metrics` need no `a2c_version`. socket.io serves the `/smcp` namespace only.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { Server as EngineServer } from "engine.io";
+import { Server as SocketServer, type ServerOptions as SocketServerOptions } from "socket.io";
+import {
+  DEFAULT_ENGINE_PATH,
+  DEFAULT_MAX_HTTP_BUFFER_SIZE,
+  NAMESPACE,
+  PROTOCOL_VERSION,
+  parseVersion,
+  type SemVer,
+} from "../protocol/index.ts";
+import { NoAuthProvider, TokenAuthProvider, type AuthProvider, type TokenGrant } from "./auth.ts";
+import type { SmcpNamespace } from "./connection.ts";
+import { gateRequest, writeRefusal, writeUpgradeRefusal } from "./gate.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { Membership } from "./membership.ts";
+import { ServerMetrics } from "./metrics.ts";
+import { MemoryOfficeRegistry, type OfficeRegistry } from "./offices.ts";
+import { Relay, type ComputerLink } from "./relay.ts";
+import { Notifier } from "./notify.ts";
+import { attachSmcp, refuseOtherNamespaces } from "./wiring.ts";
+
+export interface ServerOptions {
+  /** Interface to bind. Default `127.0.0.1`. */
+  host?: string;
+  /** Port; `0` picks a free one (read it back from `port`). Default 7100. */
+  port?: number;
+  /** Engine.IO mount path. Default `/socket.io/`. */
+  path?: string;
+  /** Largest message a client may send (engine.io `maxHttpBufferSize`). Default 1,000,000. */
+  maxHttpBufferSize?: number;
+  /** Relay timeout of `client:get_*` in ms (D10). Default 30,000. */
+  relayTimeoutMs?: number;
+  /** Added to a tool call's `timeout` seconds (D10). Default 5,000 ms. */
+  toolCallGraceMs?: number;
+  /** Requests in flight per Agent socket before `busy` answers. Default 256. */
+  maxInflightPerAgent?: number;
+  /** engine.io heartbeat. Defaults 25,000 / 60,000 ms (generous: big transfers delay pongs). */
+  pingIntervalMs?: number;
+  pingTimeoutMs?: number;
+  /** The protocol version this Server declares. Default PROTOCOL_VERSION. */
+  protocolVersion?: string;
+  /** Accepted bearer tokens (D4). */
+  tokens?: readonly (string | TokenGrant)[];
+  /** Admit everyone (development only; logged loudly). */
+  noAuth?: boolean;
+  /** A custom auth provider; wins over `tokens` / `noAuth`. */
+  auth?: AuthProvider;
+  /** Office membership store. Default: in-memory. */
+  registry?: OfficeRegistry;
+  /** socket.io adapter (multi-node deployments). Default: in-memory. */
+  adapter?: SocketServerOptions["adapter"];
+  /** Reaches Computer sockets for the relay. Default: the local socket of that id. */
+  link?: (nsp: SmcpNamespace) => ComputerLink;
+  logger?: Logger;
+  /** Also export process metrics (CPU, memory, event loop) on /metrics. Default false. */
+  processMetrics?: boolean;
+}
+
+export interface RunningServer {
+  /** `http://host:port` (clients connect to `${url}/smcp`). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** Engine.IO path, normalized with a trailing slash. */
+  readonly path: string;
+  readonly maxHttpBufferSize: number;
+  readonly registry: OfficeRegistry;
+  readonly metrics: ServerMetrics;
+  /** socket.io server (for adapters and diagnostics; the relay does not need it from outside). */
+  readonly io: SocketServer;
+  /** Requests forwarded to a Computer and not answered yet. */
+  inflight(): number;
+  /** Leaves every office (others are told), drops in-flight requests, closes every socket. */
+  close(): Promise<void>;
+}
+
+const DEFAULTS = {
+  host: "127.0.0.1",
+  port: 7100,
+  relayTimeoutMs: 30_000,
+  toolCallGraceMs: 5_000,
+  maxInflightPerAgent: 256,
+  pingIntervalMs: 25_000,
+  pingTimeoutMs: 60_000,
+} as const;
+
+/** Ensures `/x/` form, as engine.io matches it. */
+export function normalizeEnginePath(path: string): string {
+  let p = path.startsWith("/") ? path : `/${path}`;
+  if (!p.endsWith("/")) p += "/";
+  return p;
+}
+
+function resolveAuth(opts: ServerOptions, logger: Logger): AuthProvider {
+  if (opts.auth) return opts.auth;
+  if (opts.noAuth) {
+    logger.warn(
+      "AUTHENTICATION DISABLED (--no-auth): every client may join every office. Development only.",
+    );
+    return new NoAuthProvider();
+  }
+  const grants = (opts.tokens ?? []).map((t) => (typeof t === "string" ? { token: t } : t));
+  if (grants.length === 0) {
+    throw new Error("no tokens configured: pass tokens (--token / --tokens-file) or noAuth");
+  }
+  return new TokenAuthProvider(grants);
+}
+
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger();
+  const host = options.host ?? DEFAULTS.host;
+  const enginePath = normalizeEnginePath(options.path ?? DEFAULT_ENGINE_PATH);
+  const maxHttpBufferSize = options.maxHttpBufferSize ?? DEFAULT_MAX_HTTP_BUFFER_SIZE;
+  const versionText = options.protocolVersion ?? PROTOCOL_VERSION;
+  const serverVersion: SemVer | null = parseVersion(versionText);
+  if (!serverVersion) throw new Error(`invalid protocol version: ${versionText}`);
+  const provider = resolveAuth(options, logger);
+  const registry = options.registry ?? new MemoryOfficeRegistry();
+
+  const engine = new EngineServer({
+    pingInterval: options.pingIntervalMs ?? DEFAULTS.pingIntervalMs,
+    pingTimeout: options.pingTimeoutMs ?? DEFAULTS.pingTimeoutMs,
+    maxHttpBufferSize,
+    transports: ["polling", "websocket"],
+    perMessageDeflate: false,
+    httpCompression: false,
+  });
+  const io = new SocketServer({
+    serveClient: false,
+    ...(options.adapter ? { adapter: options.adapter } : {}),
+  });
+  io.bind(engine);
+  const nsp = io.of(NAMESPACE) as unknown as SmcpNamespace;
+  refuseOtherNamespaces(io);
+
+  const metrics: ServerMetrics = new ServerMetrics(
+    {
+      connections: () => {
+        const by = { agent: 0, computer: 0, none: 0 };
+        for (const s of nsp.sockets.values()) by[s.data.member?.role ?? "none"] += 1;
+        return by;
+      },
+      counts: () => registry.counts(),
+      inflight: (): number => relay.inflight.size,
+    },
+    options.processMetrics ?? false,
+  );
+  const link = options.link?.(nsp) ?? localLink(nsp);
+  const relay: Relay = new Relay({
+    registry,
+    link,
+    metrics,
+    logger,
+    relayTimeoutMs: options.relayTimeoutMs ?? DEFAULTS.relayTimeoutMs,
+    toolCallGraceMs: options.toolCallGraceMs ?? DEFAULTS.toolCallGraceMs,
+    maxInflightPerAgent: options.maxInflightPerAgent ?? DEFAULTS.maxInflightPerAgent,
+  });
+  const membership = new Membership({ nsp, registry, logger });
+  const notifier = new Notifier({ nsp, logger });
+  attachSmcp({
+    nsp,
+    provider,
+    relay,
+    membership,
+    notifier,
+    metrics,
+    logger,
+    serverVersion,
+    versionText,
+  });
+
+  const startedAt = Date.now();
+  const http = createServer((req, res) => {
+    if (isEnginePath(req, enginePath)) {
+      const decision = gateRequest(req, serverVersion, versionText);
+      if (!decision.ok) {
+        metrics.gateRefusals.inc({ code: String(decision.body.code) });
+        return writeRefusal(res, decision);
+      }
+      return engine.handleRequest(req, res);
+    }
+    void serveHttp(req, res).catch((err: unknown) => {
+      logger.error({ err }, "http route failed");
+      if (!res.headersSent) sendJson(res, 500, { code: 500, message: "Internal error" });
+    });
+  });
+  http.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (!isEnginePath(req, enginePath)) {
+      socket.on("error", () => socket.destroy());
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    const decision = gateRequest(req, serverVersion, versionText);
+    if (!decision.ok) {
+      metrics.gateRefusals.inc({ code: String(decision.body.code) });
+      return writeUpgradeRefusal(socket, decision);
+    }
+    engine.handleUpgrade(req, socket, head);
+  });
+
+  async function serveHttp(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const pathname = (req.url ?? "/").split("?")[0];
+    const readOnly = req.method === "GET" || req.method === "HEAD";
+    if (pathname === "/healthz" && readOnly) {
+      const counts = await registry.counts();
+      return sendJson(res, 200, {
+        status: "ok",
+        protocol_version: versionText,
+        uptime_s: Math.round((Date.now() - startedAt) / 1000),
+        connections: nsp.sockets.size,
+        offices: counts.offices,
+        inflight: relay.inflight.size,
+      });
+    }
+    if (pathname === "/metrics" && readOnly) {
+      const text = await metrics.registry.metrics();
+      res.writeHead(200, {
+        "Content-Type": metrics.registry.contentType,
+        "Content-Length": Buffer.byteLength(text),
+      });
+      return void res.end(text);
+    }
+    sendJson(res, 404, { code: 404, message: "Not found" });
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(options.port ?? DEFAULTS.port, host, () => {
+      http.off("error", reject);
+      resolve();
+    });
+  });
+  const address = http.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  logger.info(
+    { host, port, path: enginePath, namespace: NAMESPACE, auth: provider.name, maxHttpBufferSize },
+    "server listening",
+  );
+
+  let closing: Promise<void> | null = null;
+  async function close(): Promise<void> {
+    const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+    // Leave every office first (the others are told, a shared registry is cleaned), then drop
+    // what is in flight, then close the sockets and the remaining HTTP connections.
+    await Promise.all([...nsp.sockets.values()].map((s) => membership.disconnect(s)));
+    relay.close();
+    await io.close();
+    http.closeAllConnections();
+    await stopped;
+    logger.info("server closed");
+  }
+
+  return {
+    url: `http://${urlHost}:${port}`,
+    host,
+    port,
+    path: enginePath,
+    maxHttpBufferSize,
+    registry,
+    metrics,
+    io,
+    inflight: () => relay.inflight.size,
+    close: () => (closing ??= close()),
+  };
+}
+
+function isEnginePath(req: IncomingMessage, enginePath: string): boolean {
+  return (req.url ?? "").startsWith(enginePath);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "Content-Type": "application/json",
+    "Content-Length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+/** The in-process ComputerLink: emit on the local socket with a plain ack (timeouts are ours). */
+function localLink(nsp: SmcpNamespace): ComputerLink {
+  return {
+    send(sid, event, payload, onAck) {
+      const socket = nsp.sockets.get(sid);
+      if (!socket?.connected) return false;
+      socket.emit(event, payload, (...args: unknown[]) => onAck(args));
+      return true;
+    },
+  };
+}
