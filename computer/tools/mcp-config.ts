@@ -1,0 +1,79 @@
+/**
+ * `--mcp-config FILE`: the MCP servers this Computer runs, keyed by `bundle_id`.
+ *
+ * ```json
+ * { "mcpServers": {
+ *     "demo": { "command": "node", "args": ["--import", "tsx", "computer/tools/demo-server.ts"],
+ *               "env": { "X": "1" }, "cwd": "/srv" },
+ *     "remote": { "url": "http://127.0.0.1:8123/mcp", "headers": { "x-api-key": "..." } } } }
+ * ```
+ * (`servers` is accepted as a synonym of `mcpServers`.) The bundle_id becomes the prefix of every
+ * exposed tool name (`{bundle_id}__{tool}`) and the middle segment of MCP skill names, so it must
+ * satisfy the skill-name lexer for the mcp server segment: `[A-Za-z0-9_-]+` without `__` (digest §5.2).
+ */
+import { readFile } from "node:fs/promises";
+import { z } from "zod";
+
+export const BUNDLE_ID_PATTERN = /^(?!.*__)[A-Za-z0-9_-]+$/;
+
+const StdioServerSchema = z.strictObject({
+  command: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  env: z.record(z.string(), z.string()).optional(),
+  cwd: z.string().min(1).optional(),
+  disabled: z.boolean().optional(),
+});
+
+const HttpServerSchema = z.strictObject({
+  url: z.url(),
+  headers: z.record(z.string(), z.string()).optional(),
+  disabled: z.boolean().optional(),
+});
+
+export const McpServerConfigSchema = z.union([StdioServerSchema, HttpServerSchema]);
+export type StdioServerConfig = z.infer<typeof StdioServerSchema>;
+export type HttpServerConfig = z.infer<typeof HttpServerSchema>;
+export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
+
+const ServersSchema = z.record(
+  z.string().regex(BUNDLE_ID_PATTERN, "bundle_id must match [A-Za-z0-9_-]+ without '__'"),
+  McpServerConfigSchema,
+);
+
+export const McpConfigFileSchema = z
+  .looseObject({ mcpServers: ServersSchema.optional(), servers: ServersSchema.optional() })
+  .refine((c) => (c.mcpServers === undefined) !== (c.servers === undefined), {
+    message: "exactly one of mcpServers or servers is required",
+  });
+
+export type McpServers = Record<string, McpServerConfig>;
+
+export function isStdio(cfg: McpServerConfig): cfg is StdioServerConfig {
+  return "command" in cfg;
+}
+
+/** Parses and validates a config object; throws an Error naming the offending field. */
+export function parseMcpConfig(raw: unknown): McpServers {
+  const parsed = McpConfigFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(`invalid MCP config: ${z.prettifyError(parsed.error)}`);
+  }
+  const servers: McpServers = parsed.data.mcpServers ?? parsed.data.servers ?? {};
+  return Object.fromEntries(Object.entries(servers).filter(([, cfg]) => cfg.disabled !== true));
+}
+
+export async function loadMcpConfig(file: string): Promise<McpServers> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (err) {
+    throw new Error(`cannot read MCP config ${file}: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`MCP config ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseMcpConfig(raw);
+}
