@@ -92,12 +92,12 @@ export class HashCache {
   }
 
   async #compute(fd: number, signature: string, size: number): Promise<HashFileResult> {
-    const usePool = this.#pool !== null && size > this.#inlineMaxBytes;
+    const pool = size > this.#inlineMaxBytes ? this.#pool : null;
     const task = { fd, signature };
-    const result = usePool ? await this.#pool!.hash(task) : await hashFileInline(task);
+    const result = pool ? await pool.hash(task) : await hashFileInline(task);
     if ("sha256" in result) {
       this.computations++;
-      this.#metrics?.hashComputations.inc({ path: usePool ? "pool" : "inline" });
+      this.#metrics?.hashComputations.inc({ path: pool ? "pool" : "inline" });
       this.#entries.set(signature, result.sha256);
       while (this.#entries.size > this.#maxEntries) {
         const oldest = this.#entries.keys().next().value;
