@@ -101,7 +101,7 @@ export async function applySideband(
   deps: SidebandDeps,
 ): Promise<CallToolResult> {
   const { config, log } = deps;
-  const content = result.content.map((c) => ({ ...c }));
+  const content: Item[] = result.content.map((c) => ({ ...c }));
   const tooLarge: string[] = [];
   const unspoolable = new Set<number>();
 
