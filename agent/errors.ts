@@ -1,0 +1,239 @@
+/**
+ * The Agent SDK's typed errors. Two families (style-anchors lesson 5):
+ * - `ProtocolError` subclasses: a flat ErrorPayload the Server or a Computer answered, rebuilt by
+ *   code with `protocolErrorFromWire` so callers branch on the class, never on message text.
+ * - Local errors (`AgentError` subclasses): things this SDK decided (timeouts, a dropped socket,
+ *   a chunk that broke the get_blob contract, bytes that failed their sha256).
+ *
+ * `details` of a protocol error is diagnostics only: the spec says an Agent MUST NOT show it to end
+ * users (digest §4.1), so `message` of these errors never embeds it.
+ */
+import { ErrorCode, ProtocolError, type ErrorPayload } from "../protocol/index.ts";
+
+export { ProtocolError };
+
+/** 4008 at the handshake: the Server speaks another protocol version (digest §1.4). */
+export class ProtocolVersionError extends ProtocolError {
+  override readonly name: string = "ProtocolVersionError";
+  readonly serverVersion: string;
+  readonly clientVersion: string;
+  readonly minSupported: string;
+  readonly maxSupported: string;
+
+  constructor(payload: ErrorPayload) {
+    const { code, message, details, ...extra } = payload;
+    super(code, message, details, extra);
+    const str = (k: string): string => (typeof extra[k] === "string" ? extra[k] : "");
+    this.serverVersion = str("server_version");
+    this.clientVersion = str("client_version");
+    this.minSupported = str("min_supported");
+    this.maxSupported = str("max_supported");
+  }
+}
+
+/** 401 at connect: the Server's auth provider refused the token. */
+export class AuthError extends ProtocolError {
+  override readonly name: string = "AuthError";
+}
+/** 400: the payload failed the receiver's schema. */
+export class BadRequestError extends ProtocolError {
+  override readonly name: string = "BadRequestError";
+}
+/** 403: this socket is not the office's Agent, or the operation is not allowed. */
+export class ForbiddenError extends ProtocolError {
+  override readonly name: string = "ForbiddenError";
+}
+/** 404: no Computer of that name in the office, or it disconnected mid-request (D9, D11). */
+export class ComputerNotFoundError extends ProtocolError {
+  override readonly name: string = "ComputerNotFoundError";
+}
+/** 408: the Computer did not answer within the Server's relay timeout (D10). */
+export class RelayTimeoutError extends ProtocolError {
+  override readonly name: string = "RelayTimeoutError";
+}
+/** 500: internal error or busy (`details.reason: "busy"`). */
+export class ServerError extends ProtocolError {
+  override readonly name: string = "ServerError";
+}
+/** 4103: the request was sent before joining an office. */
+export class NotInOfficeError extends ProtocolError {
+  override readonly name: string = "NotInOfficeError";
+}
+/** 4014: the skill name is well formed but not installed (refresh get_skills and retry). */
+export class SkillNotFoundError extends ProtocolError {
+  override readonly name: string = "SkillNotFoundError";
+}
+/** 4016: the name failed the lexer; never retry the same name. */
+export class InvalidSkillNameError extends ProtocolError {
+  override readonly name: string = "InvalidSkillNameError";
+}
+/** 4017: get_skill refused the rel_path at mint time (`reason`: traversal, forbidden, ...). */
+export class SkillResourceError extends ProtocolError {
+  override readonly name: string = "SkillResourceError";
+}
+/** 4018: get_blob refused the pull (`reason`: invalid_handle, forbidden, gone, range, ...). */
+export class BlobNotAccessibleError extends ProtocolError {
+  override readonly name: string = "BlobNotAccessibleError";
+}
+/**
+ * 4018 `gone`: the source behind the handle is no longer servable. The handle will not work
+ * again: go back to the producer (`getSkill` / `callTool`) for a fresh handle (digest §3.5).
+ */
+export class BlobGoneError extends BlobNotAccessibleError {
+  override readonly name: string = "BlobGoneError";
+}
+
+/** Rebuilds a flat ErrorPayload as the most specific class for its code. */
+export function protocolErrorFromWire(payload: ErrorPayload): ProtocolError {
+  const { code, message, details, ...extra } = payload;
+  switch (code) {
+    case ErrorCode.ProtocolVersionMismatch:
+      return new ProtocolVersionError(payload);
+    case ErrorCode.Unauthorized:
+      return new AuthError(code, message, details, extra);
+    case ErrorCode.BadRequest:
+      return new BadRequestError(code, message, details, extra);
+    case ErrorCode.Forbidden:
+      return new ForbiddenError(code, message, details, extra);
+    case ErrorCode.NotFound:
+      return new ComputerNotFoundError(code, message, details, extra);
+    case ErrorCode.Timeout:
+      return new RelayTimeoutError(code, message, details, extra);
+    case ErrorCode.Internal:
+      return new ServerError(code, message, details, extra);
+    case ErrorCode.NotInRoom:
+      return new NotInOfficeError(code, message, details, extra);
+    case ErrorCode.McpServerNotFound:
+      return new SkillNotFoundError(code, message, details, extra);
+    case ErrorCode.InvalidSkillName:
+      return new InvalidSkillNameError(code, message, details, extra);
+    case ErrorCode.SkillResourceNotAccessible:
+      return new SkillResourceError(code, message, details, extra);
+    case ErrorCode.BlobNotAccessible:
+      return details?.reason === "gone"
+        ? new BlobGoneError(code, message, details, extra)
+        : new BlobNotAccessibleError(code, message, details, extra);
+    default:
+      return new ProtocolError(code, message, details, extra);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Local errors (never sent on the wire)
+
+/** Base of every error this SDK raises on its own. `code` is a stable string for branching. */
+export class AgentError extends Error {
+  override readonly name: string = "AgentError";
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** No ack within the local wait (the request may still complete on the Computer). */
+export class RequestTimeoutError extends AgentError {
+  override readonly name: string = "RequestTimeoutError";
+  readonly event: string;
+  readonly timeoutMs: number;
+  constructor(event: string, timeoutMs: number) {
+    super("REQUEST_TIMEOUT", `${event}: no answer within ${timeoutMs} ms`);
+    this.event = event;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** Our own socket is (or went) down; detected from socket.io's events, never from a timeout. */
+export class DisconnectedError extends AgentError {
+  override readonly name: string = "DisconnectedError";
+  constructor(message = "Not connected to the Server") {
+    super("DISCONNECTED", message);
+  }
+}
+
+/** The Server could not be reached at all (refused, DNS, TLS, ...). */
+export class ConnectError extends AgentError {
+  override readonly name: string = "ConnectError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("CONNECT_FAILED", message, options);
+  }
+}
+
+/** `server:join_office` answered `(false, reason)`. */
+export class JoinOfficeError extends AgentError {
+  override readonly name: string = "JoinOfficeError";
+  readonly reason: string;
+  constructor(reason: string) {
+    super("JOIN_REFUSED", `join_office refused: ${reason}`);
+    this.reason = reason;
+  }
+}
+
+/** An answer did not match the protocol schema (a buggy or hostile peer). */
+export class InvalidResponseError extends AgentError {
+  override readonly name: string = "InvalidResponseError";
+  constructor(message: string) {
+    super("INVALID_RESPONSE", message);
+  }
+}
+
+/**
+ * A get_blob answer broke the transport contract: it did not start where it was asked, made no
+ * progress without `eof`, overran `total_size`, disagreed with `eof`, or carried malformed base64.
+ * A Computer that does this once will do it again, so it is final.
+ */
+export class ChunkContractError extends AgentError {
+  override readonly name: string = "ChunkContractError";
+  readonly offset: number;
+  constructor(offset: number, message: string) {
+    super("CHUNK_CONTRACT", `chunk at offset ${offset}: ${message}`);
+    this.offset = offset;
+  }
+}
+
+/** Bytes failed their sha256 / size after the bounded re-reads, or a producer's promise. */
+export class IntegrityError extends AgentError {
+  override readonly name: string = "IntegrityError";
+  readonly expected: string | undefined;
+  readonly actual: string | undefined;
+  constructor(message: string, expected?: string, actual?: string, code = "INTEGRITY") {
+    super(code, message);
+    this.expected = expected;
+    this.actual = actual;
+  }
+}
+
+/**
+ * The Computer now serves different content than the producer's answer named (its sha256 or
+ * size changed between mint and pull, or kept changing during the read). Go back to the producer.
+ */
+export class BlobChangedError extends IntegrityError {
+  override readonly name: string = "BlobChangedError";
+  constructor(message: string, expected?: string, actual?: string) {
+    super(message, expected, actual, "BLOB_CHANGED");
+  }
+}
+
+/** A sidebanded tool_call item could not be restored; `cause` holds why. */
+export class SidebandRestoreError extends AgentError {
+  override readonly name: string = "SidebandRestoreError";
+  readonly itemIndex: number;
+  constructor(itemIndex: number, message: string, options?: { cause?: unknown }) {
+    super("SIDEBAND_RESTORE", `content[${itemIndex}]: ${message}`, options);
+    this.itemIndex = itemIndex;
+  }
+}
+
+/** The error an aborted signal stands for (its reason when that is an Error). */
+export function abortError(signal: AbortSignal): Error {
+  const r: unknown = signal.reason;
+  if (r instanceof Error) return r;
+  const e = new Error("The operation was aborted", { cause: r });
+  e.name = "AbortError";
+  return e;
+}
+
+/** `unknown` as an Error (wrapping non-errors), for rethrowing. */
+export function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}

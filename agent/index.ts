@@ -1,0 +1,9 @@
+/** The Agent SDK's public surface. */
+export * from "./client.ts";
+export * from "./errors.ts";
+export * from "./pull.ts";
+export * from "./sinks.ts";
+export * from "./sideband.ts";
+export * from "./cache.ts";
+export { isTextMime, drainSkill } from "./skill.ts";
+export { classifyConnectError } from "./connect-error.ts";

@@ -1,0 +1,12 @@
+/**
+ * The Agent's pino logger. Level from `A2C_LOG_LEVEL`; quiet under `node --test` unless asked.
+ * Logs go to stderr so the CLI's stdout stays machine-readable. Never log a token.
+ */
+import { pino, type Logger } from "pino";
+
+const level = process.env.A2C_LOG_LEVEL ?? (process.env.NODE_TEST_CONTEXT ? "silent" : "warn");
+
+export const log: Logger = pino(
+  { level, base: { role: "agent" }, redact: ["token", "auth", "*.token", "*.auth"] },
+  pino.destination(2),
+);

@@ -1,0 +1,61 @@
+/**
+ * The SKILL producer's Agent half (digest §3.4, §5.6): "Agent SHOULD verify sha256(utf8(body))
+ * or, on the handle path, verify after eof". An inline `body` is checked against `sha256` and
+ * `total_size`; a text handle is drained with the pull loop (which verifies every byte against the
+ * producer's sha256 and size), decoded as UTF-8 and returned as `body`; a binary handle is left
+ * for the caller to pull.
+ */
+import { createHash } from "node:crypto";
+import type { GetSkillRet } from "../protocol/index.ts";
+import { IntegrityError } from "./errors.ts";
+import type { PullOptions } from "./pull.ts";
+
+const TEXT_ESSENCES = new Set([
+  "application/json",
+  "application/xml",
+  "application/yaml",
+  "application/toml",
+  "application/javascript",
+]);
+
+/** "Text MIME" as skill.md §6.4 defines it (parameters ignored, case-insensitive). */
+export function isTextMime(mime: string): boolean {
+  const essence = (mime.split(";")[0] ?? "").trim().toLowerCase();
+  if (essence.startsWith("text/")) return true;
+  if (/\+(json|xml|yaml)$/.test(essence)) return true;
+  return TEXT_ESSENCES.has(essence);
+}
+
+/** Verifies an inline body, or drains a text handle into `body`. */
+export async function drainSkill(
+  ret: GetSkillRet,
+  read: (handle: string, opts: PullOptions) => Promise<Buffer>,
+): Promise<GetSkillRet> {
+  if (ret.body !== undefined) {
+    const bytes = Buffer.from(ret.body, "utf8");
+    const sha = createHash("sha256").update(bytes).digest("hex");
+    if (sha !== ret.sha256 || bytes.length !== ret.total_size) {
+      throw new IntegrityError(
+        `skill '${ret.name}' ${ret.rel_path}: inline body does not match its sha256/total_size`,
+        ret.sha256,
+        sha,
+      );
+    }
+    return ret;
+  }
+  if (ret.blob_handle === undefined || !isTextMime(ret.mime_type)) return ret;
+  const bytes = await read(ret.blob_handle, {
+    expectedSha256: ret.sha256,
+    expectedSize: ret.total_size,
+  });
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  let body: string;
+  try {
+    body = decoder.decode(bytes);
+  } catch {
+    // Verified bytes that are not UTF-8: keep the handle, the caller may want the raw bytes.
+    return ret;
+  }
+  const { blob_handle: _handle, ...rest } = ret;
+  return { ...rest, body };
+}
