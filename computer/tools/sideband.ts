@@ -142,7 +142,7 @@ export async function applySideband(
     if (size > config.inlineBudget) await sideband(c);
   }
 
-  let out: CallToolResult = { ...result, content: content };
+  let out: CallToolResult = { ...result, content: content as CallToolResult["content"] };
   if (tooLarge.length > 0) out.isError = true;
 
   // Pass 2: make the whole ack fit the Server's buffer (D16, D24).
