@@ -1,6 +1,36 @@
-/** What `npm run stack -- --keep` prints: how to reach the running Server and Computers. */
+/**
+ * How to reach a running stack with the Agent CLI: the argument list the `cli-download` scenario
+ * runs, and what `npm run stack -- --keep` prints (the same command, for a person to paste).
+ */
 import { readFileSync } from "node:fs";
-import type { DemoManifest } from "./demo-data.ts";
+import type { DemoFile, DemoManifest } from "./demo-data.ts";
+
+export interface CliTarget {
+  serverUrl: string;
+  token: string;
+  officeId: string;
+  computer: string;
+}
+
+/** Arguments of `agent/cli.ts` that download `file` to `out`. */
+export function cliDownloadArgs(t: CliTarget, file: DemoFile, out: string): string[] {
+  return [
+    "--server",
+    t.serverUrl,
+    "--office",
+    t.officeId,
+    "--token",
+    t.token,
+    "--computer",
+    t.computer,
+    "skill",
+    "get",
+    file.skill,
+    file.rel_path,
+    "--out",
+    out,
+  ];
+}
 
 export interface KeptStack {
   serverUrl: string;
@@ -9,34 +39,25 @@ export interface KeptStack {
   manifestPath: string;
 }
 
-/** The shell-quoted Agent CLI command that downloads the big demo file from office 1. */
-export function cliDownloadCommand(stack: KeptStack, outFile: string): string[] {
-  const manifest = JSON.parse(readFileSync(stack.manifestPath, "utf8")) as DemoManifest;
-  const office = stack.offices[0]!;
-  return [
-    "npm",
-    "run",
-    "agent",
-    "--",
-    "--server",
-    stack.serverUrl,
-    "--office",
-    office.officeId,
-    "--token",
-    stack.token,
-    "--computer",
-    office.computers[0]!,
-    "skill",
-    "get",
-    manifest.files.big.skill,
-    manifest.files.big.rel_path,
-    "--out",
-    outFile,
-  ];
-}
-
 function quote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The `npm run agent -- ...` line that downloads the big demo file from office 1. */
+export function keptDownloadCommand(stack: KeptStack, out: string): string {
+  const manifest = JSON.parse(readFileSync(stack.manifestPath, "utf8")) as DemoManifest;
+  const office = stack.offices[0]!;
+  const args = cliDownloadArgs(
+    {
+      serverUrl: stack.serverUrl,
+      token: stack.token,
+      officeId: office.officeId,
+      computer: office.computers[0]!,
+    },
+    manifest.files.big,
+    out,
+  );
+  return ["npm", "run", "agent", "--", ...args].map(quote).join(" ");
 }
 
 export function connectHelp(stack: KeptStack): string {
@@ -47,10 +68,7 @@ export function connectHelp(stack: KeptStack): string {
     ...stack.offices.map((o) => `  office   ${o.officeId}   computers: ${o.computers.join(", ")}`),
     "",
     "Connect the Agent CLI from another shell, e.g. download the big file from office 1:",
-    `  ${cliDownloadCommand(stack, "big.bin").map(quote).join(" ")}`,
-    "",
-    "Or set the environment once:",
-    `  export A2C_SERVER_URL=${stack.serverUrl} A2C_OFFICE_ID=${stack.offices[0]!.officeId} A2C_TOKEN=${quote(stack.token)}`,
+    `  ${keptDownloadCommand(stack, "big.bin")}`,
     "",
   ];
   return lines.join("\n");

@@ -13,7 +13,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ChildSet, type ManagedChild } from "./children.ts";
@@ -55,19 +54,11 @@ export interface RunningStack {
   stop(keepLogs: boolean): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolvePort(port));
-    });
-  });
-}
-
 class Aborted extends Error {}
+
+function tell(child: ManagedChild, m: StackMessage): void {
+  if (child.process.connected) child.process.send(m);
+}
 
 /** Resolves when `url` answers 200, rejects when `child` exits first or the deadline passes. */
 async function waitHealthy(url: string, child: ManagedChild, deadline: number): Promise<void> {
@@ -130,6 +121,24 @@ export async function runStack(
     const token = randomBytes(24).toString("base64url");
     const say = (line: string): void => void io.err.write(`${line}\n`);
     say(`a2c stack: temp dir ${tmp}`);
+    const baseEnv = { ...process.env, A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "info" };
+
+    // The Server starts while the demo data is written (it needs none of it).
+    let announced: (url: string) => void = () => {};
+    const listening = new Promise<string>((r) => (announced = r));
+    const server = children.spawn({
+      name: "server",
+      command: NODE_TSX[0],
+      args: [...NODE_TSX.slice(1), "server/main.ts"],
+      cwd: REPO_ROOT,
+      env: { ...baseEnv, A2C_HOST: "127.0.0.1", A2C_PORT: String(opts.port), A2C_TOKENS: token },
+      // server/main.ts prints exactly one stdout line: `listening on http://HOST:PORT`.
+      onLine: (line) => {
+        const m = /^listening on (\S+)/.exec(line);
+        if (m) announced(m[1]!);
+      },
+    });
+
     const manifest = generateDemoHome(join(tmp, "home"), { bigSize: opts.bigSize });
     const manifestPath = join(tmp, "manifest.json");
     writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
@@ -140,16 +149,18 @@ export async function runStack(
     );
     if (signal.aborted) throw new Aborted();
 
-    const port = opts.port || (await freePort());
-    const serverUrl = `http://127.0.0.1:${port}`;
-    const baseEnv = { ...process.env, A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "info" };
-    const server = children.spawn({
-      name: "server",
-      command: NODE_TSX[0],
-      args: [...NODE_TSX.slice(1), "server/main.ts"],
-      cwd: REPO_ROOT,
-      env: { ...baseEnv, A2C_HOST: "127.0.0.1", A2C_PORT: String(port), A2C_TOKENS: token },
-    });
+    const serverUrl = await Promise.race([
+      listening,
+      server.exited.then((code) => {
+        throw new Error(`server exited with ${code}:\n  ${server.tail().join("\n  ")}`);
+      }),
+      new Promise<never>((_, reject) =>
+        setTimeout(
+          () => reject(new Error("server did not start in time")),
+          STARTUP_DEADLINE_MS,
+        ).unref(),
+      ),
+    ]);
     await waitHealthy(`${serverUrl}/healthz`, server, Date.now() + STARTUP_DEADLINE_MS);
     say(`server ${serverUrl} (pid ${server.pid}) healthy`);
 
@@ -248,15 +259,11 @@ export async function runStack(
         });
         agents.push({ name, child, scenarios });
         agentProcs.push({ name, office: office.officeId, pid: child.pid });
-        const send = (m: StackMessage): void => {
-          if (child.process.connected) child.process.send(m);
-        };
         let finished = false;
         child.process.on("message", (raw) => {
           const m = raw as AgentMessage;
           if (m.t === "ready" && ++ready === plan.length) {
-            for (const a of agents)
-              if (a.child.process.connected) a.child.process.send({ t: "go" });
+            for (const a of agents) tell(a.child, { t: "go" });
           } else if (m.t === "start") view.start(name, m.id);
           else if (m.t === "progress") view.progress(name, m.id, m.bytes, m.total);
           else if (m.t === "result") {
@@ -267,8 +274,7 @@ export async function runStack(
           } else if (m.t === "done" && !finished) {
             finished = true;
             if (++done === plan.length) {
-              for (const a of agents)
-                if (a.child.process.connected) a.child.process.send({ t: "exit" });
+              for (const a of agents) tell(a.child, { t: "exit" });
               finish("done");
             }
           }
@@ -277,19 +283,19 @@ export async function runStack(
           if (!finished && !children.stopping) {
             finish(`${name} exited with ${code} before finishing:\n  ${child.tail().join("\n  ")}`);
           }
-          void send;
         });
       });
-      void STARTUP_DEADLINE_MS;
     });
     view.stop();
     if (outcome === "aborted") throw new Aborted();
 
     // Agents exit on `exit`; give them a moment, then the stop below takes care of stragglers.
-    await Promise.race([
-      Promise.all(agents.map((a) => a.child.exited)),
-      new Promise((r) => setTimeout(r, 3000)),
-    ]);
+    if (outcome === "done") {
+      await Promise.race([
+        Promise.all(agents.map((a) => a.child.exited)),
+        new Promise((r) => setTimeout(r, 3000).unref()),
+      ]);
+    }
 
     const reported = new Set(results.map((r) => `${r.agent}/${r.id}`));
     const missing = agents.flatMap((a) =>

@@ -1,0 +1,74 @@
+/**
+ * The big file downloaded to disk by the Agent CLI (`agent/cli.ts`) as a process of its own.
+ * The CLI is an Agent too, and an office holds one Agent: the scripted Agent leaves its office
+ * for the download and joins again afterwards.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { cliDownloadArgs } from "../connect-help.ts";
+import { check, sha256, type Scenario } from "./context.ts";
+
+/** Runs the CLI; resolves with its exit code and output (bounded). */
+function runCli(
+  cwd: string,
+  args: string[],
+  signal: AbortSignal,
+): Promise<{ code: number; out: string }> {
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "agent/cli.ts", ...args], {
+      cwd,
+      env: { ...process.env, A2C_LOG_LEVEL: "warn" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    const keep = (b: Buffer): void => {
+      out = (out + b.toString("utf8")).slice(-4000);
+    };
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    const onAbort = (): void => void child.kill("SIGTERM");
+    signal.addEventListener("abort", onAbort, { once: true });
+    child.once("error", reject);
+    child.once("exit", (code, sig) => {
+      signal.removeEventListener("abort", onAbort);
+      resolveRun({ code: code ?? (sig ? 128 : 1), out });
+    });
+  });
+}
+
+export const cliDownload: Scenario = async ({ client, plan, computer, progress, signal }) => {
+  const big = plan.manifest.files.big;
+  const out = join(plan.workDir, "big.bin");
+  const args = cliDownloadArgs(
+    { serverUrl: plan.serverUrl, token: plan.token, officeId: plan.officeId, computer },
+    big,
+    out,
+  );
+  await client.leaveOffice();
+  let run: { code: number; out: string };
+  const started = Date.now();
+  // The file appears under its final name only once verified (temp file + rename): the size of
+  // the temp files is not worth polling, so progress jumps from 0 to done.
+  progress(0, big.size);
+  try {
+    run = await runCli(plan.repoRoot, args, signal);
+  } finally {
+    await client.joinOffice(plan.officeId);
+    await client.waitForComputer(computer, { timeoutMs: 30_000 });
+  }
+  check(
+    run.code === 0,
+    `CLI exited ${run.code}: ${run.out.trim().split("\n").slice(-3).join(" | ")}`,
+  );
+  const size = statSync(out).size;
+  check(size === big.size, `downloaded ${size} B ≠ ${big.size}`);
+  check(sha256(readFileSync(out)) === big.sha256, "downloaded file sha256 ≠ generated");
+  progress(big.size, big.size);
+  return {
+    bytes: big.size,
+    verified: true,
+    restarts: 0,
+    detail: `agent/cli.ts wrote ${out.split("/").pop()} (${size} B) in ${Date.now() - started} ms`,
+  };
+};
