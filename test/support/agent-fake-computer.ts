@@ -33,7 +33,11 @@ export interface FakeServer {
   /** `client:get_blob` payloads only. */
   blobRequests(): Record<string, unknown>[];
   /** Handshakes seen (auth + query). */
-  handshakes: { auth: Record<string, unknown>; query: Record<string, unknown> }[];
+  handshakes: {
+    auth: Record<string, unknown>;
+    query: Record<string, unknown>;
+    transport: string;
+  }[];
   /** Computers listed by `server:list_room`. */
   computers: Set<string>;
   /** Script for a `client:*` event. */
@@ -68,6 +72,7 @@ export async function startFakeServer(
     handshakes.push({
       auth: { ...(socket.handshake.auth as Record<string, unknown>) },
       query: { ...(socket.handshake.query as Record<string, unknown>) },
+      transport: socket.conn.transport.name,
     });
     socket.onAny((event: string, ...args: unknown[]) => {
       const payload = (args[0] ?? {}) as Record<string, unknown>;
