@@ -4,7 +4,7 @@
  * carriage, at every chunk size and window of the sweep. Our stack is judged against this.
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { resourcePath } from "../stack/harness.ts";
 import { spawnChild, type Child } from "../lib/ipc.ts";
 import { writeContent } from "../lib/data.ts";
 import { withCosts, toPoint, type PointResult } from "../lib/measure.ts";
@@ -22,8 +22,8 @@ export interface CeilingData {
 }
 
 /** The sweep resource, shared by the ceiling, the sweep and the direct baseline. */
-export function ensureSweepFile(ctx: Ctx, dir = ctx.dataDir): string {
-  const path = join(dir, "sweep.bin");
+export function ensureSweepFile(ctx: Ctx): string {
+  const path = resourcePath(ctx, "sweep.bin");
   if (!existsSync(path)) writeContent(path, "sweep", ctx.plan.sweepFileBytes);
   return path;
 }

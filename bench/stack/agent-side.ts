@@ -1,13 +1,167 @@
-/** Placeholder seam (replaced when agent/client.ts lands). */
+/**
+ * Agent-side commands for our stack, run inside the bench's Agent process: connect Agents with the
+ * real SDK (`agent/client.ts`), get handles through the SKILL channel, drive raw chunks
+ * (`getBlobChunk`, for the sweep) and run the SDK's own pull loop (`readBlobWithInfo`, for the
+ * default-settings goal, the many-Agents and the rewrite sections) with per-chunk timing.
+ */
+import { AgentClient } from "../../agent/client.ts";
+import { readBlobWithInfo, type ChunkFetcher, type PullOptions } from "../../agent/pull.ts";
 import type { Handler } from "../lib/ipc.ts";
 import type { FetchChunk } from "../lib/driver.ts";
+import { IntegrityError, sha256Hex } from "../lib/integrity.ts";
+import { mbPerSec, summarize, type LatencySummary } from "../lib/stats.ts";
 
-export const stackHandlers: Record<string, Handler> = {};
+interface Seat {
+  client: AgentClient;
+  office: string;
+  computer: string;
+}
+
+const seats: Seat[] = [];
+
+function seat(i: number): Seat {
+  const s = seats[i];
+  if (!s) throw new Error(`no connected Agent #${i}`);
+  return s;
+}
+
+/** A ChunkFetcher that times every `client:get_blob` the SDK's pull loop sends. */
+function timed(client: AgentClient, latencies: number[]): ChunkFetcher {
+  return {
+    getBlobChunk: async (computer, handle, req) => {
+      const t0 = performance.now();
+      const r = await client.getBlobChunk(computer, handle, req);
+      latencies.push(performance.now() - t0);
+      return r;
+    },
+    waitForComputer: (computer, opts) => client.waitForComputer(computer, opts),
+  };
+}
 
 export function stackFetcher(
-  _agent: number,
-  _handle: string,
-  _carriage: "base64" | "binary",
+  agent: number,
+  handle: string,
+  carriage: "base64" | "binary",
 ): FetchChunk {
-  throw new Error("the stack's Agent SDK is not available yet");
+  const s = seat(agent);
+  return async (offset, size) => {
+    const r = await s.client.getBlobChunk(s.computer, handle, {
+      offset,
+      maxChunkBytes: size,
+      binary: carriage === "binary",
+    });
+    const bytes = typeof r.blob === "string" ? Buffer.from(r.blob, "base64") : r.blob;
+    if (carriage === "binary" && typeof r.blob === "string") {
+      throw new Error(
+        "asked for binary carriage, got base64 (D19 says the Computer echoes blob_format when it honours it)",
+      );
+    }
+    return { offset: r.chunk_offset, bytes, sha256: r.sha256, totalSize: r.total_size, eof: r.eof };
+  };
 }
+
+export interface SdkReadResult {
+  reads: number;
+  bytes: number;
+  seconds: number;
+  mbps: number;
+  latencyMs: LatencySummary;
+  requests: number;
+  restarts: number;
+}
+
+export interface SdkReadArgs {
+  agent: number;
+  handle: string;
+  sha256: string;
+  totalSize: number;
+  durationMs: number;
+  options: Pick<PullOptions, "window" | "chunkBytes" | "binary">;
+}
+
+/** Whole reads with the SDK's pull loop until the time is up; each verified against `sha256`. */
+async function sdkRead(args: SdkReadArgs): Promise<SdkReadResult> {
+  const s = seat(args.agent);
+  const latencies: number[] = [];
+  const fetcher = timed(s.client, latencies);
+  const start = performance.now();
+  let reads = 0;
+  let bytes = 0;
+  let requests = 0;
+  let restarts = 0;
+  do {
+    const { value, info } = await readBlobWithInfo(fetcher, s.computer, args.handle, args.options);
+    const digest = sha256Hex(value);
+    if (digest !== args.sha256 || value.length !== args.totalSize) {
+      throw new IntegrityError(
+        `SDK read of ${args.totalSize} bytes gave sha256 ${digest}, expected ${args.sha256}`,
+      );
+    }
+    reads++;
+    bytes += value.length;
+    requests += info.stats.requests;
+    restarts += info.stats.restarts;
+  } while (performance.now() - start < args.durationMs);
+  const seconds = (performance.now() - start) / 1000;
+  return {
+    reads,
+    bytes,
+    seconds,
+    mbps: mbPerSec(bytes, seconds),
+    latencyMs: summarize(latencies),
+    requests,
+    restarts,
+  };
+}
+
+export const stackHandlers: Record<string, Handler> = {
+  "stack-connect": async (raw) => {
+    const { url, token, agents } = raw as {
+      url: string;
+      token: string;
+      agents: Array<{ office: string; computer: string }>;
+    };
+    for (const a of agents) {
+      const client = new AgentClient({ url, token, name: `bench-agent-${seats.length}` });
+      await client.connect();
+      await client.joinOffice(a.office);
+      await client.waitForComputer(a.computer, { timeoutMs: 30_000 });
+      seats.push({ client, office: a.office, computer: a.computer });
+    }
+    return { agents: seats.length };
+  },
+  "stack-handle": async (raw) => {
+    const { agent, skill, relPath } = raw as { agent: number; skill: string; relPath: string };
+    const s = seat(agent);
+    const ret = await s.client.getSkillRaw(s.computer, skill, relPath, { timeoutMs: 120_000 });
+    if (!ret.blob_handle)
+      throw new Error(`get_skill ${skill}/${relPath} answered inline, expected a handle`);
+    return {
+      handle: ret.blob_handle,
+      sha256: ret.sha256,
+      totalSize: ret.total_size,
+      mimeType: ret.mime_type,
+    };
+  },
+  /** Asks for far more than any buffer allows: the answer's length is the Computer's clamp. */
+  "stack-probe-cap": async (raw) => {
+    const { agent, handle, carriage } = raw as {
+      agent: number;
+      handle: string;
+      carriage: "base64" | "binary";
+    };
+    const s = seat(agent);
+    const r = await s.client.getBlobChunk(s.computer, handle, {
+      offset: 0,
+      maxChunkBytes: 64 * 1024 * 1024,
+      binary: carriage === "binary",
+    });
+    return typeof r.blob === "string" ? Buffer.from(r.blob, "base64").length : r.blob.byteLength;
+  },
+  "sdk-read": async (raw) => sdkRead(raw as SdkReadArgs),
+  "stack-close": async () => {
+    await Promise.all(seats.map((s) => s.client.close()));
+    seats.length = 0;
+    return null;
+  },
+};

@@ -1,0 +1,207 @@
+/**
+ * `npm run bench [-- --quick] [--out DIR] [--only a,b]`: runs the sections in order, writes
+ * reports/<timestamp>/{report.md, report.json, *.svg, index.html}, and exits non-zero when a
+ * section failed or any byte failed its sha256 (the report is written first, then the run fails
+ * loudly). `--quick` is the CI smoke run: correctness asserted, speed not.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
+import { join, resolve } from "node:path";
+import { IntegrityError, IntegrityLedger } from "./lib/integrity.ts";
+import { SkipSection, type Ctx, type SectionId, type SectionOutcome } from "./lib/context.ts";
+import { makePlan } from "./lib/plan.ts";
+import { runMicro } from "./sections/micro.ts";
+import { runCeiling } from "./sections/ceiling.ts";
+import { runSweep } from "./sections/sweep.ts";
+import { runDirect } from "./sections/direct.ts";
+import { runManyAgents } from "./sections/many-agents.ts";
+import { runRewrites } from "./sections/rewrites.ts";
+import { runComputerCost } from "./sections/computer-cost.ts";
+import { runHttpSurface } from "./sections/http-surface.ts";
+import { runCapacity } from "./sections/capacity.ts";
+import { evaluateGoals } from "./goals.ts";
+import { buildBlocks } from "./report/build.ts";
+import { writeReport } from "./report/write.ts";
+import type { Report } from "./report/types.ts";
+
+const SECTIONS: Array<[SectionId, (ctx: Ctx) => Promise<unknown>]> = [
+  ["micro", runMicro],
+  ["ceiling", runCeiling],
+  ["sweep", runSweep],
+  ["direct", runDirect],
+  ["manyAgents", runManyAgents],
+  ["rewrites", runRewrites],
+  ["computerCost", runComputerCost],
+  ["http", runHttpSurface],
+  ["capacity", runCapacity],
+];
+
+interface Args {
+  quick: boolean;
+  out: string | null;
+  only: SectionId[] | null;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { quick: false, out: null, only: null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--quick") args.quick = true;
+    else if (a === "--out") args.out = argv[++i] ?? null;
+    else if (a === "--only")
+      args.only = (argv[++i] ?? "").split(",").filter(Boolean) as SectionId[];
+    else if (a === "--help" || a === "-h") {
+      console.log(
+        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,manyAgents,rewrites,computerCost,http,capacity]",
+      );
+      process.exit(0);
+    } else {
+      console.error(`unknown argument ${String(a)}`);
+      process.exit(2);
+    }
+  }
+  const known = new Set(SECTIONS.map(([id]) => id));
+  for (const id of args.only ?? []) {
+    if (!known.has(id)) {
+      console.error(`unknown section ${id}; known: ${[...known].join(", ")}`);
+      process.exit(2);
+    }
+  }
+  return args;
+}
+
+function versions(): Record<string, string> {
+  const require = createRequire(import.meta.url);
+  const out: Record<string, string> = {};
+  for (const p of [
+    "socket.io",
+    "socket.io-client",
+    "engine.io",
+    "ws",
+    "piscina",
+    "tinybench",
+    "autocannon",
+    "zod",
+  ]) {
+    try {
+      out[p] = (require(`${p}/package.json`) as { version: string }).version;
+    } catch {
+      out[p] = "?";
+    }
+  }
+  return out;
+}
+
+function hasBufferutil(): boolean {
+  try {
+    createRequire(import.meta.url)("bufferutil");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2));
+  const plan = makePlan(args.quick);
+  const startedAt = new Date();
+  const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
+  const outDir = resolve(args.out ?? join("reports", stamp));
+  const dataDir = mkdtempSync(join(tmpdir(), "a2c-bench-"));
+  const ledger = new IntegrityLedger();
+  const t0 = performance.now();
+  const ctx: Ctx = {
+    plan,
+    ledger,
+    dataDir,
+    results: {},
+    log: (msg) =>
+      process.stderr.write(
+        `[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`,
+      ),
+  };
+  const loadAvgStart = loadavg();
+  try {
+    for (const [id, run] of SECTIONS) {
+      if (args.only && !args.only.includes(id)) continue;
+      const s0 = performance.now();
+      const seconds = (): number => (performance.now() - s0) / 1000;
+      let outcome: SectionOutcome;
+      ctx.log(`section ${id}…`);
+      try {
+        const data = await run(ctx);
+        const notes = (data as { notes?: string[] } | null)?.notes ?? [];
+        outcome = { status: "done", seconds: seconds(), data, notes };
+      } catch (err) {
+        if (err instanceof SkipSection) {
+          outcome = { status: "skipped", seconds: seconds(), reason: err.message };
+        } else {
+          const integrity = err instanceof IntegrityError;
+          const message = err instanceof Error ? err.message : String(err);
+          if (integrity) ledger.fail(`${id}: ${message}`);
+          outcome = { status: "failed", seconds: seconds(), error: message, integrity };
+          console.error(
+            `\n*** section ${id} FAILED${integrity ? " — INTEGRITY" : ""}: ${message}\n`,
+          );
+          if (err instanceof Error && err.stack && process.env.A2C_BENCH_VERBOSE)
+            console.error(err.stack);
+        }
+      }
+      ctx.results[id] = outcome;
+      ctx.log(`section ${id}: ${outcome.status} in ${outcome.seconds.toFixed(1)} s`);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  const failed = Object.entries(ctx.results).filter(([, o]) => o.status === "failed");
+  const report: Report = {
+    meta: {
+      title: "A2C-SMCP blob transport: benchmark and capacity report",
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      quick: args.quick,
+      argv: process.argv.slice(2),
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model ?? "?",
+      totalMemGiB: Math.round(totalmem() / 2 ** 30),
+      kernel: release(),
+      loadAvgStart,
+      loadAvgEnd: loadavg(),
+      versions: versions(),
+      bufferutil: hasBufferutil(),
+      plan,
+    },
+    sections: ctx.results,
+    goals: [],
+    integrity: {
+      verifiedChunks: ledger.verifiedChunks,
+      verifiedBytes: ledger.verifiedBytes,
+      verifiedResources: ledger.verifiedResources,
+      failures: ledger.failures,
+    },
+    ok: failed.length === 0 && ledger.failures.length === 0,
+  };
+  report.goals = evaluateGoals(report);
+  writeReport(outDir, report, buildBlocks(report));
+  console.log(`report: ${join(outDir, "index.html")}`);
+  for (const g of report.goals)
+    console.log(`goal ${g.status.toUpperCase().padEnd(12)} ${g.text} — ${g.measured}`);
+  if (ledger.failures.length > 0) {
+    console.error("\n!!! INTEGRITY FAILURE: a byte did not match its sha256. The run FAILS.");
+    for (const f of ledger.failures) console.error(`!!! ${f}`);
+  }
+  if (failed.length > 0) console.error(`FAILED sections: ${failed.map(([id]) => id).join(", ")}`);
+  console.log(report.ok ? "bench: PASS" : "bench: FAIL");
+  return report.ok ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,86 @@
+/**
+ * One or more of our Computers (computer/computer.ts `startComputer`) in one process, serving a
+ * skill home through the real SKILL service. Besides `stats` (whose event-loop delay is measured
+ * inside this very process, i.e. inside the Computer), it reports the Computer's own per-chunk
+ * time from its metrics registry (`a2c_computer_blob_chunk_seconds`), read in-process instead of
+ * scraped: the Computer has no HTTP listener.
+ */
+import { serve } from "../lib/ipc.ts";
+import { defaultServices, startComputer, type RunningComputer } from "../../computer/computer.ts";
+import { createSkillService } from "../../computer/skills/service.ts";
+
+interface StartArgs {
+  url: string;
+  token: string;
+  skills: string;
+  stateDir: string;
+  maxHttpBufferSize: number;
+  maxSize: number;
+  workers?: number;
+  computers: Array<{ name: string; office: string }>;
+}
+
+const running: RunningComputer[] = [];
+
+serve({
+  start: async (raw) => {
+    const a = raw as StartArgs;
+    // Use the Computer's own default services when they include the SKILL service; until then
+    // (or if they change), build the same SKILL service explicitly. Either way it is the real one.
+    const wired =
+      (await defaultServices({ server: a.url, office: "", name: "", skills: a.skills })).length > 0;
+    for (const c of a.computers) {
+      running.push(
+        await startComputer({
+          server: a.url,
+          office: c.office,
+          name: c.name,
+          token: a.token,
+          stateDir: a.stateDir,
+          maxHttpBufferSize: a.maxHttpBufferSize,
+          maxSize: a.maxSize,
+          ...(a.workers !== undefined ? { workers: a.workers } : {}),
+          startTimeoutMs: 30_000,
+          ...(wired
+            ? { skills: a.skills }
+            : {
+                services: [
+                  (ctx) =>
+                    createSkillService({
+                      config: ctx.config,
+                      home: a.skills,
+                      minter: ctx.minter,
+                      log: ctx.log,
+                    }),
+                ],
+              }),
+        }),
+      );
+    }
+    return { names: running.map((r) => r.name) };
+  },
+  /** Sum and count of the chunk-time histogram over every Computer of this process. */
+  "chunk-time": async () => {
+    let sum = 0;
+    let count = 0;
+    for (const r of running) {
+      const m = await r.metrics.chunkSeconds.get();
+      for (const v of m.values) {
+        if (v.metricName?.endsWith("_sum")) sum += v.value;
+        if (v.metricName?.endsWith("_count")) count += v.value;
+      }
+    }
+    return { sum, count };
+  },
+  "hash-computations": async () => {
+    let n = 0;
+    for (const r of running)
+      for (const v of (await r.metrics.hashComputations.get()).values) n += v.value;
+    return n;
+  },
+  stop: async () => {
+    await Promise.all(running.map((r) => r.close()));
+    running.length = 0;
+    return null;
+  },
+});

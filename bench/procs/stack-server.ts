@@ -1,0 +1,37 @@
+/**
+ * Our Server (server/server.ts `startServer`) in its own process, as `npm run server` runs it,
+ * plus the bench's `stats` command (CPU, RSS, event-loop delay of this process) and a count of
+ * open Engine.IO sessions (for the half-open handshake check of section 7).
+ */
+import { serve } from "../lib/ipc.ts";
+import { startServer, type RunningServer } from "../../server/server.ts";
+
+let server: RunningServer | null = null;
+
+interface StartArgs {
+  maxHttpBufferSize: number;
+  token: string;
+  pingIntervalMs?: number;
+  pingTimeoutMs?: number;
+}
+
+serve({
+  start: async (raw) => {
+    const a = raw as StartArgs;
+    server = await startServer({
+      host: "127.0.0.1",
+      port: 0,
+      maxHttpBufferSize: a.maxHttpBufferSize,
+      tokens: [a.token],
+      ...(a.pingIntervalMs ? { pingIntervalMs: a.pingIntervalMs } : {}),
+      ...(a.pingTimeoutMs ? { pingTimeoutMs: a.pingTimeoutMs } : {}),
+    });
+    return { url: server.url };
+  },
+  sessions: async () => server?.io.engine.clientsCount ?? 0,
+  stop: async () => {
+    await server?.close();
+    server = null;
+    return null;
+  },
+});

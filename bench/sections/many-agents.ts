@@ -1,0 +1,6 @@
+/** Not written yet. */
+import { SkipSection, type Ctx } from "../lib/context.ts";
+
+export async function runManyAgents(_ctx: Ctx): Promise<never> {
+  throw new SkipSection("not implemented yet");
+}

@@ -1,0 +1,226 @@
+/**
+ * Section 3, chunk sweep: our full stack (Server, Computer with the SKILL producer and blob engine,
+ * Agent SDK) at every chunk size from 16 KiB to the largest that fits, against maxHttpBufferSize
+ * 1 MB and 4 MB, windows 1–16, base64 and binary carriage. The 4 MB part measures the sizes that
+ * do not fit 1 MB (plus 512 KiB, common to both, to show the setting alone changes nothing).
+ * Sizes whose ack would exceed the buffer are marked from protocol/sizing.ts, never sent.
+ * Also runs the SDK's own pull loop with its default settings (the 90%-of-best goal).
+ */
+import { createHash } from "node:crypto";
+import type { ChunkEnvelope } from "../../protocol/index.ts";
+import {
+  DEFAULT_WINDOW,
+  DEFAULT_BASE64_CHUNK_BYTES,
+  DEFAULT_BINARY_CHUNK_BYTES,
+} from "../../agent/pull.ts";
+import { fileDigests } from "../lib/data.ts";
+import { IntegrityError } from "../lib/integrity.ts";
+import { withCosts, toPoint, type PointResult } from "../lib/measure.ts";
+import { sizePoints, type SizePoint } from "../lib/points.ts";
+import { formatBytes, KiB } from "../lib/stats.ts";
+import type { Ctx } from "../lib/context.ts";
+import type { DriveArgs } from "../procs/agent.ts";
+import type { DriveResult } from "../lib/driver.ts";
+import type { ProcCost } from "../lib/ipc.ts";
+import type { SdkReadResult } from "../stack/agent-side.ts";
+import { getHandle, requireStack, startStack, type Stack } from "../stack/harness.ts";
+import { ensureSweepFile, type CeilingData } from "./ceiling.ts";
+
+type Carriage = "base64" | "binary";
+
+export interface SweepPoint extends PointResult {
+  buffer: number;
+  /** Stack MB/s / ceiling MB/s at the same carriage, size (±3%) and window; null without one. */
+  ratio: number | null;
+}
+
+export interface SweepBuffer {
+  maxHttpBufferSize: number;
+  windows: number[];
+  /** The Computer's clamp per carriage (probed: asked for 64 MiB, got this many bytes). */
+  caps: Record<Carriage, number>;
+  sizes: Record<Carriage, SizePoint[]>;
+  points: SweepPoint[];
+}
+
+export interface SdkRun {
+  label: string;
+  carriage: Carriage;
+  window: number;
+  chunkBytes: number;
+  result: SdkReadResult;
+  costs: ProcCost[];
+}
+
+export interface SweepData {
+  fileBytes: number;
+  handleLength: number;
+  serverEntry: string;
+  computerEntry: string;
+  buffers: SweepBuffer[];
+  sdk: SdkRun[];
+}
+
+export function ceilingPoint(
+  ceiling: CeilingData | null,
+  carriage: Carriage,
+  size: number,
+  window: number,
+): PointResult | undefined {
+  return ceiling?.points
+    .filter(
+      (p) =>
+        p.carriage === carriage &&
+        p.window === window &&
+        Math.abs(p.chunkBytes - size) <= size * 0.03,
+    )
+    .sort((a, b) => Math.abs(a.chunkBytes - size) - Math.abs(b.chunkBytes - size))[0];
+}
+
+export async function runSweep(ctx: Ctx): Promise<SweepData> {
+  requireStack();
+  const { plan } = ctx;
+  const path = ensureSweepFile(ctx);
+  const source = fileDigests(path, 1 << 20);
+  const ceiling =
+    ctx.results.ceiling?.status === "done" ? (ctx.results.ceiling.data as CeilingData) : null;
+  const buffers: SweepBuffer[] = [];
+  const sdk: SdkRun[] = [];
+  let handleLength = 0;
+  const first = plan.maxHttpBufferSizes[0] ?? 1_000_000;
+
+  for (const buffer of plan.maxHttpBufferSizes) {
+    const stack = await startStack(ctx, { maxHttpBufferSize: buffer, offices: 1 });
+    try {
+      const seat = stack.seats[0]!;
+      const h = await getHandle(seat, "sweep.bin");
+      if (h.sha256 !== source.sha256 || h.totalSize !== source.size) {
+        throw new IntegrityError(
+          `get_skill reported ${h.sha256}/${h.totalSize} for the sweep file, source is ${source.sha256}/${source.size}`,
+        );
+      }
+      handleLength = h.handle.length;
+      const envelope: ChunkEnvelope = {
+        blob_handle: h.handle,
+        mime_type: h.mimeType,
+        total_size: h.totalSize,
+        sha256: h.sha256,
+        chunk_offset: h.totalSize,
+        req_id: createHash("sha256").update("req").digest("hex").slice(0, 36),
+      };
+      const isFirst = buffer === first;
+      const windows = isFirst ? plan.windows : plan.bigBufferWindows;
+      const caps = {} as Record<Carriage, number>;
+      const sizes = {} as Record<Carriage, SizePoint[]>;
+      const points: SweepPoint[] = [];
+      for (const carriage of plan.carriages) {
+        caps[carriage] = await seat.child.call<number>("stack-probe-cap", {
+          agent: seat.index,
+          handle: h.handle,
+          carriage,
+        });
+        const all = sizePoints(plan.chunkSizes, [buffer], carriage, envelope);
+        const smaller = plan.maxHttpBufferSizes.filter((b) => b < buffer);
+        // At a bigger buffer, only what did not fit the smaller one, plus one common size.
+        sizes[carriage] = isFirst
+          ? all
+          : all.filter(
+              (s) =>
+                s.bytes === 512 * KiB ||
+                smaller.every(
+                  (b) => !sizePoints([s.bytes], [b], carriage, envelope)[0]?.fits[String(b)],
+                ),
+            );
+        for (const size of sizes[carriage]) {
+          if (!size.fits[String(buffer)] || size.bytes > caps[carriage]) continue;
+          for (const window of windows) {
+            const args: DriveArgs = {
+              carrier: "stack",
+              path,
+              chunkBytes: size.bytes,
+              window,
+              durationMs: plan.pointMs,
+              carriage,
+              agent: seat.index,
+              handle: h.handle,
+            };
+            const { value, costs } = await withCosts(stack.procs, () =>
+              seat.child.call<DriveResult>("drive", args),
+            );
+            const p = toPoint(
+              ctx.ledger,
+              { carriage, chunkBytes: size.bytes, window },
+              value,
+              costs,
+            );
+            const c = ceilingPoint(ceiling, carriage, size.bytes, window);
+            points.push({ ...p, buffer, ratio: c && c.mbps > 0 ? p.mbps / c.mbps : null });
+            ctx.log(
+              `sweep ${(buffer / 1e6).toFixed(0)}MB ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s${c ? ` (${((100 * p.mbps) / c.mbps).toFixed(0)}% of ceiling)` : ""}`,
+            );
+          }
+        }
+      }
+      buffers.push({ maxHttpBufferSize: buffer, windows, caps, sizes, points });
+      if (isFirst) sdk.push(...(await sdkRuns(ctx, stack, h, path)));
+    } finally {
+      await stack.close();
+    }
+  }
+  return {
+    fileBytes: source.size,
+    handleLength,
+    serverEntry: "server/server.ts startServer",
+    computerEntry: "computer/computer.ts startComputer",
+    buffers,
+    sdk,
+  };
+}
+
+/** The SDK's pull loop with its default settings (base64, and binary opt-in). */
+async function sdkRuns(
+  ctx: Ctx,
+  stack: Stack,
+  h: { handle: string; sha256: string; totalSize: number },
+  _path: string,
+): Promise<SdkRun[]> {
+  const seat = stack.seats[0]!;
+  const runs: SdkRun[] = [];
+  const variants: Array<{ label: string; carriage: Carriage; binary: boolean; chunk: number }> = [
+    {
+      label: "SDK defaults (base64)",
+      carriage: "base64",
+      binary: false,
+      chunk: DEFAULT_BASE64_CHUNK_BYTES,
+    },
+    {
+      label: "SDK defaults + binary",
+      carriage: "binary",
+      binary: true,
+      chunk: DEFAULT_BINARY_CHUNK_BYTES,
+    },
+  ];
+  for (const v of variants) {
+    const { value, costs } = await withCosts(stack.procs, () =>
+      seat.child.call<SdkReadResult>("sdk-read", {
+        agent: seat.index,
+        handle: h.handle,
+        sha256: h.sha256,
+        totalSize: h.totalSize,
+        durationMs: ctx.plan.pointMs * 3,
+        options: v.binary ? { binary: true } : {},
+      }),
+    );
+    ctx.ledger.add(value.requests, value.bytes, value.reads);
+    runs.push({
+      label: v.label,
+      carriage: v.carriage,
+      window: DEFAULT_WINDOW,
+      chunkBytes: v.chunk,
+      result: value,
+      costs,
+    });
+    ctx.log(`sweep ${v.label}: ${value.mbps.toFixed(1)} MB/s over ${value.reads} verified reads`);
+  }
+  return runs;
+}

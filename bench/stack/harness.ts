@@ -1,0 +1,170 @@
+/**
+ * Starts our stack for a section: the Server in its own process, Computers (one per office) in one
+ * or more Computer processes, and Agents (one per office, the protocol allows one Agent per
+ * office) in one or more Agent processes. Resources are files of one skill package
+ * (`<home>/user/bench-data/`), served through the real SKILL channel and blob engine.
+ */
+import { randomUUID } from "node:crypto";
+import { chmodSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { spawnChild, type Child } from "../lib/ipc.ts";
+import { SkipSection, type Ctx } from "../lib/context.ts";
+import { missingParts } from "./available.ts";
+
+export const BENCH_TOKEN = `bench-${randomUUID()}`;
+export const SKILL = "bench-data";
+
+/** The skill home, with one package holding every bench resource. Created on first use. */
+export function skillHome(ctx: Ctx): string {
+  const home = join(ctx.dataDir, "home");
+  const pkg = join(home, "user", SKILL);
+  if (!existsSync(join(pkg, "SKILL.md"))) {
+    mkdirSync(pkg, { recursive: true, mode: 0o700 });
+    for (const d of [home, join(home, "user"), pkg]) chmodSync(d, 0o700);
+    writeFileSync(
+      join(pkg, "SKILL.md"),
+      [
+        "---",
+        `name: ${SKILL}`,
+        "description: Resources of the A2C benchmark",
+        "---",
+        "Bench data.",
+      ].join("\n"),
+    );
+  }
+  return home;
+}
+
+/** Absolute path of a resource inside the bench package. */
+export function resourcePath(ctx: Ctx, name: string): string {
+  return join(skillHome(ctx), "user", SKILL, name);
+}
+
+export interface Seat {
+  child: Child;
+  /** Index of this Agent inside its process. */
+  index: number;
+  office: string;
+  computer: string;
+}
+
+export interface Stack {
+  url: string;
+  server: Child;
+  computers: Child[];
+  agents: Child[];
+  seats: Seat[];
+  /** Every process with its role, for withCosts(). */
+  procs: Array<{ role: string; child: Child }>;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  maxHttpBufferSize: number;
+  offices: number;
+  computerProcs?: number;
+  agentProcs?: number;
+  workers?: number;
+  pingIntervalMs?: number;
+  pingTimeoutMs?: number;
+  /** Whether to connect Agents (section 7 only needs the Server). */
+  withClients?: boolean;
+}
+
+export function requireStack(): void {
+  const missing = missingParts();
+  if (missing.length > 0) throw new SkipSection(`not in this tree yet: ${missing.join(", ")}`);
+}
+
+export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
+  requireStack();
+  const children: Child[] = [];
+  const close = async (): Promise<void> => {
+    for (const c of [...children].reverse()) await c.close();
+  };
+  try {
+    const server = await spawnChild("server", "bench/procs/stack-server.ts");
+    children.push(server);
+    const { url } = await server.call<{ url: string }>("start", {
+      maxHttpBufferSize: o.maxHttpBufferSize,
+      token: BENCH_TOKEN,
+      pingIntervalMs: o.pingIntervalMs,
+      pingTimeoutMs: o.pingTimeoutMs,
+    });
+    const stack: Stack = { url, server, computers: [], agents: [], seats: [], procs: [], close };
+    if (o.withClients === false) {
+      stack.procs.push({ role: "server", child: server });
+      return stack;
+    }
+    const run = randomUUID().slice(0, 8);
+    const offices = Array.from({ length: o.offices }, (_, i) => ({
+      office: `bench-${run}-office-${i}`,
+      name: `bench-computer-${i}`,
+    }));
+    const home = skillHome(ctx);
+    const cp = Math.max(1, Math.min(o.computerProcs ?? 1, o.offices));
+    for (let p = 0; p < cp; p++) {
+      const child = await spawnChild(`computer-${p}`, "bench/procs/stack-computer.ts");
+      children.push(child);
+      stack.computers.push(child);
+      await child.call("start", {
+        url,
+        token: BENCH_TOKEN,
+        skills: home,
+        stateDir: join(ctx.dataDir, "state"),
+        maxHttpBufferSize: o.maxHttpBufferSize,
+        maxSize: 4 * 1024 * 1024 * 1024,
+        workers: o.workers,
+        computers: offices
+          .filter((_, i) => i % cp === p)
+          .map((x) => ({ name: x.name, office: x.office })),
+      });
+    }
+    const ap = Math.max(1, Math.min(o.agentProcs ?? 1, o.offices));
+    for (let p = 0; p < ap; p++) {
+      const child = await spawnChild(`agent-${p}`, "bench/procs/agent.ts");
+      children.push(child);
+      stack.agents.push(child);
+      const mine = offices.filter((_, i) => i % ap === p);
+      await child.call("stack-connect", {
+        url,
+        token: BENCH_TOKEN,
+        agents: mine.map((x) => ({ office: x.office, computer: x.name })),
+      });
+      mine.forEach((x, index) =>
+        stack.seats.push({ child, index, office: x.office, computer: x.name }),
+      );
+    }
+    stack.procs.push(
+      ...stack.agents.map((child, i) => ({
+        role: stack.agents.length > 1 ? `agent${i}` : "agent",
+        child,
+      })),
+      { role: "server", child: server },
+      ...stack.computers.map((child, i) => ({
+        role: stack.computers.length > 1 ? `computer${i}` : "computer",
+        child,
+      })),
+    );
+    return stack;
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+export interface HandleInfo {
+  handle: string;
+  sha256: string;
+  totalSize: number;
+  mimeType: string;
+}
+
+/** A handle for `name` through `client:get_skill`, minted by the seat's Computer. */
+export function getHandle(seat: Seat, name: string): Promise<HandleInfo> {
+  return seat.child.call<HandleInfo>("stack-handle", {
+    agent: seat.index,
+    skill: SKILL,
+    relPath: name,
+  });
+}
