@@ -1,0 +1,149 @@
+/**
+ * A real `redis-server` for tests: its own temp dir, a free loopback port, no persistence.
+ * Readiness is awaited by connecting and sending PING (no sleeps); `stop()` ends it and removes
+ * the dir; `kill()` SIGKILLs it (to test a Redis crash). Needs `redis-server` on PATH
+ * (`.ci/run` installs it from Debian).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface RedisInstance {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  /** Graceful stop (SIGTERM, then SIGKILL after 3 s) and temp dir removal. Idempotent. */
+  stop(): Promise<void>;
+  /** SIGKILL, waits for the exit. The temp dir is still removed by `stop()`. */
+  kill(): Promise<void>;
+}
+
+/** Asks the kernel for a free loopback port (bound then released right away). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** One PING over a raw socket: resolves true on `+PONG`, false on any error. */
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ host: "127.0.0.1", port });
+    let buf = "";
+    const done = (ok: boolean): void => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(1000, () => done(false));
+    sock.once("error", () => done(false));
+    sock.once("connect", () => sock.write("PING\r\n"));
+    sock.on("data", (d) => {
+      buf += d.toString("latin1");
+      if (buf.includes("\r\n")) done(buf.startsWith("+PONG"));
+    });
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+/** Starts `redis-server`. Retries with another port if the one picked was taken meanwhile. */
+export async function startRedis(): Promise<RedisInstance> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      return await startOnce(await freePort());
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw lastError instanceof Error ? lastError : new Error(String(lastError));
+}
+
+async function startOnce(port: number): Promise<RedisInstance> {
+  const dir = await mkdtemp(join(tmpdir(), "a2c-redis-"));
+  const child = spawn(
+    "redis-server",
+    [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--protected-mode",
+      "yes",
+      "--loglevel",
+      "warning",
+    ],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (d: Buffer) => {
+    if (stderr.length < 4096) stderr += d.toString();
+  });
+  const gone = exited(child);
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (!stopped) {
+      stopped = true;
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        const timer = setTimeout(() => child.kill("SIGKILL"), 3000);
+        await gone;
+        clearTimeout(timer);
+      }
+    }
+    await rm(dir, { recursive: true, force: true });
+  };
+  const spawnError = new Promise<never>((_, reject) => child.once("error", (err) => reject(err)));
+  // Wait for readiness: PING until PONG, or fail if the process exits first.
+  const ready = (async (): Promise<void> => {
+    for (;;) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        throw new Error(`redis-server exited during start: ${stderr.trim()}`);
+      }
+      if (await ping(port)) return;
+      // Not listening yet: wait for either the process to exit or a short poll tick. A
+      // readiness probe has no event to wait on, so this is the one bounded poll.
+      await Promise.race([gone, new Promise((r) => setTimeout(r, 20))]);
+    }
+  })();
+  const deadline = new Promise<never>((_, reject) => {
+    const t = setTimeout(
+      () => reject(new Error("redis-server did not answer PING in 10 s")),
+      10_000,
+    );
+    void ready.finally(() => clearTimeout(t)).catch(() => undefined);
+  });
+  try {
+    await Promise.race([ready, spawnError, deadline]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    pid: child.pid ?? -1,
+    stop,
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await gone;
+    },
+  };
+}
