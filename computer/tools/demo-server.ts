@@ -152,6 +152,9 @@ server.registerTool(
   }),
 );
 
+/** How many `slow` calls were interrupted by `notifications/cancelled` (tests read it). */
+let slowCancelled = 0;
+
 server.registerTool(
   "slow",
   {
@@ -159,9 +162,20 @@ server.registerTool(
     inputSchema: { ms: z.number().int().min(0).max(3_600_000) },
   },
   async ({ ms }, extra) => {
-    await sleep(ms, undefined, { signal: extra.signal });
+    try {
+      await sleep(ms, undefined, { signal: extra.signal });
+    } catch (err) {
+      slowCancelled++;
+      throw err;
+    }
     return { content: [{ type: "text", text: `done after ${ms} ms` }] };
   },
+);
+
+server.registerTool(
+  "cancelled_count",
+  { description: "How many slow calls were cancelled by the client so far." },
+  () => ({ content: [{ type: "text", text: String(slowCancelled) }] }),
 );
 
 server.registerTool("pid", { description: "This server's process id." }, () => ({
