@@ -30,7 +30,7 @@ async function reason(extra: Record<string, unknown>, h = handle): Promise<unkno
   const ret = await fx.engine.getBlob(blobReq(h, extra));
   assert.equal((ret as { code?: number }).code, 4018, JSON.stringify(ret));
   assert.equal((ret as { message?: string }).message, "Blob not accessible");
-  return (ret as { details: { reason: string } }).details.reason;
+  return (ret as unknown as { details: { reason: string } }).details.reason;
 }
 
 const decode = (r: GetBlobRet): Buffer =>
