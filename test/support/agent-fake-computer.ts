@@ -145,6 +145,13 @@ export async function startFakeServer(
   };
 }
 
+const shaMemo = new WeakMap<Buffer, string>();
+function shaOf(bytes: Buffer): string {
+  let h = shaMemo.get(bytes);
+  if (h === undefined) shaMemo.set(bytes, (h = sha256(bytes)));
+  return h;
+}
+
 export function sha256(bytes: Buffer): string {
   return createHash("sha256").update(bytes).digest("hex");
 }
@@ -190,7 +197,7 @@ export function answerFor(
     blob_handle: req.blob_handle,
     mime_type: o.mime ?? "application/octet-stream",
     total_size: total,
-    sha256: o.sha ?? sha256(bytes),
+    sha256: o.sha ?? shaOf(bytes),
     chunk_offset: offset,
     eof: offset + len === total,
     blob: binary ? Buffer.from(slice) : slice.toString("base64"),
@@ -202,7 +209,8 @@ export function answerFor(
 
 /** A script serving `bytes` correctly. */
 export function serve(bytes: Buffer, o: ServeOptions = {}): Script {
-  return (req) => answerFor(bytes, req, o);
+  const withSha = { ...o, sha: o.sha ?? sha256(bytes) };
+  return (req) => answerFor(bytes, req, withSha);
 }
 
 export function blobError(reason: BlobReason | string): Record<string, unknown> {
