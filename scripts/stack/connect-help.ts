@@ -3,6 +3,7 @@
  * runs, and what `npm run stack -- --keep` prints (the same command, for a person to paste).
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { DemoFile, DemoManifest } from "./demo-data.ts";
 
 export interface CliTarget {
@@ -67,8 +68,11 @@ export function connectHelp(stack: KeptStack): string {
     `  server   ${stack.serverUrl}   (health: ${stack.serverUrl}/healthz)`,
     ...stack.offices.map((o) => `  office   ${o.officeId}   computers: ${o.computers.join(", ")}`),
     "",
+    `  demo manifest ${stack.manifestPath}   (sizes and sha256 of every demo file)`,
+    "",
     "Connect the Agent CLI from another shell, e.g. download the big file from office 1:",
-    `  ${keptDownloadCommand(stack, "big.bin")}`,
+    // npm runs scripts from the package root; INIT_CWD is where the user typed the command.
+    `  ${keptDownloadCommand(stack, join(process.env.INIT_CWD ?? process.cwd(), "big.bin"))}`,
     "",
   ];
   return lines.join("\n");

@@ -211,14 +211,15 @@ export async function runStack(
       new Map(plan.map((ids, i) => [`agent-${i + 1}`, ids.length])),
     );
 
-    const outcome = await new Promise<"done" | "aborted" | string>((settle) => {
+    // "done", "aborted", or why the run stopped early.
+    const outcome = await new Promise<string>((settle) => {
       let ready = 0;
       let done = 0;
       const timer = setTimeout(
         () => settle(`deadline of ${RUN_DEADLINE_MS / 1000} s passed`),
         RUN_DEADLINE_MS,
       );
-      const finish = (why: "done" | "aborted" | string): void => {
+      const finish = (why: string): void => {
         clearTimeout(timer);
         settle(why);
       };

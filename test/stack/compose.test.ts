@@ -83,7 +83,7 @@ function entryFile(cmd: string[]): string {
 
 const services = compose.services;
 
-test("compose has the server, computer and agent services, each with a command", () => {
+void test("compose has the server, computer and agent services, each with a command", () => {
   for (const name of ["server", "computer", "agent"]) {
     assert.ok(services[name], `service ${name}`);
   }
@@ -93,7 +93,7 @@ test("compose has the server, computer and agent services, each with a command",
   }
 });
 
-test("every command runs a file that exists and is copied into the image", () => {
+void test("every command runs a file that exists and is copied into the image", () => {
   const copied = [...dockerfile.matchAll(/^COPY\s+(.+)\s+\S+$/gm)].flatMap((m) =>
     m[1]!.split(/\s+/),
   );
@@ -107,7 +107,7 @@ test("every command runs a file that exists and is copied into the image", () =>
   }
 });
 
-test("the Dockerfile is node:20 based and installs with npm ci", () => {
+void test("the Dockerfile is node:20 based and installs with npm ci", () => {
   assert.match(dockerfile, /^FROM node:20\b/m);
   assert.match(dockerfile, /^RUN npm ci\b/m);
   // Files tsx needs at run time must not be ignored.
@@ -116,7 +116,7 @@ test("the Dockerfile is node:20 based and installs with npm ci", () => {
   }
 });
 
-test("every A2C_* variable a service sets is read by the process it runs", () => {
+void test("every A2C_* variable a service sets is read by the process it runs", () => {
   for (const [name, svc] of Object.entries(services)) {
     const file = entryFile(svc.command!);
     const read = envNamesIn(...foldersFor(file));
@@ -130,7 +130,7 @@ test("every A2C_* variable a service sets is read by the process it runs", () =>
   }
 });
 
-test("ports, URLs and healthchecks agree", () => {
+void test("ports, URLs and healthchecks agree", () => {
   const server = services.server!;
   const port = server.environment?.A2C_PORT;
   assert.ok(port, "server sets A2C_PORT");
@@ -159,7 +159,7 @@ test("ports, URLs and healthchecks agree", () => {
   }
 });
 
-test("the agent runs in the Computer's office and reads the demo manifest it shares", () => {
+void test("the agent runs in the Computer's office and reads the demo manifest it shares", () => {
   const agent = services.agent!.environment ?? {};
   const computer = services.computer!.environment ?? {};
   assert.equal(agent.A2C_OFFICE_ID, computer.A2C_OFFICE_ID);

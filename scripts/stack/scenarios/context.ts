@@ -9,7 +9,7 @@ export interface ScenarioContext {
   /** The office's first Computer (the one most scenarios talk to). */
   computer: string;
   /** Reports bytes moved so far (live progress). */
-  progress(bytes: number, total: number): void;
+  progress: (bytes: number, total: number) => void;
   /** Aborted when the scenario's own deadline passes or the stack stops. */
   signal: AbortSignal;
 }
