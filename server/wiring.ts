@@ -64,12 +64,15 @@ export function attachSmcp(opts: WiringOptions): void {
     const raw = firstString(socket.handshake.query[VERSION_QUERY_PARAM]);
     const gate = decide(raw, opts.serverVersion, opts.versionText);
     if (!gate.ok) return next(connectError(gate.body));
-    opts.provider
-      .authenticate({
-        auth: socket.handshake.auth,
-        headers: socket.handshake.headers,
-        address: socket.handshake.address,
-      })
+    // Through a promise so that a provider that throws synchronously is caught too.
+    Promise.resolve()
+      .then(() =>
+        opts.provider.authenticate({
+          auth: socket.handshake.auth,
+          headers: socket.handshake.headers,
+          address: socket.handshake.address,
+        }),
+      )
       .then(
         (decision) => {
           if (!decision.ok) {

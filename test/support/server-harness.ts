@@ -93,10 +93,18 @@ export class ServerHarness {
   async connect(options: ConnectOptions = {}): Promise<Socket> {
     const socket = this.socket(options);
     await new Promise<void>((resolve, reject) => {
-      socket.once("connect", () => resolve());
-      socket.once("connect_error", (err: Error & { data?: unknown }) =>
-        reject(new ConnectRefused(err.message, err.data)),
+      const timer = setTimeout(
+        () => reject(new Error(`no connect within ${DEFAULT_WAIT_MS} ms`)),
+        DEFAULT_WAIT_MS,
       );
+      socket.once("connect", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      socket.once("connect_error", (err: Error & { data?: unknown }) => {
+        clearTimeout(timer);
+        reject(new ConnectRefused(err.message, err.data));
+      });
     });
     return socket;
   }
