@@ -25,6 +25,10 @@ export interface SkillServiceOptions {
   debounceMs?: number;
   /** Safety-net signature scan period (default 5000 ms; 0 = none). */
   pollMs?: number;
+  /** Use `fs.watch` triggers (default true); `false` leaves only the periodic scan. */
+  fsWatch?: boolean;
+  /** Called after each watcher-driven registry rebuild (attached or not). */
+  onRefresh?: () => void;
 }
 
 export interface SkillService extends ComputerService {
@@ -87,7 +91,11 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
           log,
           debounceMs: opts.debounceMs ?? 300,
           pollMs: opts.pollMs ?? 5000,
-          onChange: refresh,
+          fsWatch: opts.fsWatch ?? true,
+          onChange: async () => {
+            await refresh();
+            opts.onRefresh?.();
+          },
           isAttached: () => notifyFn !== undefined,
           notify: () => {
             log.info("skill set changed: server:update_skills");

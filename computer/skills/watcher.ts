@@ -82,6 +82,8 @@ export interface HomeWatcherOptions {
   debounceMs: number;
   /** 0 disables the periodic scan. */
   pollMs: number;
+  /** Arm `fs.watch` triggers (false: periodic scan only). */
+  fsWatch: boolean;
   /** Rebuilds the registry. */
   onChange(): Promise<void>;
   /** Called once per burst of changes, only while attached. */
@@ -108,7 +110,6 @@ export class HomeWatcher {
     this.syncWatchers(s.dirs);
     if (this.o.pollMs > 0) {
       this.poller = setInterval(() => void this.poll(), this.o.pollMs);
-      this.poller.unref();
     }
   }
 
@@ -186,6 +187,7 @@ export class HomeWatcher {
   }
 
   private syncWatchers(dirs: string[]): void {
+    if (!this.o.fsWatch) return;
     const want = new Set([this.o.home, ...dirs]);
     for (const [dir, w] of this.watchers) {
       if (!want.has(dir)) {
@@ -196,7 +198,7 @@ export class HomeWatcher {
     for (const dir of want) {
       if (this.watchers.has(dir)) continue;
       try {
-        const w = watch(dir, { persistent: false }, () => this.trigger());
+        const w = watch(dir, () => this.trigger());
         w.on("error", () => {
           w.close();
           this.watchers.delete(dir);

@@ -18,7 +18,7 @@ import {
   type SkillService,
   type SkillServiceOptions,
 } from "../../computer/skills/index.ts";
-import type { GetBlobRet } from "../../protocol/index.ts";
+import { isErrorPayload, type GetBlobRet } from "../../protocol/index.ts";
 
 export interface LogLine {
   level: number;
@@ -95,7 +95,7 @@ export interface SkillRig {
 /** A skill service on a temp home wired to a real engine, the way the Computer core wires it. */
 export async function startSkillRig(
   setup: (home: string) => Promise<void> = async () => {},
-  over: Partial<SkillServiceOptions> & { config?: Partial<ComputerConfig> } = {},
+  over: Partial<Omit<SkillServiceOptions, "config">> & { config?: Partial<ComputerConfig> } = {},
 ): Promise<SkillRig> {
   const tmp = await tempDir();
   const home = join(tmp.dir, "home");
@@ -136,8 +136,8 @@ export async function startSkillRig(
           ...(maxChunk ? { max_chunk_bytes: maxChunk } : {}),
         };
         const ret = await engine.getBlob(req);
-        if ("code" in ret) throw new Error(`get_blob failed: ${JSON.stringify(ret)}`);
-        const r = ret as GetBlobRet;
+        if (isErrorPayload(ret)) throw new Error(`get_blob failed: ${JSON.stringify(ret)}`);
+        const r: GetBlobRet = ret;
         chunks.push(r);
         const b = Buffer.from(r.blob as string, "base64");
         parts.push(b);

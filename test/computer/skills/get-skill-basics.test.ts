@@ -47,7 +47,7 @@ before(async () => {
 });
 after(() => rig.close());
 
-test("22: get_skills returns {skills, req_id}; refs carry the four required fields and no body", async () => {
+void test("22: get_skills returns {skills, req_id}; refs carry the four required fields and no body", async () => {
   const ret = await callGetSkills(rig.service);
   assert.ok(!isErrorPayload(ret));
   const parsed = GetSkillsRetSchema.parse(ret);
@@ -61,7 +61,7 @@ test("22: get_skills returns {skills, req_id}; refs carry the four required fiel
   assert.ok(!("body" in ref) && !("version" in ref) && !("uri" in ref));
 });
 
-test("24/25: malformed names are 4016 before any registry lookup", async () => {
+void test("24/25: malformed names are 4016 before any registry lookup", async () => {
   for (const name of [
     "bad name!!",
     "a:b:c:d",
@@ -83,14 +83,14 @@ test("24/25: malformed names are 4016 before any registry lookup", async () => {
   }
 });
 
-test("26: a well-formed unknown name is 4014 with details.name (D22)", async () => {
+void test("26: a well-formed unknown name is 4014 with details.name (D22)", async () => {
   for (const name of ["nope", "plug:nope", "mcp:bundle_1:nope"]) {
     const ret = await callGetSkill(rig.service, name);
     assert.deepEqual(ret, { code: 4014, message: "Skill not found", details: { name } });
   }
 });
 
-test("27: no rel_path → SKILL.md body after the frontmatter, size and sha256 of those bytes", async () => {
+void test("27: no rel_path → SKILL.md body after the frontmatter, size and sha256 of those bytes", async () => {
   for (const rel of [undefined, ""]) {
     const ret = GetSkillRetSchema.parse(await callGetSkill(rig.service, "demo", rel));
     assert.equal(ret.rel_path, "SKILL.md");
@@ -102,7 +102,7 @@ test("27: no rel_path → SKILL.md body after the frontmatter, size and sha256 o
   }
 });
 
-test("34/35: text within the inline budget is a body; one byte over is a handle", async () => {
+void test("34/35: text within the inline budget is a body; one byte over is a handle", async () => {
   const edge = GetSkillRetSchema.parse(await callGetSkill(rig.service, "demo", "edge.txt"));
   assert.equal(edge.body?.length, 32 * 1024);
   assert.equal(edge.blob_handle, undefined);
@@ -113,7 +113,7 @@ test("34/35: text within the inline budget is a body; one byte over is a handle"
   assert.equal(big.sha256, sha("x".repeat(32 * 1024 + 1)));
 });
 
-test("36: a binary MIME (.png, 1 byte) is always a handle", async () => {
+void test("36: a binary MIME (.png, 1 byte) is always a handle", async () => {
   const ret = GetSkillRetSchema.parse(await callGetSkill(rig.service, "demo", "pixel.png"));
   assert.equal(ret.mime_type, "image/png");
   assert.equal(ret.body, undefined);
@@ -121,7 +121,7 @@ test("36: a binary MIME (.png, 1 byte) is always a handle", async () => {
   assert.equal(ret.total_size, 1);
 });
 
-test("37: an empty text file is body '' with the sha256 of empty input", async () => {
+void test("37: an empty text file is body '' with the sha256 of empty input", async () => {
   const ret = GetSkillRetSchema.parse(await callGetSkill(rig.service, "demo", "empty.txt"));
   assert.deepEqual(
     { body: ret.body, total_size: ret.total_size, sha256: ret.sha256, mime: ret.mime_type },
@@ -129,7 +129,7 @@ test("37: an empty text file is body '' with the sha256 of empty input", async (
   );
 });
 
-test("38: never both body and blob_handle, never neither (every file of the package)", async () => {
+void test("38: never both body and blob_handle, never neither (every file of the package)", async () => {
   for (const rel of [
     "SKILL.md",
     "notes.txt",
@@ -146,7 +146,7 @@ test("38: never both body and blob_handle, never neither (every file of the pack
   }
 });
 
-test("39: mandated extensions map to the mandated MIME types (case-insensitive)", async () => {
+void test("39: mandated extensions map to the mandated MIME types (case-insensitive)", async () => {
   const want: Record<string, string> = {
     "m/a.md": "text/markdown",
     "m/a.markdown": "text/markdown",
@@ -167,7 +167,7 @@ test("39: mandated extensions map to the mandated MIME types (case-insensitive)"
   }
 });
 
-test("text that is not valid UTF-8 gets a handle (D21); a BOM survives so sha256(utf8(body)) holds", async () => {
+void test("text that is not valid UTF-8 gets a handle (D21); a BOM survives so sha256(utf8(body)) holds", async () => {
   const latin = GetSkillRetSchema.parse(await callGetSkill(rig.service, "demo", "latin1.txt"));
   assert.equal(latin.body, undefined);
   assert.ok(latin.blob_handle);
@@ -176,13 +176,13 @@ test("text that is not valid UTF-8 gets a handle (D21); a BOM survives so sha256
   assert.equal(bom.total_size, 6);
 });
 
-test("rel_path is echoed verbatim (e.g. './notes.txt')", async () => {
+void test("rel_path is echoed verbatim (e.g. './notes.txt')", async () => {
   const ret = GetSkillRetSchema.parse(await callGetSkill(rig.service, "demo", "./notes.txt"));
   assert.equal(ret.rel_path, "./notes.txt");
   assert.equal(ret.body, "plain notes\n");
 });
 
-test("a new file shows up with a new hash when rewritten (no stale cache)", async () => {
+void test("a new file shows up with a new hash when rewritten (no stale cache)", async () => {
   await writeFileDeep(`${rig.home}/user/demo/notes.txt`, "v2\n");
   const ret = GetSkillRetSchema.parse(await callGetSkill(rig.service, "demo", "notes.txt"));
   assert.equal(ret.body, "v2\n");

@@ -54,7 +54,7 @@ async function handleFor(name: string, rel?: string) {
   return ret;
 }
 
-test("40/41/42: a full pull agrees with get_skill on size and sha256; chunks are consistent", async () => {
+void test("40/41/42: a full pull agrees with get_skill on size and sha256; chunks are consistent", async () => {
   for (const rel of [undefined, "assets/data.bin"]) {
     const minted = await handleFor("demo", rel);
     const { bytes, chunks } = await rig.drain(minted.blob_handle!, 30_000);
@@ -75,7 +75,7 @@ test("40/41/42: a full pull agrees with get_skill on size and sha256; chunks are
   }
 });
 
-test("41/45: req_id is echoed and an omitted chunk_offset means 0", async () => {
+void test("41/45: req_id is echoed and an omitted chunk_offset means 0", async () => {
   const minted = await handleFor("demo", "assets/data.bin");
   const r = req(minted.blob_handle!);
   const ret = await rig.engine.getBlob(r);
@@ -84,7 +84,7 @@ test("41/45: req_id is echoed and an omitted chunk_offset means 0", async () => 
   assert.equal(ret.chunk_offset, 0);
 });
 
-test("43/44: offset == total_size is an empty eof chunk; total+1 and -1 are range", async () => {
+void test("43/44: offset == total_size is an empty eof chunk; total+1 and -1 are range", async () => {
   const minted = await handleFor("demo");
   const end = await rig.engine.getBlob(
     req(minted.blob_handle!, { chunk_offset: minted.total_size }),
@@ -100,7 +100,7 @@ test("43/44: offset == total_size is an empty eof chunk; total+1 and -1 are rang
   }
 });
 
-test("46: max_chunk_bytes 10 → at most 10 bytes; a huge one is clamped to fit maxHttpBufferSize", async () => {
+void test("46: max_chunk_bytes 10 → at most 10 bytes; a huge one is clamped to fit maxHttpBufferSize", async () => {
   const minted = await handleFor("demo", "assets/data.bin");
   const small = await rig.engine.getBlob(req(minted.blob_handle!, { max_chunk_bytes: 10 }));
   assert.ok(!isErrorPayload(small));
@@ -110,14 +110,14 @@ test("46: max_chunk_bytes 10 → at most 10 bytes; a huge one is clamped to fit 
   assert.ok(encodedAckBytes(big) <= 1_000_000);
 });
 
-test("47: garbage handles are invalid_handle", async () => {
+void test("47: garbage handles are invalid_handle", async () => {
   for (const h of ["xyz", "", "A".repeat(100)]) {
     const ret = await rig.engine.getBlob(req(h));
     assert.ok(isErrorPayload(ret) && ret.details?.reason === "invalid_handle", h);
   }
 });
 
-test("48/D17: skill uninstalled after minting → gone (before and after the registry notices)", async () => {
+void test("48/D17: skill uninstalled after minting → gone (before and after the registry notices)", async () => {
   const minted = await handleFor("demo", "assets/data.bin");
   const md = await handleFor("demo");
   await rm(root, { recursive: true });
@@ -130,7 +130,7 @@ test("48/D17: skill uninstalled after minting → gone (before and after the reg
   }
 });
 
-test("48/D17: file deleted after minting → gone", async () => {
+void test("48/D17: file deleted after minting → gone", async () => {
   const minted = await handleFor("demo", "assets/data.bin");
   await unlink(join(root, "assets/data.bin"));
   const ret = await rig.engine.getBlob(req(minted.blob_handle!));
@@ -141,7 +141,7 @@ test("48/D17: file deleted after minting → gone", async () => {
   });
 });
 
-test("D17: skill orphaned after minting → forbidden; marker removed → served again", async () => {
+void test("D17: skill orphaned after minting → forbidden; marker removed → served again", async () => {
   const minted = await handleFor("mcp:srv:tool-help", "big.bin");
   await writeFile(join(rig.home, "mcp/srv/.orphaned"), "");
   const ret = await rig.engine.getBlob(req(minted.blob_handle!));
@@ -150,7 +150,7 @@ test("D17: skill orphaned after minting → forbidden; marker removed → served
   assert.ok(!isErrorPayload(await rig.engine.getBlob(req(minted.blob_handle!))));
 });
 
-test("D17: file replaced by a symlink to outside, or to .skillenv → forbidden, never its bytes", async () => {
+void test("D17: file replaced by a symlink to outside, or to .skillenv → forbidden, never its bytes", async () => {
   const minted = await handleFor("demo", "assets/data.bin");
   await unlink(join(root, "assets/data.bin"));
   await symlink(join(rig.home, "..", "outside.bin"), join(root, "assets/data.bin"));
@@ -170,9 +170,9 @@ test("D17: file replaced by a symlink to outside, or to .skillenv → forbidden,
   });
 });
 
-test("49: authenticated handles naming .skillenv or an escaping path are forbidden; wrong shapes invalid_handle", async () => {
+void test("49: authenticated handles naming .skillenv or an escaping path are forbidden; wrong shapes invalid_handle", async () => {
   // The engine's own minter stands in for a forger who somehow holds the key.
-  const forged = (fields: Record<string, string>) => rig.engine.mint("skill", fields);
+  const forged = (fields: Readonly<Record<string, string>>) => rig.engine.mint("skill", fields);
   for (const p of [".skillenv", ".SKILLENV", "../../outside.bin", "/etc/passwd", "a\\b"]) {
     const ret = await rig.engine.getBlob(req(forged({ n: "demo", p })));
     assert.deepEqual(
@@ -181,12 +181,13 @@ test("49: authenticated handles naming .skillenv or an escaping path are forbidd
       p,
     );
   }
-  for (const fields of [
+  const shapes: Array<Record<string, string>> = [
     { n: "demo" },
     { n: "bad name", p: "SKILL.md" },
     { n: "demo", p: "SKILL.md", x: "1" },
     { n: "demo", p: "" },
-  ]) {
+  ];
+  for (const fields of shapes) {
     const ret = await rig.engine.getBlob(req(forged(fields)));
     assert.ok(
       isErrorPayload(ret) && ret.details?.reason === "invalid_handle",
@@ -200,7 +201,7 @@ test("49: authenticated handles naming .skillenv or an escaping path are forbidd
   });
 });
 
-test("50: repeated requests are byte-identical; interleaved offsets all succeed", async () => {
+void test("50: repeated requests are byte-identical; interleaved offsets all succeed", async () => {
   const minted = await handleFor("demo", "assets/data.bin");
   const r = req(minted.blob_handle!, { chunk_offset: 1234, max_chunk_bytes: 5000 });
   assert.deepEqual(await rig.engine.getBlob(r), await rig.engine.getBlob(r));
@@ -217,7 +218,7 @@ test("50: repeated requests are byte-identical; interleaved offsets all succeed"
   });
 });
 
-test("51: an empty binary resource is one response {total_size 0, eof true, blob ''}", async () => {
+void test("51: an empty binary resource is one response {total_size 0, eof true, blob ''}", async () => {
   const minted = await handleFor("demo", "assets/empty.png");
   assert.equal(minted.total_size, 0);
   const { chunks } = await rig.drain(minted.blob_handle!);
@@ -226,7 +227,7 @@ test("51: an empty binary resource is one response {total_size 0, eof true, blob
   assert.equal(chunks[0]!.sha256, sha(""));
 });
 
-test("52: failures are flat with details.reason and carry no path or secret", async () => {
+void test("52: failures are flat with details.reason and carry no path or secret", async () => {
   const minted = await handleFor("demo", "assets/data.bin");
   await unlink(join(root, "assets/data.bin"));
   await symlink(join(rig.home, "..", "outside.bin"), join(root, "assets/data.bin"));
@@ -240,7 +241,7 @@ test("52: failures are flat with details.reason and carry no path or secret", as
   }
 });
 
-test("a rewritten file is served with its new size and sha256 at pull time (SKILL.md and raw)", async () => {
+void test("a rewritten file is served with its new size and sha256 at pull time (SKILL.md and raw)", async () => {
   const md = await handleFor("demo");
   const raw = await handleFor("demo", "assets/data.bin");
   const newBody = BODY.replace("Pull me", "Pulled!") + "more\n";

@@ -87,14 +87,14 @@ async function refs(): Promise<A2CSkillRef[]> {
   return ret.skills;
 }
 
-test("discovery order: user, marketplace, mcp; code-unit order within each level", async () => {
+void test("discovery order: user, marketplace, mcp; code-unit order within each level", async () => {
   assert.deepEqual(
     (await refs()).map((r) => r.name),
     ["alpha", "zeta", "docs:write", "tools:lint", "mcp:Bundle_1:fetch"],
   );
 });
 
-test("names, sources, paths and optional fields per source", async () => {
+void test("names, sources, paths and optional fields per source", async () => {
   const byName = new Map((await refs()).map((r) => [r.name, r]));
   assert.deepEqual(byName.get("alpha"), {
     name: "alpha",
@@ -124,7 +124,7 @@ test("names, sources, paths and optional fields per source", async () => {
   });
 });
 
-test("23: orphaned skills are absent from get_skills, 4014 on get_skill; removing the marker restores them", async () => {
+void test("23: orphaned skills are absent from get_skills, 4014 on get_skill; removing the marker restores them", async () => {
   assert.ok(!(await refs()).some((r) => r.name === "mcp:gone-server:old"));
   assert.deepEqual(await callGetSkill(rig.service, "mcp:gone-server:old"), {
     code: 4014,
@@ -142,7 +142,7 @@ test("23: orphaned skills are absent from get_skills, 4014 on get_skill; removin
   assert.equal((await callGetSkill(rig.service, "mcp:gone-server:old")).code, 4014);
 });
 
-test("bad packages are left out with an ERROR log line and are never served", async () => {
+void test("bad packages are left out with an ERROR log line and are never served", async () => {
   const errors = rig.lines
     .filter((l) => l.level === PINO_ERROR)
     .map((l) => `${String(l.package)} ${l.msg}`);
@@ -180,7 +180,7 @@ test("bad packages are left out with an ERROR log line and are never served", as
   assert.ok(!text.includes("OUTSIDE") && !text.includes("README"));
 });
 
-test("the home is created 0700 with its three source folders when missing", async () => {
+void test("the home is created 0700 with its three source folders when missing", async () => {
   const tmp = await tempDir();
   const { log } = captureLogger();
   const home = join(tmp.dir, "a", "b", "skills");

@@ -14,7 +14,7 @@ import {
 
 const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
-test("33: over the hard cap → 4017 too_large with details.total_size, no handle anywhere", async () => {
+void test("33: over the hard cap → 4017 too_large with details.total_size, no handle anywhere", async () => {
   const rig = await startSkillRig(
     async (home) => {
       await writePackage(home, "user/big", skillMd("big", "b".repeat(100)), {
@@ -46,7 +46,7 @@ test("33: over the hard cap → 4017 too_large with details.total_size, no handl
   }
 });
 
-test("33: the cap applies to the stripped SKILL.md bytes, not the file size", async () => {
+void test("33: the cap applies to the stripped SKILL.md bytes, not the file size", async () => {
   const fm = ["metadata:", `  pad: "${"p".repeat(400)}"`];
   const rig = await startSkillRig(
     async (home) => {
@@ -66,7 +66,7 @@ test("33: the cap applies to the stripped SKILL.md bytes, not the file size", as
   }
 });
 
-test("frontmatter: CRLF fences, BOM, nested SKILL.md stripped, body untrimmed; no closing fence → raw", async () => {
+void test("frontmatter: CRLF fences, BOM, nested SKILL.md stripped, body untrimmed; no closing fence → raw", async () => {
   const crlf = "---\r\nname: crlf\r\ndescription: CRLF skill\r\n---\r\n\r\nBody line\r\n";
   const bom = "\ufeff---\nname: bom\ndescription: BOM skill\n---  \nbom body";
   const nested = "---\nname: whatever\n---\nnested body\n";
@@ -94,7 +94,7 @@ test("frontmatter: CRLF fences, BOM, nested SKILL.md stripped, body untrimmed; n
   }
 });
 
-test("a large SKILL.md body goes by handle, and the pulled bytes hash to the stripped body's sha256", async () => {
+void test("a large SKILL.md body goes by handle, and the pulled bytes hash to the stripped body's sha256", async () => {
   const body = "# Big\n" + "line of text\n".repeat(5000);
   const rig = await startSkillRig(async (home) => {
     await writePackage(home, "user/large", skillMd("large", body));
@@ -117,7 +117,7 @@ test("a large SKILL.md body goes by handle, and the pulled bytes hash to the str
   }
 });
 
-test("an inline body whose JSON ack would not fit maxHttpBufferSize becomes a handle (D16)", async () => {
+void test("an inline body whose JSON ack would not fit maxHttpBufferSize becomes a handle (D16)", async () => {
   // 20,000 control bytes: valid UTF-8 text within the budget, but JSON-escaped 6× (\u0001).
   const ctl = "\u0001".repeat(20_000);
   const rig = await startSkillRig(

@@ -139,7 +139,7 @@ const CORPUS: Array<[string, "traversal" | "forbidden" | "not_found"]> = [
   [Array(20).fill(long(200)).join("/"), "not_found"],
 ];
 
-test(`corpus: ${CORPUS.length} hostile rel_path values get the right 4017 reason`, async () => {
+void test(`corpus: ${CORPUS.length} hostile rel_path values get the right 4017 reason`, async () => {
   assert.ok(CORPUS.length >= 50);
   for (const [rel, reason] of CORPUS) {
     const ret = await callGetSkill(rig.service, "victim", rel);
@@ -151,7 +151,7 @@ test(`corpus: ${CORPUS.length} hostile rel_path values get the right 4017 reason
   }
 });
 
-test("corpus: the pull-time producer never resolves any of them (traversal/forbidden → forbidden, missing → gone)", async () => {
+void test("corpus: the pull-time producer never resolves any of them (traversal/forbidden → forbidden, missing → gone)", async () => {
   const producer = rig.service.producers[0]!;
   for (const [rel, reason] of CORPUS) {
     const r = await producer.resolve({ n: "victim", p: rel });
@@ -163,7 +163,7 @@ test("corpus: the pull-time producer never resolves any of them (traversal/forbi
   }
 });
 
-test("corpus: no answer or handle ever carries a byte from outside the package or from .skillenv", async () => {
+void test("corpus: no answer or handle ever carries a byte from outside the package or from .skillenv", async () => {
   for (const [rel] of CORPUS) {
     const text = JSON.stringify(await callGetSkill(rig.service, "victim", rel));
     for (const s of SECRETS) assert.ok(!text.includes(s), `${rel} leaked ${s}`);
@@ -171,7 +171,7 @@ test("corpus: no answer or handle ever carries a byte from outside the package o
   }
 });
 
-test("28/29: ../../etc/passwd and /etc/passwd are traversal (exact payload of the spec example)", async () => {
+void test("28/29: ../../etc/passwd and /etc/passwd are traversal (exact payload of the spec example)", async () => {
   assert.deepEqual(await callGetSkill(rig.service, "victim", "../../etc/passwd"), {
     code: 4017,
     message: "Skill resource not accessible",
@@ -181,7 +181,7 @@ test("28/29: ../../etc/passwd and /etc/passwd are traversal (exact payload of th
   assert.ok(isErrorPayload(abs) && abs.details?.reason === "traversal");
 });
 
-test("31: .skillenv is forbidden with an identical payload whether or not it exists", async () => {
+void test("31: .skillenv is forbidden with an identical payload whether or not it exists", async () => {
   for (const rel of [".skillenv", "sub/.skillenv", ".SKILLENV"]) {
     const exists = await callGetSkill(rig.service, "victim", rel);
     const missing = await callGetSkill(rig.service, "clean", rel);
@@ -190,7 +190,7 @@ test("31: .skillenv is forbidden with an identical payload whether or not it exi
   }
 });
 
-test("percent-encoding is literal: a file named %2e%2e is served as itself; hidden files are not forbidden", async () => {
+void test("percent-encoding is literal: a file named %2e%2e is served as itself; hidden files are not forbidden", async () => {
   const lit = GetSkillRetSchema.parse(await callGetSkill(rig.service, "victim", "%2e%2e"));
   assert.equal(lit.mime_type, "application/octet-stream"); // no extension → binary → handle
   assert.equal((await rig.drain(lit.blob_handle!)).bytes.toString(), "literal-percent\n");
@@ -198,7 +198,7 @@ test("percent-encoding is literal: a file named %2e%2e is served as itself; hidd
   assert.equal(hidden.body, "hidden but not forbidden\n");
 });
 
-test("symlinks that stay inside the root are served (relative dir link, absolute file link)", async () => {
+void test("symlinks that stay inside the root are served (relative dir link, absolute file link)", async () => {
   const viaDir = GetSkillRetSchema.parse(
     await callGetSkill(rig.service, "victim", "dir-link/file.txt"),
   );
@@ -208,7 +208,7 @@ test("symlinks that stay inside the root are served (relative dir link, absolute
   assert.equal((await rig.drain(absIn.blob_handle!)).bytes.toString(), "notes\n");
 });
 
-test("symlinked package root: served from its realpath, escapes from it are traversal", async () => {
+void test("symlinked package root: served from its realpath, escapes from it are traversal", async () => {
   const ok = GetSkillRetSchema.parse(await callGetSkill(rig.service, "linked"));
   assert.equal(ok.body, "linked body\n");
   for (const rel of ["up", "home-escape", "../victim/.skillenv", "../neighbour.txt"]) {
@@ -218,7 +218,7 @@ test("symlinked package root: served from its realpath, escapes from it are trav
   }
 });
 
-test("32: a missing file inside the root is not_found", async () => {
+void test("32: a missing file inside the root is not_found", async () => {
   await mkdir(join(rig.home, "user", "victim", "empty-dir"));
   for (const rel of ["missing.txt", "sub/missing.txt", "empty-dir", "empty-dir/x"]) {
     const ret = await callGetSkill(rig.service, "victim", rel);
