@@ -135,14 +135,14 @@ export async function toolFixture(opts: ToolFixtureOptions = {}): Promise<ToolFi
       for (;;) {
         const ret = await getBlobRaw(handle, offset);
         assert.ok(!("code" in ret), `get_blob failed: ${JSON.stringify(ret)}`);
-        const chunk = ret as GetBlobRet;
+        const chunk = ret;
         first ??= chunk;
         const bytes = Buffer.from(chunk.blob as string, "base64");
         parts.push(bytes);
         offset += bytes.length;
         if (chunk.eof) break;
       }
-      return { bytes: Buffer.concat(parts), first: first as GetBlobRet };
+      return { bytes: Buffer.concat(parts), first: first };
     },
     getBlobRaw,
     async close() {
@@ -156,7 +156,7 @@ export async function toolFixture(opts: ToolFixtureOptions = {}): Promise<ToolFi
 
 /** The sideband markers of content item `i` (asserts they are all there). */
 export function sidebandOf(result: CallToolResult, i: number): Required<SidebandMeta> {
-  const meta = result.content[i]?._meta as SidebandMeta | undefined;
+  const meta = result.content[i]?._meta;
   assert.ok(meta?.a2c_blob_handle, `content[${i}] has no a2c_blob_handle`);
   assert.equal(typeof meta.a2c_total_size, "number");
   assert.match(meta.a2c_sha256 ?? "", /^[0-9a-f]{64}$/);

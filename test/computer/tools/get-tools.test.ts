@@ -33,8 +33,8 @@ async function getTools(): Promise<GetToolsRet> {
   return parsed;
 }
 
-describe("client:get_tools", () => {
-  test("every demo tool is exposed as {bundle_id}__{tool} with its schemas", async () => {
+void describe("client:get_tools", () => {
+  void test("every demo tool is exposed as {bundle_id}__{tool} with its schemas", async () => {
     const { tools } = await getTools();
     const names = tools.map((t) => t.name);
     for (const t of ["echo", "add", "png", "audio", "resource_blob", "slow", "fail"]) {
@@ -47,11 +47,11 @@ describe("client:get_tools", () => {
       assert.equal(t.params_schema.type, "object");
     }
     const add = tools.find((t) => t.name === "demo__add");
-    assert.deepEqual(Object.keys((add?.return_schema?.properties ?? {}) as object), ["sum"]);
+    assert.deepEqual(Object.keys(add?.return_schema?.properties ?? {}), ["sum"]);
     assert.equal(tools.find((t) => t.name === "demo__png")?.return_schema, null);
   });
 
-  test("MCP annotations travel as a JSON string in meta.MCP_TOOL_ANNOTATION", async () => {
+  void test("MCP annotations travel as a JSON string in meta.MCP_TOOL_ANNOTATION", async () => {
     const { tools } = await getTools();
     const echo = tools.find((t) => t.name === "demo__echo");
     const raw = echo?.meta?.MCP_TOOL_ANNOTATION;
@@ -60,8 +60,8 @@ describe("client:get_tools", () => {
   });
 });
 
-describe("client:tool_call basics", () => {
-  test("result-level _meta from the MCP server is sent as meta (D25)", async () => {
+void describe("client:tool_call basics", () => {
+  void test("result-level _meta from the MCP server is sent as meta (D25)", async () => {
     const r = await fx.call("demo__echo", { text: "hi" });
     assert.equal(textOf(r), "hi");
     assert.deepEqual(r.meta, { demo_echo: true });
@@ -69,23 +69,23 @@ describe("client:tool_call basics", () => {
     assert.notEqual(r.isError, true);
   });
 
-  test("structuredContent passes through", async () => {
+  void test("structuredContent passes through", async () => {
     const r = await fx.call("demo__add", { a: 2, b: 3 });
     assert.deepEqual(r.structuredContent, { sum: 5 });
   });
 
-  test("a failing tool is an isError CallToolResult (checklist 59)", async () => {
+  void test("a failing tool is an isError CallToolResult (checklist 59)", async () => {
     const r = await fx.call("demo__fail", { message: "boom" });
     assert.equal(r.isError, true);
     assert.equal(textOf(r), "boom");
   });
 
-  test("invalid arguments are an isError CallToolResult", async () => {
+  void test("invalid arguments are an isError CallToolResult", async () => {
     const r = await fx.call("demo__add", { a: "x" });
     assert.equal(r.isError, true);
   });
 
-  test("an unknown tool is an isError result with error_code 4001", async () => {
+  void test("an unknown tool is an isError result with error_code 4001", async () => {
     for (const name of ["demo__nope", "nope", "other__echo", "demo"]) {
       const r = await fx.call(name);
       assert.equal(r.isError, true);
