@@ -20,6 +20,14 @@
  *      at step 1 with the new content, a bounded number of times, then `gone` ("内容已变得无法服务").
  * A chunk therefore carries either the old digest with old bytes or the new digest with new
  * bytes, never new bytes under the old digest; the Agent sees the digest change and restarts.
+ *
+ * One gap remains in step 5: write(2) stamps mtime/ctime when it starts, then copies the data, so
+ * a reader whose first fstat lands inside a long in-place write sees the final signature while
+ * bytes are still changing. Like git's "racily clean" rule, a signature whose ctime is younger
+ * than `settleMs` is not trusted: the engine waits until it is that old and starts again. Writes
+ * that take longer than the window (or writes through a shared mmap, which update times lazily)
+ * are the residual, and the Agent's sha256 check after eof catches them (blob-transfer §3).
+ * Sources with a producer-given sha256 (content-addressed, written atomically) skip the wait.
  */
 import { open, type FileHandle } from "node:fs/promises";
 import type { Logger } from "pino";
@@ -64,6 +72,8 @@ export const DEFAULT_MAX_IN_FLIGHT = 32;
 export const DEFAULT_MAX_QUEUE = 1024;
 /** Re-reads after the file changed mid-chunk before answering `gone`. */
 const MAX_SNAPSHOT_ATTEMPTS = 5;
+/** A file modified less than this long ago is not trusted yet (see the header comment). */
+export const DEFAULT_SETTLE_MS = 100;
 
 export interface BlobEngineOptions {
   codec: HandleCodec;
@@ -71,6 +81,8 @@ export interface BlobEngineOptions {
   /** The Server's `maxHttpBufferSize`: every ack fits it (D16). */
   maxHttpBufferSize: number;
   defaultChunkBytes?: number;
+  /** Minimum age (ms) of a file's ctime before its bytes and digest are trusted. */
+  settleMs?: number;
   maxInFlight?: number;
   maxQueue?: number;
   /** The Computer's current transport (binary over polling is base64'd by engine.io). */
@@ -89,6 +101,7 @@ export class BlobEngine implements HandleMinter {
   readonly #cache: HashCache;
   readonly #limit: number;
   readonly #defaultChunk: number;
+  readonly #settleMs: number;
   readonly #limiter: Limiter;
   readonly #buffers: BufferPool;
   readonly #transport: () => Transport;
@@ -103,6 +116,7 @@ export class BlobEngine implements HandleMinter {
     this.#cache = options.hashCache;
     this.#limit = options.maxHttpBufferSize;
     this.#defaultChunk = options.defaultChunkBytes ?? DEFAULT_CHUNK_BYTES;
+    this.#settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
     const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
     this.#limiter = new Limiter(maxInFlight, options.maxQueue ?? DEFAULT_MAX_QUEUE);
     this.#transport = options.transport ?? (() => "polling");
@@ -221,6 +235,13 @@ export class BlobEngine implements HandleMinter {
     const before = await fh.stat({ bigint: true });
     if (!before.isFile()) return fail("gone");
     const signature = signatureOf(before);
+    if (source.sha256 === undefined && this.#settleMs > 0) {
+      const ageMs = Date.now() - Number(before.ctimeNs / 1_000_000n);
+      if (ageMs < this.#settleMs) {
+        await sleep(this.#settleMs - Math.max(0, ageMs));
+        return RETRY;
+      }
+    }
     const total = Number(before.size);
     const offset = req.chunk_offset ?? 0;
     if (offset < 0 || offset > total) return fail("range");
@@ -294,6 +315,10 @@ export class BlobEngine implements HandleMinter {
     this.#metrics?.blobBytes.inc(n);
     return ret;
   }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function fail(reason: BlobReason): ErrorPayload {

@@ -78,7 +78,14 @@ export function engineFixture(
   const dir = mkdtempSync(join(tmpdir(), "a2c-engine-"));
   const codec = opts.codec ?? new HandleCodec(randomBytes(32));
   const cache = opts.hashCache ?? new HashCache({ pool: opts.pool ?? null });
-  const engine = new BlobEngine({ maxHttpBufferSize: 1_000_000, ...opts, codec, hashCache: cache });
+  // settleMs 0: unit tests read files they just wrote; the snapshot test sets its own window.
+  const engine = new BlobEngine({
+    maxHttpBufferSize: 1_000_000,
+    settleMs: 0,
+    ...opts,
+    codec,
+    hashCache: cache,
+  });
   const producer = new TestProducer();
   engine.register(producer);
   return {
