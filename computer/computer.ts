@@ -51,6 +51,7 @@ import {
 } from "./contracts.ts";
 import { createComputerLogger } from "./log.ts";
 import { createComputerMetrics, type ComputerMetrics } from "./metrics.ts";
+import { createSkillService } from "./skills/index.ts";
 import { createHashPool, defaultWorkerCount } from "./workers/pool.ts";
 
 export { ComputerConnectError } from "./connect-error.ts";
@@ -119,9 +120,14 @@ export interface RunningComputer {
  * tool service (`computer/tools/`) register here.
  */
 export async function defaultServices(
-  _options: StartComputerOptions,
+  options: StartComputerOptions,
 ): Promise<Array<ComputerService | ServiceFactory>> {
-  return [];
+  const services: Array<ComputerService | ServiceFactory> = [];
+  const skills = options.skills;
+  if (skills !== undefined) {
+    services.push((ctx) => createSkillService({ ...ctx, home: skills }));
+  }
+  return services;
 }
 
 const JOIN_TIMEOUT_MS = 10_000;
