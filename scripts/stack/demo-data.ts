@@ -93,7 +93,11 @@ export function rewriteFileAtomically(path: string, size: number): string {
 }
 
 function skillMd(name: string, description: string, body: string): { text: string; body: string } {
-  return { text: `---\nname: ${name}\ndescription: ${description}\n---\n${body}`, body };
+  // JSON strings are valid YAML scalars: a description may contain ": " safely.
+  return {
+    text: `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n${body}`,
+    body,
+  };
 }
 
 function guideText(minBytes: number): string {
