@@ -10,7 +10,6 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import type { GetBlobRet } from "../../protocol/index.ts";
 import { versionBytes } from "./support/rewriter.ts";
 import { blobReq, engineFixture } from "./support/test-producer.ts";
 
@@ -59,7 +58,7 @@ void test("chunks served during rewrites always match the digest they were serve
       gone++;
       continue;
     }
-    const ret = r as GetBlobRet;
+    const ret = r;
     const content = contents.get(ret.sha256);
     assert.ok(content, "the digest names a version that was written");
     const bytes = Buffer.from(ret.blob as string, "base64");
