@@ -88,8 +88,9 @@ export async function drive(fetch: FetchChunk, opts: DriveOptions): Promise<Driv
   let next = 0;
   let bytes = 0;
   const start = performance.now();
-  const deadline = start + opts.durationMs;
   const limit = opts.maxChunks ?? 0;
+  // With a chunk budget and no duration, only the budget stops the walk.
+  const deadline = opts.durationMs <= 0 && limit > 0 ? Infinity : start + opts.durationMs;
   let failed = false;
 
   const loop = async (): Promise<void> => {

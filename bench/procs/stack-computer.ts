@@ -72,11 +72,16 @@ serve({
     }
     return { sum, count };
   },
+  /** Whole-resource hash computations so far, by path (pool / inline / bytes). */
   "hash-computations": async () => {
-    let n = 0;
-    for (const r of running)
-      for (const v of (await r.metrics.hashComputations.get()).values) n += v.value;
-    return n;
+    const byPath: Record<string, number> = {};
+    for (const r of running) {
+      for (const v of (await r.metrics.hashComputations.get()).values) {
+        const path = String(v.labels.path ?? "?");
+        byPath[path] = (byPath[path] ?? 0) + v.value;
+      }
+    }
+    return byPath;
   },
   stop: async () => {
     await Promise.all(running.map((r) => r.close()));

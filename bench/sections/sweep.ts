@@ -16,7 +16,7 @@ import {
 import { fileDigests } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import { withCosts, toPoint, type PointResult } from "../lib/measure.ts";
-import { sizePoints, type SizePoint } from "../lib/points.ts";
+import { fitsBuffer, sizePoints, type SizePoint } from "../lib/points.ts";
 import { formatBytes, KiB } from "../lib/stats.ts";
 import type { Ctx } from "../lib/context.ts";
 import type { DriveArgs } from "../procs/agent.ts";
@@ -127,9 +127,7 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
           : all.filter(
               (s) =>
                 s.bytes === 512 * KiB ||
-                smaller.every(
-                  (b) => !sizePoints([s.bytes], [b], carriage, envelope)[0]?.fits[String(b)],
-                ),
+                smaller.every((b) => !fitsBuffer(s.bytes, b, carriage, envelope)),
             );
         for (const size of sizes[carriage]) {
           if (!size.fits[String(buffer)] || size.bytes > caps[carriage]) continue;
