@@ -88,7 +88,7 @@ export class Membership {
         .except(socket.id)
         .emit(Events.EnterOfficeNotify, officeNotification(member));
       this.opts.logger.info(
-        { sid: socket.id, role: member.role, name: member.name, office: member.officeId },
+        { sid: socket.id, role: member.role, member: member.name, office: member.officeId },
         "joined office",
       );
       reply(true, null);
@@ -160,7 +160,7 @@ export class Membership {
     await this.opts.registry.leave(socket.id, member.officeId);
     await socket.leave(officeRoom(member.officeId));
     this.opts.logger.info(
-      { sid: socket.id, role: member.role, name: member.name, office: member.officeId },
+      { sid: socket.id, role: member.role, member: member.name, office: member.officeId },
       "left office",
     );
   }
