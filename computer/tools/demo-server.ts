@@ -13,21 +13,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 // eslint-disable-next-line no-restricted-imports
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
+import { patternBytes, pngOfAbout } from "./demo-content.ts";
 import { encodePng } from "./png.ts";
-
-/** Deterministic bytes for `resource_blob`, so tests can compare what they pull. */
-export function patternBytes(size: number): Buffer {
-  const out = Buffer.alloc(size);
-  for (let i = 0; i < size; i++) out[i] = (i * 31 + 7) & 0xff;
-  return out;
-}
-
-/** A noisy PNG of roughly `bytes` bytes (noise keeps deflate from shrinking it). */
-export function pngOfAbout(bytes: number, seed: number): Buffer {
-  const width = 256;
-  const height = Math.max(1, Math.ceil(bytes / (width * 3)));
-  return encodePng({ width, height, noiseSeed: seed });
-}
 
 const MAX_DEMO_BYTES = 256 * 1024 * 1024;
 const size = z.number().int().min(0).max(MAX_DEMO_BYTES);
