@@ -36,6 +36,7 @@ export interface ManagedChild {
 }
 
 const TAIL_LINES = 30;
+const MAX_LINE = 300;
 const SIGNAL_NUMBERS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
 
 /** True while at least one process of group `pgid` exists. */
@@ -101,7 +102,8 @@ export class ChildSet {
     const pid = child.pid;
     const tail: string[] = [];
     const keep = (line: string): void => {
-      tail.push(line);
+      // A stack trace of transpiled code can be one enormous line: keep its start only.
+      tail.push(line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line);
       if (tail.length > TAIL_LINES) tail.shift();
     };
     let partial = "";

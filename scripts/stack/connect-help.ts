@@ -22,13 +22,11 @@ export function cliDownloadArgs(t: CliTarget, file: DemoFile, out: string): stri
     t.officeId,
     "--token",
     t.token,
-    "--computer",
-    t.computer,
     "skill",
-    "get",
+    t.computer,
     file.skill,
     file.rel_path,
-    "--out",
+    "-o",
     out,
   ];
 }

@@ -14,6 +14,7 @@ function runCli(
   cwd: string,
   args: string[],
   signal: AbortSignal,
+  onPercent: (pct: number) => void,
 ): Promise<{ code: number; out: string }> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "agent/cli.ts", ...args], {
@@ -26,7 +27,11 @@ function runCli(
       out = (out + b.toString("utf8")).slice(-4000);
     };
     child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
+    child.stderr.on("data", (b: Buffer) => {
+      keep(b);
+      // Off a TTY the CLI prints `<label>: NN% <bytes>/<total> ...` every 10 %.
+      for (const m of b.toString("utf8").matchAll(/: +(\d+)% /g)) onPercent(Number(m[1]));
+    });
     const onAbort = (): void => void child.kill("SIGTERM");
     signal.addEventListener("abort", onAbort, { once: true });
     child.once("error", reject);
@@ -48,11 +53,11 @@ export const cliDownload: Scenario = async ({ client, plan, computer, progress, 
   await client.leaveOffice();
   let run: { code: number; out: string };
   const started = Date.now();
-  // The file appears under its final name only once verified (temp file + rename): the size of
-  // the temp files is not worth polling, so progress jumps from 0 to done.
   progress(0, big.size);
   try {
-    run = await runCli(plan.repoRoot, args, signal);
+    run = await runCli(plan.repoRoot, args, signal, (pct) =>
+      progress(Math.round((big.size * pct) / 100), big.size),
+    );
   } finally {
     await client.joinOffice(plan.officeId);
     await client.waitForComputer(computer, { timeoutMs: 30_000 });
