@@ -51,7 +51,8 @@ import {
 } from "./contracts.ts";
 import { createComputerLogger } from "./log.ts";
 import { createComputerMetrics, type ComputerMetrics } from "./metrics.ts";
-import { createSkillService } from "./skills/index.ts";
+import { createSkillService, type SkillService } from "./skills/index.ts";
+import { createToolService } from "./tools/service.ts";
 import { createHashPool, defaultWorkerCount } from "./workers/pool.ts";
 
 export { ComputerConnectError } from "./connect-error.ts";
@@ -116,18 +117,41 @@ export interface RunningComputer {
 }
 
 /**
- * Services built when `options.services` is absent. The SKILL service (`computer/skills/`) and the
- * tool service (`computer/tools/`) register here.
+ * Services built when `options.services` is absent: the SKILL service when `skills` is set, the
+ * tool service when `mcpConfig` is set (it stages MCP `skill://` bundles into the skill home and
+ * asks the SKILL registry to rescan).
  */
-export async function defaultServices(
-  options: StartComputerOptions,
-): Promise<Array<ComputerService | ServiceFactory>> {
-  const services: Array<ComputerService | ServiceFactory> = [];
-  const skills = options.skills;
-  if (skills !== undefined) {
-    services.push((ctx) => createSkillService({ ...ctx, home: skills }));
+export function defaultServices(options: StartComputerOptions): ServiceFactory[] {
+  const factories: ServiceFactory[] = [];
+  let skills: SkillService | undefined;
+  if (options.skills !== undefined) {
+    const home = options.skills;
+    factories.push(async (ctx) => {
+      skills = await createSkillService({
+        config: ctx.config,
+        home,
+        minter: ctx.minter,
+        log: ctx.log,
+      });
+      return skills;
+    });
   }
-  return services;
+  if (options.mcpConfig !== undefined) {
+    const mcpConfigPath = options.mcpConfig;
+    factories.push((ctx) =>
+      createToolService({
+        config: ctx.config,
+        mcpConfigPath,
+        minter: ctx.minter,
+        log: ctx.log,
+        ...(options.skills !== undefined ? { skillsHome: options.skills } : {}),
+        onSkillsChanged: () => {
+          skills?.refresh().catch((err: unknown) => ctx.log.error({ err }, "skill rescan failed"));
+        },
+      }),
+    );
+  }
+  return factories;
 }
 
 const JOIN_TIMEOUT_MS = 10_000;
@@ -183,7 +207,7 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
   };
   try {
     const ctx: ServiceContext = { config, minter: engine, log, metrics };
-    for (const entry of options.services ?? (await defaultServices(options))) {
+    for (const entry of options.services ?? defaultServices(options)) {
       services.push(typeof entry === "function" ? await entry(ctx) : entry);
     }
     for (const service of services) {
