@@ -132,6 +132,11 @@ export class ServerHarness {
     return socket;
   }
 
+  /** `barrier` on every connected socket this harness opened. */
+  async barrierAll(): Promise<void> {
+    await Promise.all([...this.sockets].filter((s) => s.connected).map((s) => barrier(s)));
+  }
+
   /** Disconnects every socket it opened, then closes the Server. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
