@@ -5,7 +5,7 @@
 import { connectHelp } from "./stack/connect-help.ts";
 import { parseStackOptions, USAGE, type StackOptions } from "./stack/options.ts";
 import { renderSummary } from "./stack/report.ts";
-import { Aborted, runStack } from "./stack/run.ts";
+import { Aborted, REPO_ROOT, runStack } from "./stack/run.ts";
 
 const EXIT_ON_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 
@@ -51,7 +51,7 @@ async function main(): Promise<number> {
     else process.stdout.write(`\n${renderSummary(report)}`);
     if (report.logDir) io.err.write(`logs: ${report.logDir}\n`);
     if (opts.keep && !caught) {
-      io.err.write(connectHelp(running));
+      io.err.write(connectHelp(running, REPO_ROOT));
       await new Promise<void>((r) => {
         release = r;
         if (caught) r();

@@ -43,7 +43,7 @@ function quote(arg: string): string {
 }
 
 /** The `npm run agent -- ...` line that downloads the big demo file from office 1. */
-export function keptDownloadCommand(stack: KeptStack, out: string): string {
+export function keptDownloadCommand(stack: KeptStack, repoRoot: string, out: string): string {
   const manifest = JSON.parse(readFileSync(stack.manifestPath, "utf8")) as DemoManifest;
   const office = stack.offices[0]!;
   const args = cliDownloadArgs(
@@ -56,10 +56,11 @@ export function keptDownloadCommand(stack: KeptStack, out: string): string {
     manifest.files.big,
     out,
   );
-  return ["npm", "run", "agent", "--", ...args].map(quote).join(" ");
+  // --prefix: the command works from any directory, not only the repository root.
+  return ["npm", "--prefix", repoRoot, "run", "agent", "--", ...args].map(quote).join(" ");
 }
 
-export function connectHelp(stack: KeptStack): string {
+export function connectHelp(stack: KeptStack, repoRoot: string): string {
   const lines = [
     "",
     "The Server and Computers keep running (Ctrl-C stops them all).",
@@ -70,7 +71,7 @@ export function connectHelp(stack: KeptStack): string {
     "",
     "Connect the Agent CLI from another shell, e.g. download the big file from office 1:",
     // npm runs scripts from the package root; INIT_CWD is where the user typed the command.
-    `  ${keptDownloadCommand(stack, join(process.env.INIT_CWD ?? process.cwd(), "big.bin"))}`,
+    `  ${keptDownloadCommand(stack, repoRoot, join(process.env.INIT_CWD ?? process.cwd(), "big.bin"))}`,
     "",
   ];
   return lines.join("\n");

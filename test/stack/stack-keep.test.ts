@@ -25,16 +25,15 @@ function sh(command: string, cwd: string): Promise<{ code: number | null; out: s
 
 void test("--keep prints a working Agent CLI command; SIGINT then stops everything", async () => {
   const here = mkdtempSync(join(tmpdir(), "a2c-keep-"));
+  let stack: ReturnType<typeof startStack> | undefined;
+  let stopped = false;
   try {
     // INIT_CWD is where `npm run` was typed: the printed command writes its file there.
-    const stack = startStack(
-      ["--keep", "--agents", "2", "--only", "list-skills", "--big-mib", "4"],
-      {
-        INIT_CWD: here,
-      },
-    );
+    stack = startStack(["--keep", "--agents", "2", "--only", "list-skills", "--big-mib", "4"], {
+      INIT_CWD: here,
+    });
     const [, manifestPath] = await stack.waitFor(/demo manifest\s+(\S+)/);
-    const [, command] = await stack.waitFor(/^\s+(npm run agent -- .*)$/);
+    const [, command] = await stack.waitFor(/^\s+(npm --prefix \S+ run agent -- .*)$/);
     const before = descendants(stack.child.pid!);
     assert.match(before.map(cmdline).join("\n"), /server\/main\.ts/);
 
@@ -47,10 +46,16 @@ void test("--keep prints a working Agent CLI command; SIGINT then stops everythi
 
     stack.child.kill("SIGINT");
     const { code } = await stack.exited;
+    stopped = true;
     assert.equal(code, 0, "a kept stack stopped with Ctrl-C after passing exits 0");
     const left = before.filter(alive);
     assert.deepEqual(left, [], `left behind:\n${left.map(cmdline).join("\n")}`);
   } finally {
+    // A failed assertion must not leave a kept stack running.
+    if (stack && !stopped) {
+      stack.child.kill("SIGINT");
+      await stack.exited;
+    }
     rmSync(here, { recursive: true, force: true });
   }
 });
