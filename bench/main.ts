@@ -21,6 +21,7 @@ import { runComputerCost } from "./sections/computer-cost.ts";
 import { runHttpSurface } from "./sections/http-surface.ts";
 import { runCapacity } from "./sections/capacity.ts";
 import { evaluateGoals } from "./goals.ts";
+import { closeSharedStacks } from "./stack/harness.ts";
 import { buildBlocks } from "./report/build.ts";
 import { writeReport } from "./report/write.ts";
 import type { Report } from "./report/types.ts";
@@ -152,6 +153,7 @@ async function main(): Promise<number> {
       ctx.log(`section ${id}: ${outcome.status} in ${outcome.seconds.toFixed(1)} s`);
     }
   } finally {
+    await closeSharedStacks();
     rmSync(dataDir, { recursive: true, force: true });
   }
 

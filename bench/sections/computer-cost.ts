@@ -16,7 +16,7 @@ import type { DriveResult } from "../lib/driver.ts";
 import type { Ctx } from "../lib/context.ts";
 import type { DriveArgs } from "../procs/agent.ts";
 import { formatBytes, KiB } from "../lib/stats.ts";
-import { getHandle, resourcePath, startStack, type Seat, type Stack } from "../stack/harness.ts";
+import { getHandle, resourcePath, type Seat, type Stack, sharedStack } from "../stack/harness.ts";
 
 interface PerChunk {
   /** Mean time inside the Computer per chunk (its histogram), ms. */
@@ -61,8 +61,8 @@ export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
   const smallSha = writeContent(smallPath, "small", plan.smallResourceBytes);
   ctx.log(`computer cost: writing ${formatBytes(plan.bigResourceBytes)}…`);
   const bigSha = writeContent(bigPath, "big", plan.bigResourceBytes);
-  const stack = await startStack(ctx, { maxHttpBufferSize: 1_000_000, offices: 1 });
-  try {
+  const stack = await sharedStack(ctx, { maxHttpBufferSize: 1_000_000, offices: 1 });
+  {
     const seat = stack.seats[0]!;
     const computer = stack.computers[0]!;
     const small = await getHandle(seat, "small.bin");
@@ -130,8 +130,6 @@ export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
         "Per-chunk time is the Computer's own a2c_computer_blob_chunk_seconds histogram (sum/count over the sample), read in the Computer's process; CPU per chunk includes its socket.io work.",
       ],
     };
-  } finally {
-    await stack.close();
   }
 }
 

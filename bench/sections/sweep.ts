@@ -23,7 +23,7 @@ import type { DriveArgs } from "../procs/agent.ts";
 import type { DriveResult } from "../lib/driver.ts";
 import type { ProcCost } from "../lib/ipc.ts";
 import type { SdkReadResult } from "../stack/agent-side.ts";
-import { getHandle, requireStack, startStack, type Stack } from "../stack/harness.ts";
+import { getHandle, requireStack, type Stack, sharedStack } from "../stack/harness.ts";
 import { ensureSweepFile, type CeilingData } from "./ceiling.ts";
 
 type Carriage = "base64" | "binary";
@@ -90,8 +90,8 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
   const first = plan.maxHttpBufferSizes[0] ?? 1_000_000;
 
   for (const buffer of plan.maxHttpBufferSizes) {
-    const stack = await startStack(ctx, { maxHttpBufferSize: buffer, offices: 1 });
-    try {
+    const stack = await sharedStack(ctx, { maxHttpBufferSize: buffer, offices: 1 });
+    {
       const seat = stack.seats[0]!;
       const h = await getHandle(seat, "sweep.bin");
       if (h.sha256 !== source.sha256 || h.totalSize !== source.size) {
@@ -161,8 +161,6 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
       }
       buffers.push({ maxHttpBufferSize: buffer, windows, caps, sizes, points });
       if (isFirst) sdk.push(...(await sdkRuns(ctx, stack, h, path)));
-    } finally {
-      await stack.close();
     }
   }
   return {

@@ -68,6 +68,8 @@ export interface SdkReadResult {
   latencyMs: LatencySummary;
   requests: number;
   restarts: number;
+  /** Every chunk latency (ms), when asked for (to merge percentiles across Agents). */
+  samples?: number[];
 }
 
 export interface SdkReadArgs {
@@ -77,6 +79,7 @@ export interface SdkReadArgs {
   totalSize: number;
   durationMs: number;
   options: Pick<PullOptions, "window" | "chunkBytes" | "binary">;
+  raw?: boolean;
 }
 
 /** Whole reads with the SDK's pull loop until the time is up; each verified against `sha256`. */
@@ -112,6 +115,90 @@ async function sdkRead(args: SdkReadArgs): Promise<SdkReadResult> {
     requests,
     restarts,
   };
+}
+
+interface ChurnArgs {
+  agent: number;
+  handle: string;
+  durationMs: number;
+}
+
+export interface Delivery {
+  /** The sha256 the SDK verified the delivered bytes against (the Computer's report). */
+  sha256: string;
+  /** sha256 of the delivered bytes, computed here. */
+  digest: string;
+  seconds: number;
+  restarts: number;
+  requests: number;
+}
+
+export interface ChurnResult {
+  deliveries: Delivery[];
+  /** Reads the SDK gave up on, by error name. */
+  gaveUp: Record<string, number>;
+  firstError: string | null;
+}
+
+/** Whole reads with the SDK defaults while writers rewrite the resource; nothing is assumed. */
+async function sdkChurn(args: ChurnArgs): Promise<ChurnResult> {
+  const s = seat(args.agent);
+  const end = performance.now() + args.durationMs;
+  const deliveries: Delivery[] = [];
+  const gaveUp: Record<string, number> = {};
+  let firstError: string | null = null;
+  while (performance.now() < end) {
+    const t0 = performance.now();
+    try {
+      const { value, info } = await readBlobWithInfo(s.client, s.computer, args.handle, {});
+      deliveries.push({
+        sha256: info.sha256,
+        digest: sha256Hex(value),
+        seconds: (performance.now() - t0) / 1000,
+        restarts: info.stats.restarts,
+        requests: info.stats.requests,
+      });
+    } catch (err) {
+      const name = err instanceof Error ? err.name : "Error";
+      gaveUp[name] = (gaveUp[name] ?? 0) + 1;
+      firstError ??= err instanceof Error ? err.message : String(err);
+    }
+  }
+  return { deliveries, gaveUp, firstError };
+}
+
+interface AuditArgs {
+  agent: number;
+  handle: string;
+  durationMs: number;
+  chunkBytes: number;
+  totalSize: number;
+  window: number;
+}
+
+/** One served chunk, as the auditor saw it: where, how long, under which sha256, its digest. */
+export type AuditRecord = [offset: number, length: number, sha256: string, digest: string];
+
+/** Raw chunks at random offsets while the resource is rewritten, recorded for checking later. */
+async function audit(args: AuditArgs): Promise<AuditRecord[]> {
+  const s = seat(args.agent);
+  const end = performance.now() + args.durationMs;
+  const records: AuditRecord[] = [];
+  const chunks = Math.max(1, Math.ceil(args.totalSize / args.chunkBytes));
+  const loop = async (): Promise<void> => {
+    while (performance.now() < end) {
+      const offset = Math.floor(Math.random() * chunks) * args.chunkBytes;
+      const r = await s.client.getBlobChunk(s.computer, args.handle, {
+        offset,
+        maxChunkBytes: args.chunkBytes,
+        binary: false,
+      });
+      const bytes = typeof r.blob === "string" ? Buffer.from(r.blob, "base64") : r.blob;
+      records.push([r.chunk_offset, bytes.length, r.sha256, sha256Hex(bytes)]);
+    }
+  };
+  await Promise.all(Array.from({ length: args.window }, () => loop()));
+  return records;
 }
 
 export const stackHandlers: Record<string, Handler> = {
@@ -159,6 +246,8 @@ export const stackHandlers: Record<string, Handler> = {
     return typeof r.blob === "string" ? Buffer.from(r.blob, "base64").length : r.blob.byteLength;
   },
   "sdk-read": async (raw) => sdkRead(raw as SdkReadArgs),
+  "sdk-churn": async (raw) => sdkChurn(raw as ChurnArgs),
+  audit: async (raw) => audit(raw as AuditArgs),
   "stack-close": async () => {
     await Promise.all(seats.map((s) => s.client.close()));
     seats.length = 0;

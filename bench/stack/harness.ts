@@ -44,6 +44,8 @@ export interface Seat {
   child: Child;
   /** Index of this Agent inside its process. */
   index: number;
+  /** Office number (seats are sorted by it, so the first N seats spread over the processes). */
+  ordinal: number;
   office: string;
   computer: string;
 }
@@ -98,6 +100,7 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
     }
     const run = randomUUID().slice(0, 8);
     const offices = Array.from({ length: o.offices }, (_, i) => ({
+      ordinal: i,
       office: `bench-${run}-office-${i}`,
       name: `bench-computer-${i}`,
     }));
@@ -132,9 +135,10 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
         agents: mine.map((x) => ({ office: x.office, computer: x.name })),
       });
       mine.forEach((x, index) =>
-        stack.seats.push({ child, index, office: x.office, computer: x.name }),
+        stack.seats.push({ child, index, ordinal: x.ordinal, office: x.office, computer: x.name }),
       );
     }
+    stack.seats.sort((a, b) => a.ordinal - b.ordinal);
     stack.procs.push(
       ...stack.agents.map((child, i) => ({
         role: stack.agents.length > 1 ? `agent${i}` : "agent",
@@ -167,4 +171,35 @@ export function getHandle(seat: Seat, name: string): Promise<HandleInfo> {
     skill: SKILL,
     relPath: name,
   });
+}
+
+const shared = new Map<string, Promise<Stack>>();
+
+/**
+ * A stack kept alive across sections that want the same configuration (the sweep's 1 MB stack is
+ * reused by the Computer-cost and rewrite sections): process start-up is slow on a shared 2-core
+ * machine. `closeSharedStacks()` ends them when the run is over.
+ */
+export function sharedStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
+  requireStack();
+  const key = JSON.stringify(o);
+  let s = shared.get(key);
+  if (!s) {
+    s = startStack(ctx, o);
+    shared.set(key, s);
+    s.catch(() => shared.delete(key));
+  }
+  return s;
+}
+
+export async function closeSharedStacks(): Promise<void> {
+  const all = [...shared.values()];
+  shared.clear();
+  for (const s of all) {
+    try {
+      await (await s).close();
+    } catch {
+      // A stack that never started has nothing to close.
+    }
+  }
 }
