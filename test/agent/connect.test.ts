@@ -8,7 +8,7 @@ import { AuthError, ConnectError, ProtocolVersionError } from "../../agent/error
 import { NAMESPACE, PROTOCOL_VERSION } from "../../protocol/index.ts";
 import { startFakeServer } from "../support/agent-fake-computer.ts";
 
-test("handshake: a2c_version from the SDK constant, polling first, token in auth, no role", async () => {
+void test("handshake: a2c_version from the SDK constant, polling first, token in auth, no role", async () => {
   const fake = await startFakeServer();
   const agent = new AgentClient({ url: fake.url, token: "s3cret" });
   try {
@@ -24,7 +24,7 @@ test("handshake: a2c_version from the SDK constant, polling first, token in auth
   }
 });
 
-test("4008: connect fails fast with ProtocolVersionError, disconnects, never retries", async () => {
+void test("4008: connect fails fast with ProtocolVersionError, disconnects, never retries", async () => {
   let requests = 0;
   const body = {
     code: 4008,
@@ -67,7 +67,7 @@ test("4008: connect fails fast with ProtocolVersionError, disconnects, never ret
   }
 });
 
-test("401 from the auth middleware: AuthError", async () => {
+void test("401 from the auth middleware: AuthError", async () => {
   const http = createServer();
   const io = new Server(http);
   io.of(NAMESPACE).use((_socket, next) => {
@@ -87,7 +87,7 @@ test("401 from the auth middleware: AuthError", async () => {
   }
 });
 
-test("nothing listening: ConnectError", async () => {
+void test("nothing listening: ConnectError", async () => {
   const http = createServer();
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
   const port = (http.address() as AddressInfo).port;

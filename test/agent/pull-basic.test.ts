@@ -26,7 +26,7 @@ function requestsSince(n: number): Record<string, unknown>[] {
   return fake.blobRequests().slice(n);
 }
 
-test("single chunk: one request, bytes and metadata", async () => {
+void test("single chunk: one request, bytes and metadata", async () => {
   const bytes = testBytes(1000);
   fake.on("client:get_blob", serve(bytes, { mime: "image/png" }));
   const n = fake.blobRequests().length;
@@ -43,7 +43,7 @@ test("single chunk: one request, bytes and metadata", async () => {
   assert.equal(reqs[0]!.agent, "agent-1");
 });
 
-test("multi-chunk: every offset asked once, reassembled in order", async () => {
+void test("multi-chunk: every offset asked once, reassembled in order", async () => {
   const bytes = testBytes(10 * 1024 + 17, 7);
   fake.on("client:get_blob", serve(bytes));
   const n = fake.blobRequests().length;
@@ -58,7 +58,7 @@ test("multi-chunk: every offset asked once, reassembled in order", async () => {
   for (const r of requestsSince(n)) assert.ok((r.max_chunk_bytes as number) <= 1024);
 });
 
-test("empty blob: one request, empty buffer", async () => {
+void test("empty blob: one request, empty buffer", async () => {
   const bytes = Buffer.alloc(0);
   fake.on("client:get_blob", serve(bytes));
   const n = fake.blobRequests().length;
@@ -67,7 +67,7 @@ test("empty blob: one request, empty buffer", async () => {
   assert.equal(requestsSince(n).length, 1);
 });
 
-test("parallel equals serial for windows 1..16", async () => {
+void test("parallel equals serial for windows 1..16", async () => {
   const bytes = testBytes(37 * 1000 + 3, 3);
   // Answers arrive out of order: later offsets are answered sooner.
   fake.on("client:get_blob", async (req) => {
@@ -86,14 +86,14 @@ test("parallel equals serial for windows 1..16", async () => {
   }
 });
 
-test("a Computer that clamps below the asked size: gaps are filled, plan follows its size", async () => {
+void test("a Computer that clamps below the asked size: gaps are filled, plan follows its size", async () => {
   const bytes = testBytes(9000, 11);
   fake.on("client:get_blob", serve(bytes, { cap: 700 }));
   const got = await agent.readBlob(COMPUTER, "h5", { chunkBytes: 4096, window: 8 });
   assert.deepEqual(got, bytes);
 });
 
-test("binary carriage: asks blob_format binary, accepts Buffers", async () => {
+void test("binary carriage: asks blob_format binary, accepts Buffers", async () => {
   const bytes = testBytes(300_000, 5);
   fake.on("client:get_blob", serve(bytes));
   const n = fake.blobRequests().length;
@@ -104,7 +104,7 @@ test("binary carriage: asks blob_format binary, accepts Buffers", async () => {
   assert.equal(reqs.length, 5);
 });
 
-test("base64 request answered in binary (and vice versa) is accepted", async () => {
+void test("base64 request answered in binary (and vice versa) is accepted", async () => {
   const bytes = testBytes(5000, 9);
   fake.on("client:get_blob", (req) =>
     serve(bytes)(
@@ -118,7 +118,7 @@ test("base64 request answered in binary (and vice versa) is accepted", async () 
   assert.deepEqual(got2, bytes);
 });
 
-test("onProgress reports growing byte counts up to the total", async () => {
+void test("onProgress reports growing byte counts up to the total", async () => {
   const bytes = testBytes(4096, 13);
   fake.on("client:get_blob", serve(bytes));
   const seen: number[] = [];
@@ -132,7 +132,7 @@ test("onProgress reports growing byte counts up to the total", async () => {
   assert.deepEqual(seen, [1024, 2048, 3072, 4096]);
 });
 
-test("every request carries a fresh req_id", async () => {
+void test("every request carries a fresh req_id", async () => {
   const ids = fake.received.map((r) => r.payload.req_id).filter((x) => x !== undefined);
   assert.ok(ids.length > 50);
   assert.equal(new Set(ids).size, ids.length);

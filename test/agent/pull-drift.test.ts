@@ -25,7 +25,7 @@ after(async () => {
   await fake.close();
 });
 
-test("source rewritten mid-read: restart from offset 0, never splice", async () => {
+void test("source rewritten mid-read: restart from offset 0, never splice", async () => {
   const v1 = testBytes(8000, 1);
   const v2 = testBytes(8000, 2); // same size, other content
   let served = 0;
@@ -49,7 +49,7 @@ test("source rewritten mid-read: restart from offset 0, never splice", async () 
   assert.equal(offsets.filter((o) => o === 0).length, 2, "offset 0 asked again after the drift");
 });
 
-test("size change mid-read restarts too", async () => {
+void test("size change mid-read restarts too", async () => {
   const v1 = testBytes(5000, 3);
   const v2 = testBytes(7000, 4);
   let served = 0;
@@ -58,7 +58,7 @@ test("size change mid-read restarts too", async () => {
   assert.deepEqual(got, v2);
 });
 
-test("final sha256 mismatch re-reads (bounded) then fails with IntegrityError", async () => {
+void test("final sha256 mismatch re-reads (bounded) then fails with IntegrityError", async () => {
   const bytes = testBytes(3000, 5);
   const lie = sha256(Buffer.from("something else"));
   fake.on("client:get_blob", (req) => answerFor(bytes, req, { sha: lie }));
@@ -72,7 +72,7 @@ test("final sha256 mismatch re-reads (bounded) then fails with IntegrityError", 
   assert.equal(reqs.filter((r) => r.chunk_offset === 0).length, 3);
 });
 
-test("a corrupted chunk once is cured by one re-read", async () => {
+void test("a corrupted chunk once is cured by one re-read", async () => {
   const bytes = testBytes(3000, 6);
   let corrupt = true;
   fake.on("client:get_blob", (req) => {
@@ -90,7 +90,7 @@ test("a corrupted chunk once is cured by one re-read", async () => {
   assert.equal(info.stats.restarts, 1);
 });
 
-test("producer sha256 differs from the Computer's: BlobChangedError after one request", async () => {
+void test("producer sha256 differs from the Computer's: BlobChangedError after one request", async () => {
   const bytes = testBytes(3000, 7);
   fake.on("client:get_blob", (req) => answerFor(bytes, req));
   const n = fake.blobRequests().length;
@@ -105,7 +105,7 @@ test("producer sha256 differs from the Computer's: BlobChangedError after one re
   );
 });
 
-test("drift on every read gives up with BlobChangedError", async () => {
+void test("drift on every read gives up with BlobChangedError", async () => {
   let version = 0;
   fake.on("client:get_blob", (req) => answerFor(testBytes(4000, 100 + version++), req));
   await assert.rejects(

@@ -36,7 +36,7 @@ async function count(fn: () => Promise<unknown>): Promise<number> {
 }
 
 for (const reason of ["invalid_handle", "forbidden", "some_future_reason"]) {
-  test(`4018 ${reason} is final: typed error, no retry`, async () => {
+  void test(`4018 ${reason} is final: typed error, no retry`, async () => {
     fake.on("client:get_blob", () => blobError(reason));
     await assert.rejects(agent.readBlob(COMPUTER, "e", { window: 8 }), (err: unknown) => {
       assert.ok(err instanceof BlobNotAccessibleError);
@@ -49,7 +49,7 @@ for (const reason of ["invalid_handle", "forbidden", "some_future_reason"]) {
   });
 }
 
-test("4018 gone: BlobGoneError (go back to the producer), no retry", async () => {
+void test("4018 gone: BlobGoneError (go back to the producer), no retry", async () => {
   const bytes = testBytes(5000);
   fake.on("client:get_blob", (req) =>
     (req.chunk_offset as number) >= 2000 ? blobError("gone") : answerFor(bytes, req),
@@ -64,7 +64,7 @@ test("4018 gone: BlobGoneError (go back to the producer), no retry", async () =>
   );
 });
 
-test("4018 range mid-read: re-learns the size from offset 0", async () => {
+void test("4018 range mid-read: re-learns the size from offset 0", async () => {
   const big = testBytes(6000, 2);
   const small = testBytes(2500, 3);
   let shrunk = false;
@@ -77,12 +77,12 @@ test("4018 range mid-read: re-learns the size from offset 0", async () => {
   assert.deepEqual(got, small);
 });
 
-test("4018 range on offset 0 is final", async () => {
+void test("4018 range on offset 0 is final", async () => {
   fake.on("client:get_blob", () => blobError("range"));
   await assert.rejects(agent.readBlob(COMPUTER, "r0"), BlobNotAccessibleError);
 });
 
-test("first chunk failing with window 8 sends exactly one request", async () => {
+void test("first chunk failing with window 8 sends exactly one request", async () => {
   fake.on("client:get_blob", () => ({ code: 403, message: "no" }));
   const n = await count(() => agent.readBlob(COMPUTER, "f", { window: 8, chunkBytes: 10 }));
   assert.equal(n, 1);
@@ -137,7 +137,7 @@ const violations: [string, (req: Record<string, unknown>) => Record<string, unkn
 ];
 
 for (const [name, script] of violations) {
-  test(`contract violation rejected: ${name}`, async () => {
+  void test(`contract violation rejected: ${name}`, async () => {
     fake.on("client:get_blob", script);
     await assert.rejects(
       agent.readBlob(COMPUTER, "v", { chunkBytes: 1000, window: 4 }),
@@ -146,7 +146,7 @@ for (const [name, script] of violations) {
   });
 }
 
-test("an answer that breaks the schema is an InvalidResponseError", async () => {
+void test("an answer that breaks the schema is an InvalidResponseError", async () => {
   fake.on("client:get_blob", (req) => ({ ...answerFor(bytes, req), sha256: "nope" }));
   await assert.rejects(agent.readBlob(COMPUTER, "s"), { name: "InvalidResponseError" });
 });

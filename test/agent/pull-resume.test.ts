@@ -31,7 +31,7 @@ const notFound = {
   details: { computer_name: COMPUTER, reason: "disconnected" },
 };
 
-test("Computer leaves mid-read (404): waits for it to come back, resumes from held bytes", async () => {
+void test("Computer leaves mid-read (404): waits for it to come back, resumes from held bytes", async () => {
   const bytes = testBytes(20_000, 1);
   let gone = false;
   fake.on("client:get_blob", (req) => {
@@ -67,7 +67,7 @@ test("Computer leaves mid-read (404): waits for it to come back, resumes from he
   assert.equal(asked.filter((o) => o === 0).length, 1);
 });
 
-test("our own socket drops mid-read: reconnect, rejoin, resume", async () => {
+void test("our own socket drops mid-read: reconnect, rejoin, resume", async () => {
   const bytes = testBytes(12_000, 2);
   let dropped = false;
   fake.on("client:get_blob", (req) => {
@@ -90,7 +90,7 @@ test("our own socket drops mid-read: reconnect, rejoin, resume", async () => {
   assert.ok(info.stats.bytesReceived <= bytes.length + 3 * 1000);
 });
 
-test("408 from the Server: retried after a backoff", async () => {
+void test("408 from the Server: retried after a backoff", async () => {
   const bytes = testBytes(3000, 3);
   let once = true;
   fake.on("client:get_blob", (req) => {
@@ -104,7 +104,7 @@ test("408 from the Server: retried after a backoff", async () => {
   assert.deepEqual(got, bytes);
 });
 
-test("a local ack timeout is retried; the read still completes", async () => {
+void test("a local ack timeout is retried; the read still completes", async () => {
   const bytes = testBytes(3000, 4);
   let once = true;
   fake.on("client:get_blob", (req) => {
@@ -118,7 +118,7 @@ test("a local ack timeout is retried; the read still completes", async () => {
   assert.deepEqual(got, bytes);
 });
 
-test("a Computer that never comes back: the 404 surfaces after the resume wait", async () => {
+void test("a Computer that never comes back: the 404 surfaces after the resume wait", async () => {
   fake.on("client:get_blob", () => notFound);
   fake.computers.delete(COMPUTER);
   try {
@@ -131,7 +131,7 @@ test("a Computer that never comes back: the 404 surfaces after the resume wait",
   }
 });
 
-test("abort signal stops the read at once with the signal's reason", async () => {
+void test("abort signal stops the read at once with the signal's reason", async () => {
   const bytes = testBytes(5000, 5);
   fake.on("client:get_blob", (req) =>
     (req.chunk_offset as number) >= 2000 ? NO_ANSWER : answerFor(bytes, req),

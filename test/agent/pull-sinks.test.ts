@@ -35,7 +35,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-test("downloadBlob writes the verified file atomically", async () => {
+void test("downloadBlob writes the verified file atomically", async () => {
   const bytes = testBytes(100_000, 1);
   fake.on("client:get_blob", serve(bytes, { mime: "application/zip" }));
   const path = join(dir, "out.bin");
@@ -47,7 +47,7 @@ test("downloadBlob writes the verified file atomically", async () => {
   assert.deepEqual((await readdir(dir)).sort(), ["out.bin"], "no temp file left");
 });
 
-test("downloadBlob with binary carriage", async () => {
+void test("downloadBlob with binary carriage", async () => {
   const bytes = testBytes(300_000, 2);
   fake.on("client:get_blob", serve(bytes));
   const path = join(dir, "bin.bin");
@@ -56,7 +56,7 @@ test("downloadBlob with binary carriage", async () => {
   await rm(path);
 });
 
-test("a failed download leaves no file and no temp file", async () => {
+void test("a failed download leaves no file and no temp file", async () => {
   const bytes = testBytes(10_000, 3);
   fake.on("client:get_blob", (req) =>
     (req.chunk_offset as number) >= 5000 ? blobError("gone") : answerFor(bytes, req),
@@ -72,7 +72,7 @@ test("a failed download leaves no file and no temp file", async () => {
   );
 });
 
-test("blobChunks yields the bytes in order; Readable.from works", async () => {
+void test("blobChunks yields the bytes in order; Readable.from works", async () => {
   const bytes = testBytes(50_000, 4);
   fake.on("client:get_blob", async (req) => {
     // Answer later offsets first to force reordering.
@@ -91,7 +91,7 @@ test("blobChunks yields the bytes in order; Readable.from works", async () => {
   assert.deepEqual(Buffer.concat(viaStream), bytes);
 });
 
-test("blobChunks: breaking out stops the pull", async () => {
+void test("blobChunks: breaking out stops the pull", async () => {
   const bytes = testBytes(100_000, 5);
   fake.on("client:get_blob", serve(bytes));
   const n = fake.blobRequests().length;
@@ -100,7 +100,7 @@ test("blobChunks: breaking out stops the pull", async () => {
   assert.ok(asked < 10, `stopped early (${asked} requests)`);
 });
 
-test("blobChunks: a source change after bytes left is a BlobChangedError", async () => {
+void test("blobChunks: a source change after bytes left is a BlobChangedError", async () => {
   let served = 0;
   fake.on("client:get_blob", (req) => {
     if (req.blob_handle === "s3") served++; // late requests of the previous test do not count
@@ -113,7 +113,7 @@ test("blobChunks: a source change after bytes left is a BlobChangedError", async
   }, BlobChangedError);
 });
 
-test("cache: a verified pull is stored; a sha the cache holds pulls nothing", async () => {
+void test("cache: a verified pull is stored; a sha the cache holds pulls nothing", async () => {
   const cache = new BlobCache(join(dir, "cache"));
   const bytes = testBytes(20_000, 6);
   const sha = sha256(bytes);
@@ -137,7 +137,7 @@ test("cache: a verified pull is stored; a sha the cache holds pulls nothing", as
   assert.equal(fake.blobRequests().length, n + 1);
 });
 
-test("cache: a corrupt entry is dropped and the blob pulled again", async () => {
+void test("cache: a corrupt entry is dropped and the blob pulled again", async () => {
   const cache = new BlobCache(join(dir, "cache2"));
   const bytes = testBytes(5000, 7);
   const sha = sha256(bytes);

@@ -59,7 +59,7 @@ function skillAnswer(req: Record<string, unknown>, over: Record<string, unknown>
   };
 }
 
-test("getSkill: inline body verified and returned", async () => {
+void test("getSkill: inline body verified and returned", async () => {
   const ret = await agent.getSkill(COMPUTER, "my-skill");
   assert.equal(ret.body, "short body ✓");
   const sent = fake.received.filter((r) => r.event === "client:get_skill").at(-1)!.payload;
@@ -67,7 +67,7 @@ test("getSkill: inline body verified and returned", async () => {
   assert.equal("rel_path" in sent, false);
 });
 
-test("getSkill: an inline body that does not match sha256 is an IntegrityError", async () => {
+void test("getSkill: an inline body that does not match sha256 is an IntegrityError", async () => {
   fake.on("client:get_skill", (req) => skillAnswer(req, { sha256: sha256(Buffer.from("x")) }));
   try {
     await assert.rejects(agent.getSkill(COMPUTER, "my-skill"), IntegrityError);
@@ -76,22 +76,24 @@ test("getSkill: an inline body that does not match sha256 is an IntegrityError",
   }
 });
 
-test("getSkill: a text handle is drained into body, handle removed", async () => {
+void test("getSkill: a text handle is drained into body, handle removed", async () => {
   const ret = await agent.getSkill(COMPUTER, "my-skill", "references/big.md");
   assert.equal(ret.body, md.toString("utf8"));
   assert.equal(ret.blob_handle, undefined);
   assert.equal(ret.total_size, md.length);
 });
 
-test("getSkill: a binary handle is returned for the caller to pull", async () => {
+void test("getSkill: a binary handle is returned for the caller to pull", async () => {
   const ret = await agent.getSkill(COMPUTER, "my-skill", "refs/logo.png");
   assert.equal(ret.body, undefined);
   assert.equal(ret.blob_handle, "refs/logo.png");
-  const bytes = await agent.readBlob(COMPUTER, ret.blob_handle!, { expectedSha256: ret.sha256 });
+  const bytes = await agent.readBlob(COMPUTER, ret.blob_handle ?? "", {
+    expectedSha256: ret.sha256,
+  });
   assert.deepEqual(bytes, png);
 });
 
-test("getSkill: 4016 / 4017 are typed", async () => {
+void test("getSkill: 4016 / 4017 are typed", async () => {
   fake.on("client:get_skill", (req) =>
     req.name === "bad name!!"
       ? { code: 4016, message: "Invalid skill name format", details: { name: req.name } }
@@ -109,7 +111,7 @@ test("getSkill: 4016 / 4017 are typed", async () => {
   }
 });
 
-test("office: Computers seeded from list_room, tracked from notify:*", async () => {
+void test("office: Computers seeded from list_room, tracked from notify:*", async () => {
   assert.deepEqual(agent.computers.sort(), [COMPUTER, "pc2"]);
   const left = new Promise<string>((r) => agent.once("computer_left", r));
   fake.computerLeaves("pc2");
@@ -125,7 +127,7 @@ test("office: Computers seeded from list_room, tracked from notify:*", async () 
   assert.equal(agent.officeId, OFFICE);
 });
 
-test("autoRefresh: a Computer entering triggers get_tools; notify:update_skills triggers get_skills", async () => {
+void test("autoRefresh: a Computer entering triggers get_tools; notify:update_skills triggers get_skills", async () => {
   fake.on("client:get_tools", (req) => ({
     req_id: req.req_id,
     tools: [{ name: "b__t", bundle_id: "b", description: "d", params_schema: {} }],
@@ -150,6 +152,6 @@ test("autoRefresh: a Computer entering triggers get_tools; notify:update_skills 
   assert.equal(s.length, 1);
 });
 
-test("the Agent never emits notify:* events", () => {
+void test("the Agent never emits notify:* events", () => {
   assert.ok(fake.received.every((r) => !r.event.startsWith("notify:")));
 });

@@ -14,6 +14,10 @@ import {
   type FakeServer,
 } from "../support/agent-fake-computer.ts";
 
+// Loose view of a content item for assertions.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions reach into loose MCP items
+type Item = Record<string, any>;
+
 let fake: FakeServer;
 let agent: AgentClient;
 
@@ -69,10 +73,10 @@ function sidebanded(extraMeta: Record<string, unknown> = {}): Record<string, unk
   };
 }
 
-test("callTool restores every sidebanded item and strips the a2c_* keys", async () => {
+void test("callTool restores every sidebanded item and strips the a2c_* keys", async () => {
   fake.on("client:tool_call", () => sidebanded());
   const res = await agent.callTool(COMPUTER, "demo__shot", { a: 1 }, { timeout: 5 });
-  const c = res.content as Record<string, any>[];
+  const c = res.content as Item[];
   assert.equal(c[0]!.text, "here you go");
   assert.deepEqual(Buffer.from(c[1]!.data, "base64"), png);
   assert.equal("_meta" in c[1]!, false, "empty _meta removed");
@@ -86,13 +90,13 @@ test("callTool restores every sidebanded item and strips the a2c_* keys", async 
   assert.deepEqual(call.params, { a: 1 });
 });
 
-test("restore: false returns the handles untouched", async () => {
+void test("restore: false returns the handles untouched", async () => {
   fake.on("client:tool_call", () => sidebanded());
   const res = await agent.callTool(COMPUTER, "t", {}, { restore: false });
-  assert.equal((res.content[1] as any)._meta.a2c_blob_handle, "h-png");
+  assert.equal((res.content[1] as Item)._meta.a2c_blob_handle, "h-png");
 });
 
-test("sidebanded bytes that do not match a2c_sha256: typed error, never an empty item", async () => {
+void test("sidebanded bytes that do not match a2c_sha256: typed error, never an empty item", async () => {
   fake.on("client:tool_call", () => sidebanded({ a2c_sha256: sha256(Buffer.from("other")) }));
   await assert.rejects(agent.callTool(COMPUTER, "t"), (err: unknown) => {
     assert.ok(err instanceof SidebandRestoreError);
@@ -102,17 +106,17 @@ test("sidebanded bytes that do not match a2c_sha256: typed error, never an empty
   });
 });
 
-test("sidebanded item with a wrong a2c_total_size: typed error", async () => {
+void test("sidebanded item with a wrong a2c_total_size: typed error", async () => {
   fake.on("client:tool_call", () => sidebanded({ a2c_total_size: png.length + 1 }));
   await assert.rejects(agent.callTool(COMPUTER, "t"), SidebandRestoreError);
 });
 
-test("sidebanded item without a2c_sha256: typed error", async () => {
+void test("sidebanded item without a2c_sha256: typed error", async () => {
   fake.on("client:tool_call", () => sidebanded({ a2c_sha256: undefined }));
   await assert.rejects(agent.callTool(COMPUTER, "t"), SidebandRestoreError);
 });
 
-test("result-level _meta is accepted when meta is absent", async () => {
+void test("result-level _meta is accepted when meta is absent", async () => {
   fake.on("client:tool_call", () => ({
     content: [{ type: "text", text: "x" }],
     isError: true,
@@ -122,7 +126,7 @@ test("result-level _meta is accepted when meta is absent", async () => {
   assert.equal(res.meta?.a2c_cancelled, true);
 });
 
-test("a flat ErrorPayload answer is thrown typed", async () => {
+void test("a flat ErrorPayload answer is thrown typed", async () => {
   fake.on("client:tool_call", () => ({
     code: 404,
     message: "Computer with name 'pc' not found",
@@ -131,7 +135,7 @@ test("a flat ErrorPayload answer is thrown typed", async () => {
   await assert.rejects(agent.callTool(COMPUTER, "t"), ComputerNotFoundError);
 });
 
-test("local timeout: cancel emitted with the call's req_id, spec's timeout result", async () => {
+void test("local timeout: cancel emitted with the call's req_id, spec's timeout result", async () => {
   fake.on("client:tool_call", () => NO_ANSWER);
   let reqId = "";
   const res = await agent.callTool(
@@ -154,7 +158,7 @@ test("local timeout: cancel emitted with the call's req_id, spec's timeout resul
   assert.deepEqual(cancel.payload, { agent: "agent-1", req_id: reqId });
 });
 
-test("abort signal: cancel emitted, the Computer's cancelled answer returned", async () => {
+void test("abort signal: cancel emitted, the Computer's cancelled answer returned", async () => {
   let reqId = "";
   // Like a Computer: the pending call is answered "cancelled" once the cancel arrives.
   fake.on(
@@ -186,7 +190,7 @@ test("abort signal: cancel emitted, the Computer's cancelled answer returned", a
   assert.equal((res.content[0] as { text: string }).text, "cancelled");
 });
 
-test("the sidebanded 5 MB PNG comes back byte-identical", async () => {
+void test("the sidebanded 5 MB PNG comes back byte-identical", async () => {
   const big = testBytes(5 * 1024 * 1024, 42);
   blobs["h-big"] = big;
   fake.on("client:get_blob", serve(big, { mime: "image/png", cap: 64 * 1024 }));
@@ -201,7 +205,7 @@ test("the sidebanded 5 MB PNG comes back byte-identical", async () => {
     ],
   }));
   const res = await agent.callTool(COMPUTER, "render");
-  assert.ok(Buffer.from((res.content[0] as any).data, "base64").equals(big));
+  assert.ok(Buffer.from((res.content[0] as Item).data, "base64").equals(big));
 });
 
 async function waitFor<T>(probe: () => T | undefined): Promise<T> {

@@ -1,0 +1,89 @@
+/**
+ * End to end with the real Server and Computer: a 256 MiB skill file downloaded to disk with
+ * window 8 keeps the Agent's RSS growth under 64 MiB (the Agent runs in its own process so its
+ * peak RSS is its own). Binary carriage keeps the run short on a loaded 2-core machine; the
+ * base64 path uses the same sinks and the same bounded window (A2C_E2E_BASE64=1 runs it).
+ */
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import type { RunningComputer } from "../../computer/computer.ts";
+import {
+  REPO_ROOT,
+  inProcessComputer,
+  startAgentStack,
+  writeRandomFile,
+  writeSkill,
+  type AgentStack,
+} from "../support/agent-stack.ts";
+
+const SIZE = 256 * 1024 * 1024;
+let stack: AgentStack;
+let computer: RunningComputer;
+let expected: string;
+
+async function sha256File(path: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const c of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(c as Buffer);
+  return h.digest("hex");
+}
+
+before(async () => {
+  stack = await startAgentStack();
+  const root = await writeSkill(stack.home, "big", "A skill with a big asset.\n");
+  await writeRandomFile(join(root, "assets", "big.bin"), SIZE);
+  expected = await sha256File(join(root, "assets", "big.bin"));
+  computer = await inProcessComputer(stack, "pc");
+});
+after(async () => {
+  await computer?.close();
+  await stack?.close();
+});
+
+void test("256 MiB to disk with window 8: verified, Agent RSS growth < 64 MiB", async () => {
+  const out = join(stack.dir, "big.out");
+  const binary = process.env.A2C_E2E_BASE64 === "1" ? "0" : "1";
+  const child = spawn(
+    process.execPath,
+    [
+      "--expose-gc",
+      "--import",
+      "tsx",
+      join(REPO_ROOT, "test/agent/fixtures/download-child.ts"),
+      stack.url,
+      stack.token,
+      stack.office,
+      "pc",
+      "big",
+      "assets/big.bin",
+      out,
+      "8",
+      binary,
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+      env: { ...process.env, A2C_LOG_LEVEL: "error" },
+    },
+  );
+  let stdout = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  const code = await new Promise<number | null>((r) => child.on("close", r));
+  assert.equal(code, 0);
+  const r = JSON.parse(stdout) as {
+    rssBefore: number;
+    peak: number;
+    sha256: string;
+    size: number;
+    bytesReceived: number;
+  };
+  assert.equal(r.size, SIZE);
+  assert.equal(r.sha256, expected);
+  assert.equal(await sha256File(out), expected, "the file on disk is the verified content");
+  const growth = r.peak - r.rssBefore;
+  console.log(`agent RSS growth during the download: ${(growth / 2 ** 20).toFixed(1)} MiB`);
+  assert.ok(growth < 64 * 2 ** 20, `RSS grew by ${(growth / 2 ** 20).toFixed(1)} MiB`);
+});

@@ -1,0 +1,166 @@
+/**
+ * A real stack for Agent SDK end-to-end tests: the real Server (token auth, port 0), a skill home
+ * on disk, and a Computer either in-process (`startComputer`) or as its own process
+ * (`node --import tsx computer/main.ts`, so a test can kill and restart it).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import { ServerHarness, TEST_TOKEN } from "./server-harness.ts";
+
+export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const E2E_OFFICE = "e2e-office";
+
+export interface AgentStack {
+  harness: ServerHarness;
+  url: string;
+  token: string;
+  office: string;
+  /** Temp dir holding the skill home (`home/`) and state dirs. */
+  dir: string;
+  home: string;
+  close(): Promise<void>;
+}
+
+/** A user skill `<home>/user/<name>/` with SKILL.md and extra files. */
+export async function writeSkill(
+  home: string,
+  name: string,
+  body: string,
+  files: Record<string, Buffer | string> = {},
+): Promise<string> {
+  const root = join(home, "user", name);
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  await writeFile(
+    join(root, "SKILL.md"),
+    `---\nname: ${name}\ndescription: test skill ${name}\n---\n${body}`,
+  );
+  for (const [rel, content] of Object.entries(files)) {
+    const p = join(root, rel);
+    await mkdir(join(p, ".."), { recursive: true });
+    await writeFile(p, content);
+  }
+  return root;
+}
+
+/** Writes `size` random bytes to `path` in 16 MiB pieces; returns nothing (hash it yourself). */
+export async function writeRandomFile(path: string, size: number): Promise<void> {
+  await mkdir(join(path, ".."), { recursive: true });
+  const { open } = await import("node:fs/promises");
+  const fh = await open(path, "w");
+  try {
+    for (let off = 0; off < size;) {
+      const n = Math.min(16 << 20, size - off);
+      await fh.write(randomBytes(n), 0, n, off);
+      off += n;
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function startAgentStack(): Promise<AgentStack> {
+  const dir = await mkdtemp(join(tmpdir(), "agent-e2e-"));
+  const home = join(dir, "home");
+  await mkdir(home, { recursive: true, mode: 0o700 });
+  const harness = await ServerHarness.start();
+  return {
+    harness,
+    url: harness.url,
+    token: TEST_TOKEN,
+    office: E2E_OFFICE,
+    dir,
+    home,
+    async close() {
+      await harness.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An in-process Computer serving the stack's skill home (and MCP servers when given). */
+export async function inProcessComputer(
+  stack: AgentStack,
+  name: string,
+  extra: { mcpConfig?: string; inlineBudget?: number; maxSize?: number } = {},
+): Promise<RunningComputer> {
+  return startComputer({
+    server: stack.url,
+    office: stack.office,
+    name,
+    token: stack.token,
+    skills: stack.home,
+    stateDir: join(stack.dir, `state-${name}`),
+    workers: 0,
+    maxSize: 1024 * 1024 * 1024,
+    startTimeoutMs: 30_000,
+    ...extra,
+  });
+}
+
+/** A Computer as its own process (`computer/main.ts`); kill it with `child.kill("SIGKILL")`. */
+export function spawnComputer(stack: AgentStack, name: string): ChildProcess {
+  return spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      join(REPO_ROOT, "computer/main.ts"),
+      "--server",
+      stack.url,
+      "--office",
+      stack.office,
+      "--name",
+      name,
+      "--token",
+      stack.token,
+      "--skills",
+      stack.home,
+      "--state-dir",
+      join(stack.dir, `state-${name}`),
+      "--workers",
+      "0",
+      "--max-size",
+      String(1024 * 1024 * 1024),
+    ],
+    {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "error" },
+    },
+  );
+}
+
+/** Resolves when the process has exited (or already had). */
+export function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+/** Runs the Agent CLI as a process; resolves with its exit code and output. */
+export function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", join(REPO_ROOT, "agent/cli.ts"), ...args],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, A2C_LOG_LEVEL: "silent", ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
