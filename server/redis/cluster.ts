@@ -1,0 +1,151 @@
+/**
+ * Everything a Server node needs to join other nodes over Redis (issue 10), as the three seams
+ * `startServer` already has: `registry` (offices in Redis), `adapter` (socket.io's own Redis
+ * adapter: notifications and routed requests reach sockets on every node) and `link` (the relay
+ * reaches Computers on other nodes). Plus the node heartbeat that reaps crashed nodes.
+ *
+ * Three Redis connections per node: commands (registry scripts), publish, subscribe. Registry
+ * lookups get their own connection so they never queue behind a 1 MB chunk being published.
+ *
+ * Adapter choice: `@socket.io/redis-adapter` on classic Pub/Sub by default, with
+ * `publishOnSpecificResponseChannel` so each chunk's ack goes to the requesting node only (the
+ * default would deliver every chunk to EVERY node). The sharded Pub/Sub variant (Redis >= 7) is
+ * selectable. The redis-streams adapter was not taken: it appends every packet, chunk acks
+ * included, to one stream capped by count (10,000 entries), i.e. up to GBs of chunk bytes kept
+ * in Redis memory; its gain (connection-state recovery) is not something the protocol uses.
+ */
+import { randomUUID } from "node:crypto";
+import { createAdapter, createShardedAdapter } from "@socket.io/redis-adapter";
+import { createClient } from "redis";
+import type { ServerOptions as SocketServerOptions } from "socket.io";
+import { Events } from "../../protocol/index.ts";
+import { officeRoom, type SmcpNamespace } from "../connection.ts";
+import type { Logger } from "../log.ts";
+import { officeNotification } from "../membership.ts";
+import type { ComputerLink } from "../relay.ts";
+import { DEFAULT_NODE_TTL_MS, NodeHeartbeat } from "./heartbeat.ts";
+import { RemoteComputerLink } from "./link.ts";
+import { RedisOfficeRegistry, type RedisMember } from "./registry.ts";
+
+export type AdapterKind = "classic" | "sharded";
+
+export interface RedisClusterOptions {
+  /** `redis://[user:pass@]host:port[/db]` (or `rediss://`). */
+  url: string;
+  /** Prefix of every key and channel; nodes of one deployment share it. Default `a2c`. */
+  prefix?: string;
+  /** Default `classic`. */
+  adapter?: AdapterKind;
+  /** A node whose heartbeat is older than this is dead. Default 6,000 ms. */
+  nodeTtlMs?: number;
+  /** Heartbeat and reaping period. Default `min(1000, nodeTtlMs / 3)`. */
+  heartbeatIntervalMs?: number;
+  /** The relay's timeouts (the adapter must not give up first). */
+  relayTimeoutMs: number;
+  toolCallGraceMs: number;
+  logger: Logger;
+}
+
+export interface RedisCluster {
+  readonly nodeId: string;
+  readonly registry: RedisOfficeRegistry;
+  readonly adapter: NonNullable<SocketServerOptions["adapter"]>;
+  /** `startServer`'s `link` option. */
+  readonly link: (nsp: SmcpNamespace) => ComputerLink;
+  /** After the Server closed: deregister this node, close the Redis connections. */
+  close(): Promise<void>;
+}
+
+/** The URL without its password, for logs. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(unparsable Redis URL)";
+  }
+}
+
+export async function connectRedisCluster(opts: RedisClusterOptions): Promise<RedisCluster> {
+  const { logger } = opts;
+  const prefix = opts.prefix ?? "a2c";
+  const nodeId = randomUUID();
+  const nodeTtlMs = opts.nodeTtlMs ?? DEFAULT_NODE_TTL_MS;
+  const intervalMs = opts.heartbeatIntervalMs ?? Math.min(1000, Math.floor(nodeTtlMs / 3));
+  const log = logger.child({ node: nodeId });
+
+  const connect = async (role: string): Promise<ReturnType<typeof createClient>> => {
+    const client = createClient({ url: opts.url });
+    // node-redis reconnects by itself; an unhandled 'error' would crash the process.
+    client.on("error", (err: Error) =>
+      log.warn({ err: err.message, role }, "Redis connection error"),
+    );
+    await client.connect();
+    return client;
+  };
+  const cmd = await connect("commands");
+  const pub = await connect("publish");
+  const sub = await connect("subscribe");
+  const clients = [cmd, pub, sub];
+
+  let nsp: SmcpNamespace | null = null;
+  let remote: RemoteComputerLink | null = null;
+
+  const onReaped = (deadNode: string, members: RedisMember[]): void => {
+    // This node won the reap: it alone tells the office and the other nodes.
+    for (const m of members) {
+      nsp?.to(officeRoom(m.officeId)).emit(Events.LeaveOfficeNotify, officeNotification(m));
+      if (m.role === "computer") remote?.announceGone(m.sid);
+    }
+    log.warn({ deadNode, members: members.length }, "members of a dead node left their offices");
+  };
+
+  const registry = new RedisOfficeRegistry({ client: cmd, nodeId, prefix, onReaped });
+  const adapter =
+    opts.adapter === "sharded"
+      ? createShardedAdapter(pub, sub, { channelPrefix: `${prefix}:sio` })
+      : createAdapter(pub, sub, {
+          key: `${prefix}:sio`,
+          publishOnSpecificResponseChannel: true,
+        });
+  const heartbeat = new NodeHeartbeat({
+    registry,
+    subscriber: sub,
+    ttlMs: nodeTtlMs,
+    intervalMs,
+    logger: log,
+    // Reaped while alive: our sockets' memberships are gone from Redis. Drop them so the
+    // clients reconnect and join again instead of living in offices nobody else can see.
+    onFenced: () => nsp?.local.disconnectSockets(true),
+  });
+  await heartbeat.start();
+  log.info(
+    { redis: redactRedisUrl(opts.url), prefix, adapter: opts.adapter ?? "classic", nodeTtlMs },
+    "joined the Redis cluster",
+  );
+
+  let closed: Promise<void> | null = null;
+  return {
+    nodeId,
+    registry,
+    adapter,
+    link: (namespace) => {
+      nsp = namespace;
+      remote = new RemoteComputerLink({
+        nsp: namespace,
+        logger: log,
+        relayTimeoutMs: opts.relayTimeoutMs,
+        toolCallGraceMs: opts.toolCallGraceMs,
+      });
+      return remote;
+    },
+    close: () =>
+      (closed ??= (async () => {
+        remote?.close();
+        await heartbeat.stop();
+        await Promise.all(clients.map((c) => c.close().catch(() => c.destroy())));
+        log.info("left the Redis cluster");
+      })()),
+  };
+}

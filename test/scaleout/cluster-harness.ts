@@ -1,0 +1,306 @@
+/**
+ * Helpers for the scale-out tests: Server nodes sharing one real Redis (in-process or as a real
+ * child process that can be SIGKILLed), a real Computer with the SKILL and tool services, plain
+ * socket.io-client sockets for wire-level checks, and a failover TCP "load balancer".
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import {
+  createServer,
+  connect,
+  type Server as NetServer,
+  type Socket as NetSocket,
+} from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { io as connectIo, type Socket } from "socket.io-client";
+import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import { createSkillService } from "../../computer/skills/index.ts";
+import { createToolService } from "../../computer/tools/service.ts";
+import { NAMESPACE, PROTOCOL_VERSION } from "../../protocol/index.ts";
+import { connectRedisCluster, type RedisCluster } from "../../server/redis/cluster.ts";
+import { startServer, type RunningServer } from "../../server/server.ts";
+import { demoServer, REPO_ROOT } from "../support/tools-harness.ts";
+
+export const TOKEN = "scaleout-token-0123456789";
+export const quiet = pino({ level: process.env.A2C_LOG_LEVEL ?? "silent" });
+
+/** In tests a dead node is noticed within ~100 ms (production default: 1 s). */
+export const TEST_HEARTBEAT_MS = 100;
+export const TEST_NODE_TTL_MS = 1_500;
+
+/** Guard against a hung test, not a pacing device. */
+export const WAIT_MS = 15_000;
+
+export interface NodeOptions {
+  prefix: string;
+  relayTimeoutMs?: number;
+}
+
+export interface TestNode {
+  readonly server: RunningServer;
+  readonly cluster: RedisCluster;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** A Server node in this process, on the shared Redis. */
+export async function startNode(redisUrl: string, opts: NodeOptions): Promise<TestNode> {
+  // Short: the adapter keeps a timer per cross-node request for the relay timeout, and a test
+  // process exits only when those have run out.
+  const relayTimeoutMs = opts.relayTimeoutMs ?? 5_000;
+  const cluster = await connectRedisCluster({
+    url: redisUrl,
+    prefix: opts.prefix,
+    nodeTtlMs: TEST_NODE_TTL_MS,
+    heartbeatIntervalMs: TEST_HEARTBEAT_MS,
+    relayTimeoutMs,
+    toolCallGraceMs: 1_000,
+    logger: quiet,
+  });
+  const server = await startServer({
+    port: 0,
+    tokens: [TOKEN],
+    logger: quiet,
+    relayTimeoutMs,
+    toolCallGraceMs: 1_000,
+    registry: cluster.registry,
+    adapter: cluster.adapter,
+    link: cluster.link,
+  });
+  return {
+    server,
+    cluster,
+    url: server.url,
+    close: async () => {
+      await server.close();
+      await cluster.close();
+    },
+  };
+}
+
+export interface NodeProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** SIGKILL (no clean close: no leave, no deregistration) and wait for the exit. */
+  kill(): Promise<void>;
+}
+
+/** A Server node as a real process (`npm run server -- --redis URL`). */
+export async function spawnNode(redisUrl: string, prefix: string): Promise<NodeProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", join(REPO_ROOT, "server/main.ts"), "--port", "0", "--redis", redisUrl],
+    {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        A2C_TOKENS: TOKEN,
+        A2C_REDIS_PREFIX: prefix,
+        A2C_REDIS_NODE_TTL_MS: String(TEST_NODE_TTL_MS),
+        A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent",
+      },
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  const exited = once(child, "exit");
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m?.[1]) {
+        child.stdout?.off("data", onData);
+        resolve(m[1]);
+      }
+    };
+    child.stdout?.on("data", onData);
+    void exited.then(([code]) => reject(new Error(`server node exited early (${String(code)})`)));
+  });
+  return {
+    url,
+    child,
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/** A socket.io-client socket to a node, connected (not joined). */
+export async function rawSocket(url: string): Promise<Socket> {
+  const s = connectIo(`${url}${NAMESPACE}`, {
+    query: { a2c_version: PROTOCOL_VERSION },
+    auth: { token: TOKEN },
+    transports: ["websocket"],
+    forceNew: true,
+    reconnection: false,
+  });
+  await new Promise<void>((resolve, reject) => {
+    s.once("connect", () => resolve());
+    s.once("connect_error", reject);
+  });
+  return s;
+}
+
+/** `server:join_office` with the two-argument ack. */
+export function joinOffice(
+  s: Socket,
+  role: "agent" | "computer",
+  name: string,
+  office: string,
+): Promise<[boolean, string | null]> {
+  return new Promise((resolve) =>
+    s.emit(
+      "server:join_office",
+      { role, name, office_id: office },
+      (ok: boolean, r: string | null) => resolve([ok, r]),
+    ),
+  );
+}
+
+/** Resolves with the first `event` on `s` whose payload passes `match`. */
+export function waitFor<T = unknown>(
+  s: Socket,
+  event: string,
+  match: (payload: T) => boolean = () => true,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      s.off(event, on);
+      reject(new Error(`no ${event} within ${WAIT_MS} ms`));
+    }, WAIT_MS);
+    const on = (payload: T): void => {
+      if (!match(payload)) return;
+      clearTimeout(timer);
+      s.off(event, on);
+      resolve(payload);
+    };
+    s.on(event, on);
+  });
+}
+
+export interface SkillHome {
+  dir: string;
+  /** sha256 of `user/big/data.bin`. */
+  sha256: string;
+  size: number;
+}
+
+/** A skill home with one skill `big` holding a random binary file of `size` bytes. */
+export async function skillHome(size: number): Promise<SkillHome> {
+  const dir = await mkdtemp(join(tmpdir(), "a2c-scaleout-"));
+  const skill = join(dir, "home", "user", "big");
+  await mkdir(skill, { recursive: true });
+  await writeFile(
+    join(skill, "SKILL.md"),
+    "---\nname: big\ndescription: a large binary for the scale-out tests\n---\nSee data.bin.\n",
+  );
+  const bytes = randomBytes(size);
+  await writeFile(join(skill, "data.bin"), bytes);
+  return { dir, sha256: createHash("sha256").update(bytes).digest("hex"), size };
+}
+
+/** The real Computer with the SKILL service (home of `skillHome`) and the demo MCP tools. */
+export function computer(
+  serverUrl: string,
+  office: string,
+  name: string,
+  home: SkillHome,
+): Promise<RunningComputer> {
+  return startComputer({
+    server: serverUrl,
+    office,
+    name,
+    token: TOKEN,
+    stateDir: join(home.dir, "state", name),
+    workers: 0,
+    startTimeoutMs: WAIT_MS,
+    logger: quiet,
+    services: [
+      (ctx) =>
+        createSkillService({
+          config: ctx.config,
+          home: join(home.dir, "home"),
+          minter: ctx.minter,
+          log: ctx.log,
+          watch: false,
+        }),
+      (ctx) =>
+        createToolService({
+          config: ctx.config,
+          servers: { demo: demoServer() },
+          minter: ctx.minter,
+          log: ctx.log,
+        }),
+    ],
+  });
+}
+
+export async function removeHome(home: SkillHome): Promise<void> {
+  await rm(home.dir, { recursive: true, force: true });
+}
+
+/**
+ * A TCP load balancer with failover: each new connection goes to the first backend that accepts
+ * it. Killing the first backend sends reconnecting clients to the next, as an LB health check
+ * would (clients only ever see the balancer's URL).
+ */
+export class FailoverProxy {
+  private readonly server: NetServer;
+  private readonly open = new Set<NetSocket>();
+  url = "";
+
+  constructor(private readonly backends: string[]) {
+    this.server = createServer((client) => this.accept(client));
+  }
+
+  async listen(): Promise<string> {
+    this.server.listen(0, "127.0.0.1");
+    await once(this.server, "listening");
+    const addr = this.server.address();
+    const port = typeof addr === "object" && addr ? addr.port : 0;
+    this.url = `http://127.0.0.1:${port}`;
+    return this.url;
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.open) s.destroy();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private track(s: NetSocket): void {
+    this.open.add(s);
+    s.on("close", () => this.open.delete(s));
+    s.on("error", () => s.destroy());
+  }
+
+  private accept(client: NetSocket): void {
+    this.track(client);
+    client.pause();
+    const tryBackend = (i: number): void => {
+      const target = this.backends[i];
+      if (target === undefined) return void client.destroy();
+      const { hostname, port } = new URL(target);
+      const upstream = connect({ host: hostname, port: Number(port) });
+      const refused = (): void => {
+        upstream.destroy();
+        if (!client.destroyed) tryBackend(i + 1);
+      };
+      upstream.once("error", refused);
+      upstream.once("connect", () => {
+        upstream.off("error", refused);
+        this.track(upstream);
+        client.pipe(upstream);
+        upstream.pipe(client);
+        client.resume();
+        client.on("close", () => upstream.destroy());
+        upstream.on("close", () => client.destroy());
+      });
+    };
+    tryBackend(0);
+  }
+}
