@@ -1,0 +1,112 @@
+/**
+ * Flags and environment of `npm run computer` → `StartComputerOptions`. Flags win over env.
+ */
+import { parseArgs } from "node:util";
+import type { StartComputerOptions } from "./computer.ts";
+
+export const USAGE = `usage: npm run computer -- --server URL --office ID --name NAME [options]
+
+  --server URL                 Server base URL (env A2C_SERVER_URL)
+  --office ID                  office to join (env A2C_OFFICE_ID)
+  --name NAME                  this Computer's name in the office (env A2C_COMPUTER_NAME)
+  --token T                    bearer token (env A2C_TOKEN)
+  --path P                     Engine.IO path, default /socket.io/ (env A2C_PATH)
+  --skills DIR                 skill home (env A2C_SKILLS_DIR)
+  --mcp-config FILE            MCP servers config (env A2C_MCP_CONFIG)
+  --state-dir DIR              handle key and spool, default ~/.a2c/computers/<name> (env A2C_STATE_DIR)
+  --max-http-buffer-size N     the Server's maxHttpBufferSize, default 1000000 (env A2C_MAX_HTTP_BUFFER_SIZE)
+  --inline-budget N            inline text/binary budget in bytes, default 32768 (env A2C_INLINE_BUDGET)
+  --max-size N                 hard cap on a resource, default 104857600 (env A2C_MAX_SIZE)
+  --workers N                  hashing threads; 0 = hash inline (env A2C_WORKERS)
+  -h, --help                   this text
+Log level: A2C_LOG_LEVEL (default info).`;
+
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+const STRING_FLAGS = {
+  server: "A2C_SERVER_URL",
+  office: "A2C_OFFICE_ID",
+  name: "A2C_COMPUTER_NAME",
+  token: "A2C_TOKEN",
+  path: "A2C_PATH",
+  skills: "A2C_SKILLS_DIR",
+  "mcp-config": "A2C_MCP_CONFIG",
+  "state-dir": "A2C_STATE_DIR",
+} as const;
+
+const INT_FLAGS = {
+  "max-http-buffer-size": { env: "A2C_MAX_HTTP_BUFFER_SIZE", min: 1024 },
+  "inline-budget": { env: "A2C_INLINE_BUDGET", min: 0 },
+  "max-size": { env: "A2C_MAX_SIZE", min: 0 },
+  workers: { env: "A2C_WORKERS", min: 0 },
+} as const;
+
+/** `null` when `--help` was asked for. Throws `UsageError` on bad input. */
+export function parseComputerArgs(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): StartComputerOptions | null {
+  const options: Record<string, { type: "string" } | { type: "boolean"; short: string }> = {
+    help: { type: "boolean", short: "h" },
+  };
+  for (const k of [...Object.keys(STRING_FLAGS), ...Object.keys(INT_FLAGS)]) {
+    options[k] = { type: "string" };
+  }
+  let values: Record<string, unknown>;
+  try {
+    values = parseArgs({ args: [...argv], options, allowPositionals: false, strict: true }).values;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  if (values.help === true) return null;
+  const str = (flag: keyof typeof STRING_FLAGS): string | undefined => {
+    const v = values[flag];
+    const out = typeof v === "string" ? v : env[STRING_FLAGS[flag]];
+    return out === undefined || out === "" ? undefined : out;
+  };
+  const int = (flag: keyof typeof INT_FLAGS): number | undefined => {
+    const v = values[flag];
+    const raw = typeof v === "string" ? v : env[INT_FLAGS[flag].env];
+    if (raw === undefined || raw === "") return undefined;
+    if (!/^\d+$/.test(raw.trim()))
+      throw new UsageError(`--${flag} must be an integer, got ${JSON.stringify(raw)}`);
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < INT_FLAGS[flag].min) {
+      throw new UsageError(`--${flag} must be >= ${INT_FLAGS[flag].min}`);
+    }
+    return n;
+  };
+  const server = str("server");
+  const office = str("office");
+  const name = str("name");
+  const missing = [
+    server === undefined && "--server",
+    office === undefined && "--office",
+    name === undefined && "--name",
+  ].filter(Boolean);
+  if (missing.length > 0) throw new UsageError(`missing ${missing.join(", ")}`);
+  try {
+    new URL(server!);
+  } catch {
+    throw new UsageError(`--server is not a URL: ${JSON.stringify(server)}`);
+  }
+  const out: StartComputerOptions = { server: server!, office: office!, name: name! };
+  const assign = <K extends keyof StartComputerOptions>(
+    key: K,
+    v: StartComputerOptions[K] | undefined,
+  ): void => {
+    if (v !== undefined) out[key] = v;
+  };
+  assign("token", str("token"));
+  assign("path", str("path"));
+  assign("skills", str("skills"));
+  assign("mcpConfig", str("mcp-config"));
+  assign("stateDir", str("state-dir"));
+  assign("maxHttpBufferSize", int("max-http-buffer-size"));
+  assign("inlineBudget", int("inline-budget"));
+  assign("maxSize", int("max-size"));
+  assign("workers", int("workers"));
+  return out;
+}
