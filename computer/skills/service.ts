@@ -9,7 +9,7 @@ import { internalError, type ErrorPayload } from "../../protocol/index.ts";
 import type { ComputerConfig, ComputerService, HandleMinter } from "../contracts.ts";
 import { getSkill, getSkills, type SkillDeps } from "./get-skill.ts";
 import { createSkillProducer } from "./producer.ts";
-import { buildRegistry, type SkillRegistry } from "./registry.ts";
+import { RegistryBuilder, type SkillRegistry } from "./registry.ts";
 import { ContentCache } from "./resource.ts";
 import { HomeWatcher } from "./watcher.ts";
 
@@ -69,7 +69,8 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
   const home = resolve(opts.home);
   const log = opts.log.child({ component: "skills" });
   await ensureHome(home, log);
-  let registry = await buildRegistry(home, log);
+  const builder = new RegistryBuilder(home, log);
+  let registry = await builder.build();
   log.info({ home, skills: registry.entries.length }, "skill registry built");
   let notifyFn: ((event: "server:update_skills") => void) | undefined;
   const cache = new ContentCache();
@@ -79,10 +80,13 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
     cache,
     registry: () => registry,
   };
-  const refresh = async () => {
-    registry = await buildRegistry(home, log);
+  // Rebuilds are serialized, so an older scan can never replace a newer registry.
+  let building: Promise<void> = Promise.resolve();
+  const rebuild = async () => {
+    registry = await builder.build();
     log.debug({ skills: registry.entries.length }, "skill registry rebuilt");
   };
+  const refresh = (): Promise<void> => (building = building.then(rebuild, rebuild));
   const watcher =
     opts.watch === false
       ? undefined
