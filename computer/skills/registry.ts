@@ -30,7 +30,7 @@
  *   JSON, other keys ignored). `uri` is the `skill://` resource URI, `version` the resource's
  *   `_meta.version`. Missing or malformed → both fields absent (malformed: WARN log).
  */
-import { readFile, readdir, stat } from "node:fs/promises";
+import { lstat, readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { A2CSkillRef } from "../../protocol/index.ts";
@@ -61,9 +61,10 @@ export interface SkillEntry {
 
 export type Lookup = { entry: SkillEntry; orphaned: boolean } | null;
 
+/** Any directory entry counts (a file, a directory, even a dangling symlink). */
 async function exists(path: string): Promise<boolean> {
   try {
-    await stat(path);
+    await lstat(path);
     return true;
   } catch {
     return false;
