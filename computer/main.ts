@@ -3,7 +3,6 @@
  * SIGINT/SIGTERM (clean leave + close, exit 0). Exit 2 on bad usage, 1 when the Computer gives up
  * (refused token, protocol version mismatch, refused join).
  */
-import { startComputer } from "./computer.ts";
 import { parseComputerArgs, USAGE, UsageError } from "./config.ts";
 import { createComputerLogger } from "./log.ts";
 
@@ -20,6 +19,8 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
+  // Loaded after argument parsing so `--help` and usage errors answer at once.
+  const { startComputer } = await import("./computer.ts");
   const log = createComputerLogger(options.name);
   let stopping = false;
   const computer = await startComputer({
