@@ -4,7 +4,7 @@
  * section failed or any byte failed its sha256 (the report is written first, then the run fails
  * loudly). `--quick` is the CI smoke run: correctness asserted, speed not.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
@@ -73,7 +73,6 @@ function parseArgs(argv: string[]): Args {
 }
 
 function versions(): Record<string, string> {
-  const require = createRequire(import.meta.url);
   const out: Record<string, string> = {};
   for (const p of [
     "socket.io",
@@ -86,7 +85,11 @@ function versions(): Record<string, string> {
     "zod",
   ]) {
     try {
-      out[p] = (require(`${p}/package.json`) as { version: string }).version;
+      const pkg = readFileSync(
+        new URL(`../node_modules/${p}/package.json`, import.meta.url),
+        "utf8",
+      );
+      out[p] = (JSON.parse(pkg) as { version: string }).version;
     } catch {
       out[p] = "?";
     }

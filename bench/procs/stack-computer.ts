@@ -1,13 +1,12 @@
 /**
  * One or more of our Computers (computer/computer.ts `startComputer`) in one process, serving a
- * skill home through the real SKILL service. Besides `stats` (whose event-loop delay is measured
+ * skill home through the real SKILL service (the Computer's default services for `skills`). Besides `stats` (whose event-loop delay is measured
  * inside this very process, i.e. inside the Computer), it reports the Computer's own per-chunk
  * time from its metrics registry (`a2c_computer_blob_chunk_seconds`), read in-process instead of
  * scraped: the Computer has no HTTP listener.
  */
 import { serve } from "../lib/ipc.ts";
-import { defaultServices, startComputer, type RunningComputer } from "../../computer/computer.ts";
-import { createSkillService } from "../../computer/skills/service.ts";
+import { startComputer, type RunningComputer } from "../../computer/computer.ts";
 
 interface StartArgs {
   url: string;
@@ -25,10 +24,6 @@ const running: RunningComputer[] = [];
 serve({
   start: async (raw) => {
     const a = raw as StartArgs;
-    // Use the Computer's own default services when they include the SKILL service; until then
-    // (or if they change), build the same SKILL service explicitly. Either way it is the real one.
-    const wired =
-      (await defaultServices({ server: a.url, office: "", name: "", skills: a.skills })).length > 0;
     for (const c of a.computers) {
       running.push(
         await startComputer({
@@ -41,19 +36,7 @@ serve({
           maxSize: a.maxSize,
           ...(a.workers !== undefined ? { workers: a.workers } : {}),
           startTimeoutMs: 30_000,
-          ...(wired
-            ? { skills: a.skills }
-            : {
-                services: [
-                  (ctx) =>
-                    createSkillService({
-                      config: ctx.config,
-                      home: a.skills,
-                      minter: ctx.minter,
-                      log: ctx.log,
-                    }),
-                ],
-              }),
+          skills: a.skills,
         }),
       );
     }

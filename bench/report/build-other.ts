@@ -1,8 +1,228 @@
-/** Report blocks of sections 5–8 (filled in as those sections land). */
+/** Report blocks of sections 5–8 and the Computer-cost section. */
 import type { SectionId } from "../lib/context.ts";
+import type { ManyAgentsData } from "../sections/many-agents.ts";
+import type { RewritesData } from "../sections/rewrites.ts";
+import type { ComputerCostData } from "../sections/computer-cost.ts";
+import type { HttpData } from "../sections/http-surface.ts";
+import type { CapacityData } from "../sections/capacity.ts";
+import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
+import { f1, f2, mib, ms } from "./format.ts";
+import { barChart } from "./svg.ts";
 import type { Report } from "./types.ts";
 
+function manyBlocks(d: ManyAgentsData): Block[] {
+  return [
+    {
+      kind: "table",
+      head: [
+        "Agents",
+        "aggregate MB/s",
+        "per Agent MB/s (min–max)",
+        "verified reads",
+        "chunk p50 ms",
+        "chunk p99 ms",
+        "Server CPU",
+        "Server RSS",
+      ],
+      rows: d.rows.map((r) => [
+        String(r.agents),
+        f1(r.aggregateMbps),
+        `${f1(r.perAgentMbps.min)}–${f1(r.perAgentMbps.max)}`,
+        String(r.reads),
+        ms(r.p50Ms),
+        ms(r.p99Ms),
+        `${r.serverCpuPercent.toFixed(0)}%`,
+        mib(r.serverRssBytes),
+      ]),
+    },
+    {
+      kind: "chart",
+      file: "many-agents.svg",
+      alt: "aggregate MB/s by number of Agents",
+      svg: barChart({
+        title: `Many Agents: aggregate MB/s and Server CPU % (${formatBytes(d.fileBytes)} resource, SDK defaults)`,
+        yLabel: "MB/s  |  CPU %",
+        categories: d.rows.map((r) => `${r.agents} Agents`),
+        series: [
+          { name: "aggregate MB/s", values: d.rows.map((r) => r.aggregateMbps) },
+          { name: "Server CPU %", values: d.rows.map((r) => r.serverCpuPercent) },
+        ],
+      }),
+    },
+  ];
+}
+
+function rewriteBlocks(d: RewritesData): Block[] {
+  return [
+    {
+      kind: "para",
+      text: `Resource ${formatBytes(d.fileBytes)}, ${d.seconds} s per row; the Agent pulls with the SDK defaults, an auditor pulls raw 64 KiB chunks at random offsets (window 2).`,
+    },
+    {
+      kind: "table",
+      head: [
+        "mode",
+        "rewrites/s",
+        "versions",
+        "deliveries verified",
+        "corrupt",
+        "mid-write version",
+        "gave up",
+        "restarts/download",
+        "time to verified p50/p99 s",
+        "chunks audited",
+        "chunks disagreeing",
+        "unverifiable",
+      ],
+      rows: d.rows.map((r) => [
+        r.mode,
+        String(r.rate),
+        String(r.versions),
+        `${r.verified}/${r.deliveries}`,
+        String(r.corrupt),
+        String(r.unknownVersion),
+        Object.entries(r.gaveUp)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(", ") || "0",
+        f2(r.restartsPerDownload),
+        `${f2(r.secondsToVerified.p50)} / ${f2(r.secondsToVerified.p99)}`,
+        String(r.chunksAudited),
+        String(r.chunksDisagreeing),
+        String(r.chunksUnverifiable),
+      ]),
+    },
+    ...d.rows
+      .filter((r) => r.firstError)
+      .map((r): Block => ({
+        kind: "para",
+        text: `${r.mode} ${r.rate}/s, first give-up: ${r.firstError ?? ""}`,
+      })),
+  ];
+}
+
+function costBlocks(d: ComputerCostData): Block[] {
+  const row = (label: string, c: ComputerCostData["perChunk"]["small"]): string[] => [
+    label,
+    ms(c.computerMs),
+    ms(c.cpuMs),
+    ms(c.p50Ms),
+    String(c.chunks),
+  ];
+  return [
+    {
+      kind: "table",
+      head: [
+        "resource",
+        "Computer time per chunk ms",
+        "Computer CPU per chunk ms",
+        "Agent latency p50 ms",
+        "chunks",
+      ],
+      rows: [
+        row(formatBytes(d.smallBytes), d.perChunk.small),
+        row(formatBytes(d.bigBytes), d.perChunk.big),
+        ["ratio", f2(d.perChunk.ratio), f2(d.perChunk.cpuRatio), "", ""],
+      ],
+    },
+    {
+      kind: "para",
+      text: `Event loop of the Computer process while the ${formatBytes(d.bigBytes)} file was hashed again (get_skill ${d.eld.mintSeconds.toFixed(2)} s, first chunk of the new content after ${d.eld.hashSeconds.toFixed(2)} s; engine hashes: ${Object.entries(
+        d.eld.hashes,
+      )
+        .map(([k, v]) => `${v} ${k}`)
+        .join(
+          ", ",
+        )}) and another pull ran (${d.eld.otherChunks} chunks, p50 ${ms(d.eld.otherP50Ms)} ms, p99 ${ms(d.eld.otherP99Ms)} ms): delay p50 ${ms(d.eld.p50Ms)} ms, p99 ${ms(d.eld.p99Ms)} ms, max ${ms(d.eld.maxMs)} ms over ${d.eld.seconds.toFixed(1)} s.`,
+    },
+  ];
+}
+
+function httpBlocks(d: HttpData): Block[] {
+  const s = d.sessions;
+  return [
+    {
+      kind: "table",
+      head: ["target", "req/s", "requests", "p50 ms", "p99 ms", "non-2xx", "errors"],
+      rows: d.rows.map((r) => [
+        r.target,
+        r.reqPerSec.toFixed(0),
+        String(r.total),
+        String(r.p50Ms),
+        String(r.p99Ms),
+        String(r.non2xx),
+        String(r.errors),
+      ]),
+    },
+    {
+      kind: "para",
+      text: `Half-open Engine.IO sessions right after the handshake run: ${s.afterRun}; all closed by the heartbeat ${s.cleanedAfterSeconds === null ? "NOT within the limit" : `after ${s.cleanedAfterSeconds.toFixed(1)} s`}. Server RSS ${mib(s.rssBeforeBytes)} before, ${mib(s.rssPeakBytes)} at the peak, ${mib(s.rssAfterBytes)} after.`,
+    },
+  ];
+}
+
+function capacityBlocks(d: CapacityData): Block[] {
+  const rec = d.recommended;
+  const blocks: Block[] = [
+    {
+      kind: "list",
+      items: [
+        `Relay rate per Server core (base64): ${f1(d.perCoreMbps)} MB/s, from the ${d.perCoreSource}.`,
+        ...(d.perCoreBinaryMbps !== null
+          ? [`Relay rate per Server core (binary carriage): ${f1(d.perCoreBinaryMbps)} MB/s.`]
+          : []),
+        `Per-Agent demand (one Agent, SDK defaults, unconstrained): ${f1(d.perAgentDemandMbps)} MB/s.`,
+        ...(d.rssPerOfficeBytes !== null
+          ? [
+              `Server RSS per connected office (Agent + Computer): about ${(d.rssPerOfficeBytes / 1024).toFixed(0)} KiB (RSS / offices, upper bound: includes the process base).`,
+            ]
+          : []),
+        `Recommended default (base64): ${formatBytes(rec.chunkBytes)} chunks, window ${rec.window}: ${f1(rec.mbps)} MB/s vs best ${f1(rec.bestMbps)} MB/s, chunk p99 ${ms(rec.p99Ms)} ms (${rec.source}).`,
+        ...(d.recommendedBinary
+          ? [
+              `Recommended with binary carriage: ${formatBytes(d.recommendedBinary.chunkBytes)} chunks, window ${d.recommendedBinary.window}: ${f1(d.recommendedBinary.mbps)} MB/s vs best ${f1(d.recommendedBinary.bestMbps)} MB/s.`,
+            ]
+          : []),
+      ],
+    },
+    {
+      kind: "table",
+      head: [
+        "Agents",
+        "MB/s per Agent",
+        "total MB/s",
+        "Server cores",
+        "processes (70% CPU)",
+        "2-core nodes",
+        "8-core nodes",
+      ],
+      rows: d.rows.map((r) => [
+        String(r.agents),
+        f1(r.demandMbps),
+        f1(r.totalMbps),
+        f2(r.serverCores),
+        String(r.processes),
+        String(r.nodes2),
+        String(r.nodes8),
+      ]),
+    },
+  ];
+  return blocks;
+}
+
 export function otherBlocks(id: SectionId, d: unknown, _report: Report): Block[] {
-  return [{ kind: "para", text: `${id}: ${JSON.stringify(d).slice(0, 2000)}` }];
+  switch (id) {
+    case "manyAgents":
+      return manyBlocks(d as ManyAgentsData);
+    case "rewrites":
+      return rewriteBlocks(d as RewritesData);
+    case "computerCost":
+      return costBlocks(d as ComputerCostData);
+    case "http":
+      return httpBlocks(d as HttpData);
+    case "capacity":
+      return capacityBlocks(d as CapacityData);
+    default:
+      return [];
+  }
 }
