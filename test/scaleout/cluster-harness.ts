@@ -82,6 +82,11 @@ export async function startNode(redisUrl: string, opts: NodeOptions): Promise<Te
   };
 }
 
+/** Entry of `node-main.ts`. */
+export function startNodeFromEnv(): Promise<TestNode> {
+  return startNode(process.env.REDIS_URL ?? "", { prefix: process.env.A2C_REDIS_PREFIX ?? "a2c" });
+}
+
 export interface NodeProcess {
   readonly url: string;
   readonly child: ChildProcess;
@@ -93,11 +98,13 @@ export interface NodeProcess {
 export async function spawnNode(redisUrl: string, prefix: string): Promise<NodeProcess> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", join(REPO_ROOT, "server/main.ts"), "--port", "0", "--redis", redisUrl],
+    ["--import", "tsx", join(REPO_ROOT, "test/scaleout/node-main.ts")],
     {
       cwd: REPO_ROOT,
       env: {
         ...process.env,
+        NODE_TEST_CONTEXT: undefined,
+        REDIS_URL: redisUrl,
         A2C_TOKENS: TOKEN,
         A2C_REDIS_PREFIX: prefix,
         A2C_REDIS_NODE_TTL_MS: String(TEST_NODE_TTL_MS),
