@@ -11,13 +11,9 @@
  *   docs/configuration.md); it prints progress and the summary and exits 0 only if all passed.
  */
 import { readFileSync } from "node:fs";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import { AgentClient } from "../../agent/index.ts";
-import type { DemoManifest } from "./demo-data.ts";
+import { planFromEnv } from "./env-plan.ts";
 import {
-  SCENARIOS,
   type AgentMessage,
   type AgentPlan,
   type ScenarioResult,
@@ -32,42 +28,6 @@ import { SCENARIO_IMPLS } from "./scenarios/index.ts";
 const SCENARIO_DEADLINE_MS = Number(process.env.A2C_STACK_SCENARIO_TIMEOUT_MS ?? 90_000);
 /** How long to wait for the office's Computers to join. */
 const COMPUTER_WAIT_MS = Number(process.env.A2C_STACK_COMPUTER_WAIT_MS ?? 120_000);
-
-function need(name: string): string {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-}
-
-/** Standalone mode: the plan from environment variables. */
-function planFromEnv(): AgentPlan {
-  const manifestFile = need("A2C_STACK_MANIFEST");
-  const manifest = JSON.parse(readFileSync(manifestFile, "utf8")) as DemoManifest;
-  const computers = need("A2C_STACK_COMPUTERS")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const only = (process.env.A2C_STACK_SCENARIOS ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return {
-    agent: process.env.A2C_AGENT_NAME ?? "agent-1",
-    officeId: need("A2C_OFFICE_ID"),
-    serverUrl: need("A2C_SERVER_URL"),
-    token: need("A2C_TOKEN"),
-    computers,
-    neighbour: {
-      officeId: process.env.A2C_STACK_NEIGHBOUR_OFFICE ?? "no-such-office",
-      // Without a neighbour the probe targets a name that exists nowhere: still must be 404.
-      computer: process.env.A2C_STACK_NEIGHBOUR_COMPUTER ?? "no-such-computer",
-    },
-    manifest,
-    scenarios: SCENARIOS.map((s) => s.id).filter((id) => only.length === 0 || only.includes(id)),
-    repoRoot: resolve(import.meta.dirname, "..", ".."),
-    workDir: mkdtempSync(join(tmpdir(), "a2c-agent-")),
-  };
-}
 
 const ipc = typeof process.send === "function";
 

@@ -4,10 +4,23 @@
  * sets is one its process actually reads, and ports/URLs agree with each other.
  */
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { parse } from "yaml";
+import { parseComputerArgs } from "../../computer/config.ts";
+import { generateDemoHome } from "../../scripts/stack/demo-data.ts";
+import { planFromEnv } from "../../scripts/stack/env-plan.ts";
+import { configFromArgs } from "../../server/config.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8"), {
@@ -171,4 +184,55 @@ void test("the agent runs in the Computer's office and reads the demo manifest i
     "manifest is on a shared volume",
   );
   assert.ok(computer.A2C_SKILLS_DIR?.startsWith(shared[0]!), "skill home on the same volume");
+});
+
+/** A service's environment as compose would pass it (`${VAR:-default}` → default). */
+function envOf(service: string): NodeJS.ProcessEnv {
+  const raw = services[service]!.environment ?? {};
+  return Object.fromEntries(
+    Object.entries(raw).map(([k, v]) => [
+      k,
+      String(v).replace(/\$\{(\w+):-([^}]*)\}/g, (_, _name: string, dflt: string) => dflt),
+    ]),
+  );
+}
+
+void test("each process's own option parser accepts its service's environment", async () => {
+  const server = await configFromArgs([], envOf("server"));
+  assert.equal(server.port, 7700);
+  assert.equal(server.host, "0.0.0.0");
+  assert.deepEqual(
+    server.tokens?.map((t) => (typeof t === "string" ? t : t.token)),
+    [envOf("server").A2C_TOKENS],
+  );
+
+  for (const name of ["computer", "computer-b"]) {
+    const env = envOf(name);
+    const c = parseComputerArgs([], env);
+    assert.ok(c, `${name} options`);
+    assert.equal(c.server, "http://server:7700");
+    assert.equal(c.office, env.A2C_OFFICE_ID);
+    assert.equal(c.name, env.A2C_COMPUTER_NAME);
+    assert.equal(c.token, envOf("server").A2C_TOKENS);
+    assert.equal(c.skills, "/demo/home");
+    assert.equal(c.mcpConfig, "/demo/mcp.json");
+    assert.equal(c.stateDir, "/state");
+  }
+
+  // The agent reads a manifest the demo-data service wrote; stand one in for /demo/manifest.json.
+  const dir = mkdtempSync(join(tmpdir(), "a2c-compose-"));
+  try {
+    const manifest = join(dir, "manifest.json");
+    writeFileSync(manifest, JSON.stringify(generateDemoHome(join(dir, "home"), { bigSize: 1024 })));
+    const plan = planFromEnv({ ...envOf("agent"), A2C_STACK_MANIFEST: manifest });
+    assert.equal(plan.serverUrl, "http://server:7700");
+    assert.equal(plan.officeId, envOf("computer").A2C_OFFICE_ID);
+    assert.deepEqual(plan.computers, [envOf("computer").A2C_COMPUTER_NAME]);
+    assert.equal(plan.neighbour.officeId, envOf("computer-b").A2C_OFFICE_ID);
+    assert.equal(plan.neighbour.computer, envOf("computer-b").A2C_COMPUTER_NAME);
+    assert.equal(plan.token, envOf("server").A2C_TOKENS);
+    assert.equal(plan.scenarios.length, 13);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

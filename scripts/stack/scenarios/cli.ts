@@ -4,7 +4,7 @@
  * for the download and joins again afterwards.
  */
 import { spawn } from "node:child_process";
-import { readFileSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { cliDownloadArgs } from "../connect-help.ts";
 import { check, sha256, type Scenario } from "./context.ts";
@@ -44,6 +44,7 @@ function runCli(
 
 export const cliDownload: Scenario = async ({ client, plan, computer, progress, signal }) => {
   const big = plan.manifest.files.big;
+  mkdirSync(plan.workDir, { recursive: true });
   const out = join(plan.workDir, "big.bin");
   const args = cliDownloadArgs(
     { serverUrl: plan.serverUrl, token: plan.token, officeId: plan.officeId, computer },
@@ -68,7 +69,9 @@ export const cliDownload: Scenario = async ({ client, plan, computer, progress, 
   );
   const size = statSync(out).size;
   check(size === big.size, `downloaded ${size} B ≠ ${big.size}`);
-  check(sha256(readFileSync(out)) === big.sha256, "downloaded file sha256 ≠ generated");
+  const digest = sha256(readFileSync(out));
+  rmSync(out, { force: true });
+  check(digest === big.sha256, "downloaded file sha256 ≠ generated");
   progress(big.size, big.size);
   return {
     bytes: big.size,
