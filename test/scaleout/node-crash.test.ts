@@ -14,7 +14,6 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { AgentClient, ComputerNotFoundError } from "../../agent/index.ts";
 import type { RunningComputer } from "../../computer/computer.ts";
-import type { RedisMember } from "../../server/redis/registry.ts";
 import { startRedis, type RedisInstance } from "../support/redis.ts";
 import {
   FailoverProxy,
@@ -66,7 +65,7 @@ after(async () => {
 });
 
 async function nodeOfPc(): Promise<string | undefined> {
-  const found = (await a.cluster.registry.findComputer(OFFICE, "pc")) as RedisMember | null;
+  const found = await a.cluster.registry.findComputer(OFFICE, "pc");
   return found?.nodeId;
 }
 
@@ -92,17 +91,17 @@ void test("SIGKILL of node B mid-transfer: prompt errors, Computer back on A, do
     });
   });
 
-  let killed: Promise<void> | null = null;
+  const crash: { killed: Promise<void> | null } = { killed: null };
   const out = join(home.dir, "download.bin");
   const info = await agent.downloadBlob("pc", handle!, out, {
     chunkBytes: 64 * 1024,
     window: 4,
     onProgress: (p) => {
-      if (!killed && p.bytes >= p.total / 4) killed = b.kill();
+      if (!crash.killed && p.bytes >= p.total / 4) crash.killed = b.kill();
     },
   });
-  assert.ok(killed, "node B was killed during the download");
-  await killed;
+  assert.ok(crash.killed, "node B was killed during the download");
+  await crash.killed;
 
   const err = await slowOutcome;
   assert.ok(err instanceof ComputerNotFoundError, `expected 404, got ${String(err)}`);
