@@ -21,5 +21,5 @@ COPY scripts ./scripts
 RUN mkdir -p /demo /state && chown node:node /demo /state
 USER node
 
-EXPOSE 7700
+EXPOSE 7100
 CMD ["node", "--import", "tsx", "server/main.ts"]

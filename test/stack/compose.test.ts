@@ -199,7 +199,7 @@ function envOf(service: string): NodeJS.ProcessEnv {
 
 void test("each process's own option parser accepts its service's environment", async () => {
   const server = await configFromArgs([], envOf("server"));
-  assert.equal(server.port, 7700);
+  assert.equal(server.port, 7100);
   assert.equal(server.host, "0.0.0.0");
   assert.deepEqual(
     server.tokens?.map((t) => (typeof t === "string" ? t : t.token)),
@@ -210,7 +210,7 @@ void test("each process's own option parser accepts its service's environment", 
     const env = envOf(name);
     const c = parseComputerArgs([], env);
     assert.ok(c, `${name} options`);
-    assert.equal(c.server, "http://server:7700");
+    assert.equal(c.server, "http://server:7100");
     assert.equal(c.office, env.A2C_OFFICE_ID);
     assert.equal(c.name, env.A2C_COMPUTER_NAME);
     assert.equal(c.token, envOf("server").A2C_TOKENS);
@@ -225,7 +225,7 @@ void test("each process's own option parser accepts its service's environment", 
     const manifest = join(dir, "manifest.json");
     writeFileSync(manifest, JSON.stringify(generateDemoHome(join(dir, "home"), { bigSize: 1024 })));
     const plan = planFromEnv({ ...envOf("agent"), A2C_STACK_MANIFEST: manifest });
-    assert.equal(plan.serverUrl, "http://server:7700");
+    assert.equal(plan.serverUrl, "http://server:7100");
     assert.equal(plan.officeId, envOf("computer").A2C_OFFICE_ID);
     assert.deepEqual(plan.computers, [envOf("computer").A2C_COMPUTER_NAME]);
     assert.equal(plan.neighbour.officeId, envOf("computer-b").A2C_OFFICE_ID);
