@@ -63,6 +63,8 @@ export interface ServiceContext {
   readonly minter: HandleMinter;
   readonly log: Logger;
   readonly metrics: ComputerMetrics;
+  /** The engine's hash cache, so producers hash a file once for mint and pull alike. */
+  readonly hashCache?: HashCache;
 }
 
 export type ServiceFactory = (ctx: ServiceContext) => ComputerService | Promise<ComputerService>;
@@ -132,6 +134,7 @@ export function defaultServices(options: StartComputerOptions): ServiceFactory[]
         home,
         minter: ctx.minter,
         log: ctx.log,
+        ...(ctx.hashCache ? { fileHasher: ctx.hashCache } : {}),
       });
       return skills;
     });
@@ -206,7 +209,7 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     await pool?.close();
   };
   try {
-    const ctx: ServiceContext = { config, minter: engine, log, metrics };
+    const ctx: ServiceContext = { config, minter: engine, log, metrics, hashCache };
     for (const entry of options.services ?? defaultServices(options)) {
       services.push(typeof entry === "function" ? await entry(ctx) : entry);
     }
