@@ -20,6 +20,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { isStdio, type McpServerConfig } from "./mcp-config.ts";
+import { installLinearReadBuffer } from "./stdio-read-buffer.ts";
 
 export type ConnectionState = "starting" | "ready" | "restarting" | "closed";
 
@@ -138,6 +139,9 @@ export class McpConnection {
         stderr: "pipe",
         ...(this.opts.maxMessageBytes ? { maxBufferSize: this.opts.maxMessageBytes } : {}),
       });
+      if (!installLinearReadBuffer(transport, this.opts.maxMessageBytes ?? 10 * 1024 * 1024)) {
+        this.log.debug("SDK stdio read buffer kept (field not found)");
+      }
       // The server's stderr is its log: forward it at debug level instead of inheriting it.
       transport.stderr?.on("data", (chunk: Buffer) =>
         this.log.debug({ stderr: chunk.toString("utf8").slice(0, 4096) }, "mcp server stderr"),
