@@ -11,9 +11,9 @@ export function formatBytes(n: number): string {
   return `${(n / 1048576).toFixed(1)} MiB`;
 }
 
-/** Decimal megabytes per second, as benchmarks quote them. */
+/** Decimal megabytes per second, as benchmarks quote them ("-" when too small to mean much). */
 export function rate(bytes: number, ms: number): string {
-  if (bytes === 0 || ms <= 0) return "-";
+  if (bytes < 64 * 1024 || ms <= 0) return "-";
   return `${(bytes / 1e6 / (ms / 1000)).toFixed(1)}`;
 }
 
@@ -35,6 +35,7 @@ export class ProgressView {
   readonly #tty: boolean;
   readonly #lanes = new Map<string, Lane>();
   #drawn = 0;
+  #lastFrame = "";
   #timer: NodeJS.Timeout | undefined;
 
   constructor(out: NodeJS.WritableStream, tty: boolean, plan: ReadonlyMap<string, number>) {
@@ -123,6 +124,9 @@ export class ProgressView {
 
   #redraw(): void {
     const lines = [...this.#lanes.values()].map((l) => this.#line(l));
+    const frame = lines.join("\n");
+    if (frame === this.#lastFrame) return;
+    this.#lastFrame = frame;
     // Cursor up over the previous block, then rewrite every line and clear its tail.
     let text = this.#drawn ? `\x1b[${this.#drawn}A` : "";
     for (const line of lines) text += `\r${line}\x1b[K\n`;
