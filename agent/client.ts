@@ -68,6 +68,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_TOOL_TIMEOUT_MARGIN_MS = 10_000;
 /** Default tool timeout in seconds when the caller gives none. */
 export const DEFAULT_TOOL_TIMEOUT_S = 60;
+/** Rejoin attempts after a reconnect when the Server still holds our old seat. */
+export const REJOIN_ATTEMPTS = 8;
 /** After a local cancel, how long the Computer's cancelled answer is awaited. */
 export const CANCEL_GRACE_MS = 5_000;
 
@@ -501,14 +503,27 @@ export class AgentClient extends EventEmitter<AgentClientEvents> implements Chun
       this.emit("reconnected");
       return;
     }
-    try {
-      await this.sendJoin(office);
-      if (this.office !== office) return;
-      this.joined = true;
-      await this.refreshComputers();
-      this.emit("reconnected");
-    } catch (err) {
-      this.refreshFailed(null, err);
+    // The Server may not have noticed our old session's end yet ("Room already has an agent"):
+    // retry the join a few times with a backoff while this connection lasts.
+    const socket = this.socket;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.sendJoin(office);
+        if (this.office !== office) return;
+        this.joined = true;
+        await this.refreshComputers();
+        this.emit("reconnected");
+        return;
+      } catch (err) {
+        const retry =
+          err instanceof JoinOfficeError && attempt < REJOIN_ATTEMPTS && socket?.connected;
+        if (!retry) {
+          this.refreshFailed(null, err);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, 5000)));
+        if (this.socket !== socket || !socket.connected || this.office !== office) return;
+      }
     }
   }
 
