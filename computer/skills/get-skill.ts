@@ -37,6 +37,13 @@ export interface SkillDeps {
   readonly cache: ContentCache;
   /** The current registry (replaced on every rebuild). */
   registry(): SkillRegistry;
+  /** The blob engine's hash cache, when wired: a file hashed at mint is not re-hashed at pull. */
+  readonly fileHasher?: FileHasher;
+}
+
+/** `HashCache.fileSha256` of `computer/blob/hash-cache.ts` (same signature format). */
+export interface FileHasher {
+  fileSha256(fd: number, signature: string, size: number): Promise<string | null>;
 }
 
 /** The fields of a `skill` handle record: the registry name and the normalized rel_path. */
@@ -104,7 +111,9 @@ export async function getSkill(
         sha256 = sha256Hex(bytes);
         totalSize = bytes.length;
       } else {
-        ({ sha256, size: totalSize } = await fileSha256(file, deps.cache, signal));
+        const shared = await deps.fileHasher?.fileSha256(file.fh.fd, file.key, file.size);
+        if (typeof shared === "string") [sha256, totalSize] = [shared, file.size];
+        else ({ sha256, size: totalSize } = await fileSha256(file, deps.cache, signal));
       }
     }
   } finally {

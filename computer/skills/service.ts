@@ -7,7 +7,7 @@ import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import { internalError, type ErrorPayload } from "../../protocol/index.ts";
 import type { ComputerConfig, ComputerService, HandleMinter } from "../contracts.ts";
-import { getSkill, getSkills, type SkillDeps } from "./get-skill.ts";
+import { getSkill, getSkills, type FileHasher, type SkillDeps } from "./get-skill.ts";
 import { createSkillProducer } from "./producer.ts";
 import { RegistryBuilder, type SkillRegistry } from "./registry.ts";
 import { ContentCache } from "./resource.ts";
@@ -29,6 +29,8 @@ export interface SkillServiceOptions {
   fsWatch?: boolean;
   /** Called after each watcher-driven registry rebuild (attached or not). */
   onRefresh?: () => void;
+  /** The engine's `HashCache`: shares mint-time hashes with pull time (one hash per content). */
+  fileHasher?: FileHasher;
 }
 
 export interface SkillService extends ComputerService {
@@ -79,6 +81,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
     minter: opts.minter,
     cache,
     registry: () => registry,
+    ...(opts.fileHasher ? { fileHasher: opts.fileHasher } : {}),
   };
   // Rebuilds are serialized, so an older scan can never replace a newer registry.
   let building: Promise<void> = Promise.resolve();

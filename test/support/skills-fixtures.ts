@@ -86,6 +86,7 @@ export interface SkillRig {
   home: string;
   service: SkillService;
   engine: BlobEngine;
+  hashCache: HashCache;
   lines: LogLine[];
   /** Drains a handle through the real engine from offset 0 to eof. */
   drain(handle: string, maxChunk?: number): Promise<{ bytes: Buffer; chunks: GetBlobRet[] }>;
@@ -95,21 +96,28 @@ export interface SkillRig {
 /** A skill service on a temp home wired to a real engine, the way the Computer core wires it. */
 export async function startSkillRig(
   setup: (home: string) => Promise<void> = async () => {},
-  over: Partial<Omit<SkillServiceOptions, "config">> & { config?: Partial<ComputerConfig> } = {},
+  over: Partial<Omit<SkillServiceOptions, "config">> & {
+    config?: Partial<ComputerConfig>;
+    /** Wire the engine's HashCache into the service, as the Computer core can. */
+    shareHashes?: boolean;
+  } = {},
 ): Promise<SkillRig> {
   const tmp = await tempDir();
   const home = join(tmp.dir, "home");
   await mkdir(home);
   await setup(home);
   const { log, lines } = captureLogger();
+  const hashCache = new HashCache({ pool: null });
   const engine = new BlobEngine({
     codec: new HandleCodec(randomBytes(32)),
-    hashCache: new HashCache({ pool: null }),
+    hashCache,
     maxHttpBufferSize: over.config?.maxHttpBufferSize ?? 1_000_000,
   });
+  const { shareHashes, ...rest } = over;
   const service = await createSkillService({
     watch: false,
-    ...over,
+    ...rest,
+    ...(shareHashes ? { fileHasher: hashCache } : {}),
     config: testConfig(over.config),
     home,
     minter: engine,
@@ -121,6 +129,7 @@ export async function startSkillRig(
     home,
     service,
     engine,
+    hashCache,
     lines,
     async drain(handle, maxChunk) {
       const parts: Buffer[] = [];
