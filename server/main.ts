@@ -36,8 +36,6 @@ async function main(): Promise<void> {
     logger.fatal({ err }, "server failed to start");
     process.exit(1);
   }
-  process.stdout.write(`listening on ${server.url}\n`);
-
   let stopping = false;
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
@@ -56,6 +54,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+  // Printed last: whoever waits for this line may signal the process right away.
+  process.stdout.write(`listening on ${server.url}\n`);
 }
 
 process.on("unhandledRejection", (reason) => {
