@@ -29,8 +29,12 @@ export interface HashFileTask {
 export type HashFileResult = { sha256: string } | { changed: true };
 
 const READ_BYTES = 1024 * 1024;
-/** One read buffer per thread, reused across tasks (a task runs alone in its worker). */
-let scratch: Buffer | undefined;
+/**
+ * Reused read buffers. In a worker a task runs alone, but the inline path (small files,
+ * `--workers 0`) can run several hashes at once on the main thread, so each task takes its own.
+ */
+const scratch: Buffer[] = [];
+const MAX_SPARE_BUFFERS = 4;
 
 export function signatureOf(st: {
   dev: bigint;
@@ -46,14 +50,19 @@ export default async function hashFile(task: HashFileTask): Promise<HashFileResu
   const before = await fstatAsync(task.fd, { bigint: true });
   if (signatureOf(before) !== task.signature) return { changed: true };
   const size = Number(before.size);
-  const buf = (scratch ??= Buffer.allocUnsafe(READ_BYTES));
+  const buf = scratch.pop() ?? Buffer.allocUnsafeSlow(READ_BYTES);
   const hash = createHash("sha256");
-  let pos = 0;
-  while (pos < size) {
-    const { bytesRead } = await readAsync(task.fd, buf, 0, Math.min(READ_BYTES, size - pos), pos);
-    if (bytesRead === 0) return { changed: true }; // truncated under us
-    hash.update(buf.subarray(0, bytesRead));
-    pos += bytesRead;
+  try {
+    let pos = 0;
+    while (pos < size) {
+      const want = Math.min(READ_BYTES, size - pos);
+      const { bytesRead } = await readAsync(task.fd, buf, 0, want, pos);
+      if (bytesRead === 0) return { changed: true }; // truncated under us
+      hash.update(buf.subarray(0, bytesRead));
+      pos += bytesRead;
+    }
+  } finally {
+    if (scratch.length < MAX_SPARE_BUFFERS) scratch.push(buf);
   }
   const after = await fstatAsync(task.fd, { bigint: true });
   if (signatureOf(after) !== task.signature) return { changed: true };

@@ -112,3 +112,23 @@ void test("small files are hashed inline; the LRU stays bounded", async () => {
     fxs.close();
   }
 });
+
+void test("inline hashing of several files at once gives each its own digest", async () => {
+  const inline = new HashCache({ pool: null });
+  const fxi = engineFixture({ hashCache: inline });
+  try {
+    const contents = Array.from({ length: 6 }, () => randomBytes(900_000));
+    const handles = contents.map((c, i) => {
+      const p = join(fxi.dir, `c${i}`);
+      writeFileSync(p, c);
+      return fxi.fileHandle(p);
+    });
+    const answers = (await Promise.all(
+      handles.map((h) => fxi.engine.getBlob(blobReq(h, { max_chunk_bytes: 10 }))),
+    )) as GetBlobRet[];
+    answers.forEach((a, i) => assert.equal(a.sha256, sha(contents[i]!)));
+    assert.equal(inline.computations, 6);
+  } finally {
+    fxi.close();
+  }
+});
