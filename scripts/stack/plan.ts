@@ -16,7 +16,7 @@ export const SCENARIOS: readonly ScenarioInfo[] = [
   { id: "skill-over-budget", title: "text over budget, handle drained to body" },
   { id: "pull-serial", title: "pull PNG + big file, serial" },
   { id: "pull-window-8", title: "pull PNG + big file, window 8" },
-  { id: "cli-download", title: "download big file to disk with the CLI" },
+  { id: "cli-download", title: "download big file to disk with the CLI (binary carriage)" },
   { id: "tool-png", title: "tool: large PNG sidebanded, small inline" },
   { id: "tool-cancel", title: "cancel a slow tool call" },
   { id: "tool-timeout", title: "tool call that times out" },

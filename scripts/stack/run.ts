@@ -121,7 +121,14 @@ export async function runStack(
     const token = randomBytes(24).toString("base64url");
     const say = (line: string): void => void io.err.write(`${line}\n`);
     say(`a2c stack: temp dir ${tmp}`);
-    const baseEnv = { ...process.env, A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "info" };
+    // Children get this stack's settings only: an A2C_* variable left in the user's shell (a
+    // path, a buffer size, a token) must not reach one role and not the others.
+    const baseEnv: NodeJS.ProcessEnv = Object.fromEntries(
+      Object.entries(process.env).filter(
+        ([k]) => !k.startsWith("A2C_") || k.startsWith("A2C_STACK_"),
+      ),
+    );
+    baseEnv.A2C_LOG_LEVEL = process.env.A2C_LOG_LEVEL ?? "info";
 
     // The Server starts while the demo data is written (it needs none of it).
     let announced: (url: string) => void = () => {};

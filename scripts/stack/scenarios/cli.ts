@@ -46,11 +46,16 @@ export const cliDownload: Scenario = async ({ client, plan, computer, progress, 
   const big = plan.manifest.files.big;
   mkdirSync(plan.workDir, { recursive: true });
   const out = join(plan.workDir, "big.bin");
-  const args = cliDownloadArgs(
-    { serverUrl: plan.serverUrl, token: plan.token, officeId: plan.officeId, computer },
-    big,
-    out,
-  );
+  // Binary carriage (D19): the in-process pulls cover the spec's base64 path; this one shows the
+  // opt-in extension end to end, through the Server, at a fraction of the CPU.
+  const args = [
+    ...cliDownloadArgs(
+      { serverUrl: plan.serverUrl, token: plan.token, officeId: plan.officeId, computer },
+      big,
+      out,
+    ),
+    "--binary",
+  ];
   await client.leaveOffice();
   let run: { code: number; out: string };
   const started = Date.now();
@@ -77,6 +82,6 @@ export const cliDownload: Scenario = async ({ client, plan, computer, progress, 
     bytes: big.size,
     verified: true,
     restarts: 0,
-    detail: `agent/cli.ts wrote ${out.split("/").pop()} (${size} B) in ${Date.now() - started} ms`,
+    detail: `agent/cli.ts --binary wrote ${out.split("/").pop()} (${size} B) in ${Date.now() - started} ms`,
   };
 };
