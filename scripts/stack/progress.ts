@@ -1,7 +1,7 @@
 /**
  * Live progress: one line per Agent (current scenario, bytes, rate). On a TTY the block of lines is
  * redrawn in place with ANSI cursor moves; otherwise plain lines are printed on every scenario
- * start/end and at most once a second per Agent while bytes move (logs stay readable in CI).
+ * start/end and at most every 2 s per Agent while bytes move (logs stay readable in CI).
  */
 import type { ScenarioResult } from "./plan.ts";
 
@@ -79,7 +79,7 @@ export class ProgressView {
     if (!lane || lane.scenario !== id) return;
     lane.bytes = bytes;
     lane.size = total;
-    if (!this.#tty && Date.now() - lane.lastPrinted >= 1000) this.#print(lane);
+    if (!this.#tty && Date.now() - lane.lastPrinted >= 2000) this.#print(lane);
   }
 
   result(agent: string, r: ScenarioResult): void {
