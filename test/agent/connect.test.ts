@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
 import { Server } from "socket.io";
@@ -95,4 +95,51 @@ void test("nothing listening: ConnectError", async () => {
   const agent = new AgentClient({ url: `http://127.0.0.1:${port}` });
   await assert.rejects(agent.connect(), ConnectError);
   await agent.close();
+});
+
+void test("4008 from the real Server (declaring 0.4.0): ProtocolVersionError, one handshake", async () => {
+  const { ServerHarness } = await import("../support/server-harness.ts");
+  const h = await ServerHarness.start({ protocolVersion: "0.4.0" });
+  // A counting HTTP proxy in front of the Server sees every handshake request.
+  let handshakes = 0;
+  const target = new URL(h.url);
+  const proxy = createServer((req, res) => {
+    handshakes++;
+    const fwd = httpRequest(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: req.url,
+        method: req.method,
+        headers: req.headers,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    req.pipe(fwd);
+  });
+  await new Promise<void>((r) => proxy.listen(0, "127.0.0.1", r));
+  const agent = new AgentClient({
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    token: "harness-token-0123456789",
+    reconnectionDelayMs: 5,
+    reconnectionDelayMaxMs: 10,
+  });
+  try {
+    await assert.rejects(agent.connect(), (err: unknown) => {
+      assert.ok(err instanceof ProtocolVersionError);
+      assert.equal(err.serverVersion, "0.4.0");
+      assert.equal(err.clientVersion, PROTOCOL_VERSION);
+      return true;
+    });
+    // Negative check: give a reconnect loop (5-10 ms delays) ample time to show itself.
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(handshakes, 1);
+  } finally {
+    await agent.close();
+    await new Promise<void>((r) => proxy.close(() => r()));
+    await h.close();
+  }
 });
