@@ -35,9 +35,9 @@ export function makePlan(quick: boolean): Plan {
     return {
       quick,
       micro: { sizes: [16 * KiB, 256 * KiB, MiB], timeMs: 40 },
-      chunkSizes: [64 * KiB, 256 * KiB],
-      windows: [1, 8],
-      bigBufferWindows: [8],
+      chunkSizes: [64 * KiB],
+      windows: [1, 4],
+      bigBufferWindows: [1],
       carriages: ["base64", "binary"],
       maxHttpBufferSizes: [1_000_000, 4_000_000],
       pointMs: 250,

@@ -33,14 +33,15 @@ export async function runCeiling(ctx: Ctx): Promise<CeilingData> {
   const { plan } = ctx;
   const children: Child[] = [];
   try {
-    const server = await spawnChild("bare-server", "bench/procs/bare-server.ts");
-    children.push(server);
+    // Fork the three processes at once (start-up dominates on a busy machine).
+    const [server, computer, agent] = await Promise.all([
+      spawnChild("bare-server", "bench/procs/bare-server.ts"),
+      spawnChild("bare-computer", "bench/procs/bare-computer.ts"),
+      spawnChild("bare-agent", "bench/procs/agent.ts"),
+    ]);
+    children.push(server, computer, agent);
     const { url } = await server.call<{ url: string }>("start");
-    const computer = await spawnChild("bare-computer", "bench/procs/bare-computer.ts");
-    children.push(computer);
     await computer.call("start", { url, path, handleLength: SAMPLE_ENVELOPE.blob_handle.length });
-    const agent = await spawnChild("bare-agent", "bench/procs/agent.ts");
-    children.push(agent);
     await agent.call("bare-connect", { url });
     const procs = [
       { role: "agent", child: agent },

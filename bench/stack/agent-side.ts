@@ -114,6 +114,7 @@ async function sdkRead(args: SdkReadArgs): Promise<SdkReadResult> {
     latencyMs: summarize(latencies),
     requests,
     restarts,
+    ...(args.raw ? { samples: latencies } : {}),
   };
 }
 

@@ -85,8 +85,26 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
     for (const c of [...children].reverse()) await c.close();
   };
   try {
-    const server = await spawnChild("server", "bench/procs/stack-server.ts");
-    children.push(server);
+    // Process start-up (tsx) is the slow part on a busy machine: fork every process at once.
+    const cp = Math.max(1, Math.min(o.computerProcs ?? 1, o.offices));
+    const ap = Math.max(1, Math.min(o.agentProcs ?? 1, o.offices));
+    const clients = o.withClients !== false;
+    const spawned = await Promise.allSettled([
+      spawnChild("server", "bench/procs/stack-server.ts"),
+      ...(clients
+        ? Array.from({ length: cp }, (_, p) =>
+            spawnChild(`computer-${p}`, "bench/procs/stack-computer.ts"),
+          )
+        : []),
+      ...(clients
+        ? Array.from({ length: ap }, (_, p) => spawnChild(`agent-${p}`, "bench/procs/agent.ts"))
+        : []),
+    ]);
+    for (const r of spawned) if (r.status === "fulfilled") children.push(r.value);
+    for (const r of spawned) if (r.status === "rejected") throw r.reason;
+    const server = children[0]!;
+    const computerChildren = children.slice(1, 1 + (clients ? cp : 0));
+    const agentChildren = children.slice(1 + (clients ? cp : 0));
     const { url } = await server.call<{ url: string }>("start", {
       maxHttpBufferSize: o.maxHttpBufferSize,
       token: BENCH_TOKEN,
@@ -94,7 +112,7 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
       pingTimeoutMs: o.pingTimeoutMs,
     });
     const stack: Stack = { url, server, computers: [], agents: [], seats: [], procs: [], close };
-    if (o.withClients === false) {
+    if (!clients) {
       stack.procs.push({ role: "server", child: server });
       return stack;
     }
@@ -105,39 +123,43 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
       name: `bench-computer-${i}`,
     }));
     const home = skillHome(ctx);
-    const cp = Math.max(1, Math.min(o.computerProcs ?? 1, o.offices));
-    for (let p = 0; p < cp; p++) {
-      const child = await spawnChild(`computer-${p}`, "bench/procs/stack-computer.ts");
-      children.push(child);
-      stack.computers.push(child);
-      await child.call("start", {
-        url,
-        token: BENCH_TOKEN,
-        skills: home,
-        stateDir: join(ctx.dataDir, "state"),
-        maxHttpBufferSize: o.maxHttpBufferSize,
-        maxSize: 4 * 1024 * 1024 * 1024,
-        workers: o.workers,
-        computers: offices
-          .filter((_, i) => i % cp === p)
-          .map((x) => ({ name: x.name, office: x.office })),
-      });
-    }
-    const ap = Math.max(1, Math.min(o.agentProcs ?? 1, o.offices));
-    for (let p = 0; p < ap; p++) {
-      const child = await spawnChild(`agent-${p}`, "bench/procs/agent.ts");
-      children.push(child);
-      stack.agents.push(child);
-      const mine = offices.filter((_, i) => i % ap === p);
-      await child.call("stack-connect", {
-        url,
-        token: BENCH_TOKEN,
-        agents: mine.map((x) => ({ office: x.office, computer: x.name })),
-      });
-      mine.forEach((x, index) =>
-        stack.seats.push({ child, index, ordinal: x.ordinal, office: x.office, computer: x.name }),
-      );
-    }
+    stack.computers.push(...computerChildren);
+    await Promise.all(
+      computerChildren.map((child, p) =>
+        child.call("start", {
+          url,
+          token: BENCH_TOKEN,
+          skills: home,
+          stateDir: join(ctx.dataDir, "state"),
+          maxHttpBufferSize: o.maxHttpBufferSize,
+          maxSize: 4 * 1024 * 1024 * 1024,
+          workers: o.workers,
+          computers: offices
+            .filter((_, i) => i % cp === p)
+            .map((x) => ({ name: x.name, office: x.office })),
+        }),
+      ),
+    );
+    stack.agents.push(...agentChildren);
+    await Promise.all(
+      agentChildren.map(async (child, p) => {
+        const mine = offices.filter((_, i) => i % ap === p);
+        await child.call("stack-connect", {
+          url,
+          token: BENCH_TOKEN,
+          agents: mine.map((x) => ({ office: x.office, computer: x.name })),
+        });
+        mine.forEach((x, index) =>
+          stack.seats.push({
+            child,
+            index,
+            ordinal: x.ordinal,
+            office: x.office,
+            computer: x.name,
+          }),
+        );
+      }),
+    );
     stack.seats.sort((a, b) => a.ordinal - b.ordinal);
     stack.procs.push(
       ...stack.agents.map((child, i) => ({
