@@ -25,7 +25,7 @@ export type { Socket };
 export const TEST_TOKEN = "harness-token-0123456789";
 
 /** Guard against a hung test, not a pacing device. */
-export const DEFAULT_WAIT_MS = 5_000;
+export const DEFAULT_WAIT_MS = 20_000;
 
 export interface ConnectOptions {
   /** `auth.token`; `null` sends no auth object. Default TEST_TOKEN. */
