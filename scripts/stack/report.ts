@@ -23,17 +23,18 @@ function pad(cells: string[], widths: number[]): string {
 export function renderSummary(report: StackReport): string {
   const order = new Map(SCENARIOS.map((s, i) => [s.id, i]));
   const title = new Map(SCENARIOS.map((s) => [s.id, s.title]));
-  const rows = [...report.results]
-    .sort((a, b) => (order.get(a.id) ?? 99) - (order.get(b.id) ?? 99))
-    .map((r) => [
-      r.id,
-      r.agent,
-      r.bytes ? formatBytes(r.bytes) : "-",
-      rate(r.bytes, r.ms),
-      r.verified === null ? "n/a" : r.verified ? "yes" : "NO",
-      String(r.restarts),
-      r.ok ? "PASS" : `FAIL: ${r.detail}`,
-    ]);
+  const sorted = [...report.results].sort(
+    (a, b) => (order.get(a.id) ?? 99) - (order.get(b.id) ?? 99),
+  );
+  const rows = sorted.map((r) => [
+    r.id,
+    r.agent,
+    r.bytes ? formatBytes(r.bytes) : "-",
+    rate(r.bytes, r.ms),
+    r.verified === null ? "n/a" : r.verified ? "yes" : "NO",
+    String(r.restarts),
+    r.ok ? "PASS" : `FAIL: ${r.detail}`,
+  ]);
   for (const m of report.missing) {
     rows.push([m.id, m.agent, "-", "-", "-", "-", "FAIL: no result (Agent stopped)"]);
   }
@@ -47,7 +48,7 @@ export function renderSummary(report: StackReport): string {
   lines.push(
     `${report.ok ? "PASS" : "FAIL"}: ${passed}/${total} scenarios passed in ${(report.ms / 1000).toFixed(1)} s`,
   );
-  const details = report.results.filter((r) => r.ok && r.detail);
+  const details = sorted.filter((r) => r.ok && r.detail);
   if (details.length > 0) {
     lines.push("");
     lines.push("What each scenario checked:");
