@@ -11,7 +11,13 @@ import type { HandleFields, Producer, ResolveResult } from "../contracts.ts";
 import { mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
-import { isSkillMd, openRegular, skillMdBody, type ContentCache } from "./resource.ts";
+import {
+  frontmatterLength,
+  isSkillMd,
+  openRegular,
+  skillMdBody,
+  type ContentCache,
+} from "./resource.ts";
 import { resolveInPackage } from "./sandbox.ts";
 
 /** `{n, p}` with nothing else, or `null` (→ `invalid_handle`). */
@@ -26,6 +32,8 @@ function fieldsOf(fields: HandleFields): { n: string; p: string } | null {
 export function createSkillProducer(deps: {
   registry(): SkillRegistry;
   cache: ContentCache;
+  /** The hard cap (`config.maxSize`), re-checked for in-memory SKILL.md bodies. */
+  maxSize: number;
 }): Producer {
   return {
     kind: "skill",
@@ -50,6 +58,11 @@ export function createSkillProducer(deps: {
       const file = await openRegular(sandboxed.target);
       if (!file) return { ok: false, reason: "gone" };
       try {
+        // A SKILL.md that grew past the hard cap since minting is "no longer servable" (gone):
+        // it would otherwise be read whole into memory for every chunk.
+        if (file.size - (await frontmatterLength(file)) > deps.maxSize) {
+          return { ok: false, reason: "gone" };
+        }
         const { bytes, sha256 } = await skillMdBody(file, deps.cache);
         return { ok: true, source: { type: "bytes", bytes, mimeType, sha256 } };
       } finally {

@@ -127,7 +127,9 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
       "client:get_skills": (req) => guard("get_skills", () => getSkills(req, deps)),
       "client:get_skill": (req, ctx) => guard("get_skill", () => getSkill(req, deps, ctx.signal)),
     },
-    producers: [createSkillProducer({ registry: () => registry, cache })],
+    producers: [
+      createSkillProducer({ registry: () => registry, cache, maxSize: opts.config.maxSize }),
+    ],
     attach(notify) {
       notifyFn = notify;
     },

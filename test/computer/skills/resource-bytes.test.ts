@@ -3,6 +3,8 @@
 // inline body falling back to a handle when the ack would not fit the Server's buffer.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { test } from "node:test";
 import { GetSkillRetSchema, isErrorPayload } from "../../../protocol/index.ts";
 import {
@@ -136,6 +138,35 @@ void test("an inline body whose JSON ack would not fit maxHttpBufferSize becomes
     assert.equal((await rig.drain(esc.blob_handle)).bytes.toString(), ctl);
     const ok = GetSkillRetSchema.parse(await callGetSkill(rig.service, "esc", "ok.txt"));
     assert.equal(ok.body?.length, 20_000);
+  } finally {
+    await rig.close();
+  }
+});
+
+void test("a SKILL.md that grew past the hard cap after minting is gone at pull time", async () => {
+  let root = "";
+  const rig = await startSkillRig(
+    async (home) => {
+      root = await writePackage(home, "user/grow", skillMd("grow", "g".repeat(900)));
+    },
+    { config: { maxSize: 1000, inlineBudget: 100 } },
+  );
+  try {
+    const minted = GetSkillRetSchema.parse(await callGetSkill(rig.service, "grow"));
+    assert.ok(minted.blob_handle);
+    assert.equal((await rig.drain(minted.blob_handle)).bytes.length, 900);
+    await writeFile(join(root, "SKILL.md"), skillMd("grow", "g".repeat(1001)));
+    const ret = await rig.engine.getBlob({
+      agent: "a",
+      req_id: "r-grow",
+      computer: "pc-test",
+      blob_handle: minted.blob_handle,
+    });
+    assert.deepEqual(ret, {
+      code: 4018,
+      message: "Blob not accessible",
+      details: { reason: "gone" },
+    });
   } finally {
     await rig.close();
   }
