@@ -60,7 +60,7 @@ async function main(): Promise<void> {
 
 process.on("unhandledRejection", (reason) => {
   // Last resort: log and keep serving (every handler already catches its own errors).
-  process.stderr.write(`unhandled rejection: ${String(reason)}\n`);
+  createLogger().error({ err: reason }, "unhandled rejection");
 });
 
 void main();

@@ -24,6 +24,15 @@ before(async () => {
 after(() => h.close());
 
 void test("A hears the leave, B hears the enter, routing follows the Computer", async () => {
+  // Observe the order in which the Server broadcasts (the two notifications go to different
+  // sockets, so their arrival order at the clients proves nothing).
+  const adapter = h.server.io.of("/smcp").adapter;
+  const broadcasts: string[] = [];
+  const original = adapter.broadcast.bind(adapter);
+  adapter.broadcast = (packet, opts) => {
+    broadcasts.push(`${String(packet.data[0])} → ${[...opts.rooms].join(",")}`);
+    original(packet, opts);
+  };
   const leftA = waitFor(agentA, "notify:leave_office");
   const enteredB = waitFor(agentB, "notify:enter_office");
   const ack = await emitAck(pc, "server:join_office", {
@@ -34,6 +43,11 @@ void test("A hears the leave, B hears the enter, routing follows the Computer", 
   assert.deepEqual(ack, [true, null]);
   assert.deepEqual(await leftA, { office_id: "office-a", computer: "pc-1" });
   assert.deepEqual(await enteredB, { office_id: "office-b", computer: "pc-1" });
+  adapter.broadcast = original;
+  assert.deepEqual(broadcasts, [
+    "notify:leave_office → office:office-a",
+    "notify:enter_office → office:office-b",
+  ]);
 
   pc.on("client:get_tools", (req: { req_id: string }, ackFn: (a: unknown) => void) =>
     ackFn({ tools: [], req_id: req.req_id }),
