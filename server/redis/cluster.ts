@@ -23,6 +23,7 @@ import { officeRoom, type SmcpNamespace } from "../connection.ts";
 import type { Logger } from "../log.ts";
 import { officeNotification } from "../membership.ts";
 import type { ComputerLink } from "../relay.ts";
+import { guardAdapterClient } from "./guard.ts";
 import { DEFAULT_NODE_TTL_MS, NodeHeartbeat } from "./heartbeat.ts";
 import { RemoteComputerLink } from "./link.ts";
 import { RedisOfficeRegistry, type RedisMember } from "./registry.ts";
@@ -76,7 +77,9 @@ export async function connectRedisCluster(opts: RedisClusterOptions): Promise<Re
   const log = logger.child({ node: nodeId });
 
   const connect = async (role: string): Promise<ReturnType<typeof createClient>> => {
-    const client = createClient({ url: opts.url });
+    // Registry commands fail at once while Redis is unreachable (a join gets a clear refusal,
+    // a request a 500) instead of queueing behind a reconnect; adapter traffic may queue.
+    const client = createClient({ url: opts.url, disableOfflineQueue: role === "commands" });
     // node-redis reconnects by itself; an unhandled 'error' would crash the process.
     client.on("error", (err: Error) =>
       log.warn({ err: err.message, role }, "Redis connection error"),
@@ -101,11 +104,19 @@ export async function connectRedisCluster(opts: RedisClusterOptions): Promise<Re
     log.warn({ deadNode, members: members.length }, "members of a dead node left their offices");
   };
 
-  const registry = new RedisOfficeRegistry({ client: cmd, nodeId, prefix, onReaped });
+  const registry = new RedisOfficeRegistry({
+    client: cmd,
+    nodeId,
+    prefix,
+    onReaped,
+    onError: (err) => log.error({ err }, "office registry: Redis command failed"),
+  });
+  const adapterPub = guardAdapterClient(pub, log);
+  const adapterSub = guardAdapterClient(sub, log);
   const adapter =
     opts.adapter === "sharded"
-      ? createShardedAdapter(pub, sub, { channelPrefix: `${prefix}:sio` })
-      : createAdapter(pub, sub, {
+      ? createShardedAdapter(adapterPub, adapterSub, { channelPrefix: `${prefix}:sio` })
+      : createAdapter(adapterPub, adapterSub, {
           key: `${prefix}:sio`,
           publishOnSpecificResponseChannel: true,
         });
@@ -144,7 +155,13 @@ export async function connectRedisCluster(opts: RedisClusterOptions): Promise<Re
       (closed ??= (async () => {
         remote?.close();
         await heartbeat.stop();
-        await Promise.all(clients.map((c) => c.close().catch(() => c.destroy())));
+        // close() lets queued commands finish, which never happens while Redis is away.
+        await Promise.all(
+          clients.map(async (c) => {
+            if (c.isReady) await c.close().catch(() => c.destroy());
+            else c.destroy();
+          }),
+        );
         log.info("left the Redis cluster");
       })()),
   };

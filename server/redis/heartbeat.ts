@@ -88,7 +88,9 @@ export class NodeHeartbeat {
     const { registry, subscriber, logger } = this.opts;
     try {
       await registry.reapNode(registry.nodeId, true);
-      await subscriber.unsubscribe(registry.livenessChannel());
+      // Not awaited: with Redis away it would wait for a reconnect; closing the connection
+      // drops the subscription anyway.
+      subscriber.unsubscribe(registry.livenessChannel()).catch(() => undefined);
     } catch (err) {
       logger.warn({ err }, "could not deregister this node from Redis");
     }

@@ -29,6 +29,8 @@ export interface RedisOfficeRegistryOptions {
   prefix?: string;
   /** Called with the members removed because their node died (never with an empty list). */
   onReaped?: (nodeId: string, members: RedisMember[]) => void;
+  /** Redis failures the registry answered for instead of throwing (for the log). */
+  onError?: (err: unknown) => void;
 }
 
 type Reply = ReadonlyArray<string | number>;
@@ -38,6 +40,7 @@ export class RedisOfficeRegistry implements OfficeRegistry {
   readonly prefix: string;
   private readonly client: RedisCommander;
   private readonly onReaped: (nodeId: string, members: RedisMember[]) => void;
+  private readonly onError: (err: unknown) => void;
   /**
    * Members joined through this node, by sid. Only this node changes them (or a reap of this
    * node, after which it fences and calls `clearLocal`), so the relay's per-request sender check
@@ -50,9 +53,20 @@ export class RedisOfficeRegistry implements OfficeRegistry {
     this.nodeId = opts.nodeId;
     this.prefix = opts.prefix ?? "a2c";
     this.onReaped = opts.onReaped ?? (() => undefined);
+    this.onError = opts.onError ?? (() => undefined);
   }
 
+  /** Never throws: with Redis unreachable the join is refused with a reason the client can read. */
   async join(member: Member): Promise<JoinOutcome> {
+    try {
+      return await this.tryJoin(member);
+    } catch (err) {
+      this.onError(err);
+      return { ok: false, reason: "Office registry unavailable: try joining again" };
+    }
+  }
+
+  private async tryJoin(member: Member): Promise<JoinOutcome> {
     // Each retry follows a reap of one dead node; three is more than enough in practice.
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const reply = await this.run(Scripts.join, [
