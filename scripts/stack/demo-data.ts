@@ -65,6 +65,7 @@ function sha256(buf: Buffer | string): string {
 
 /** Writes `size` random bytes to `path` in 1 MiB pieces; returns their sha256. */
 export function writeRandomFile(path: string, size: number): string {
+  if (!Number.isSafeInteger(size) || size < 0) throw new RangeError(`bad file size ${size}`);
   const hash = createHash("sha256");
   const fd = openSync(path, "w", 0o600);
   try {
@@ -114,7 +115,8 @@ function guideText(minBytes: number): string {
 /** Generates the demo home under `home` (created 0700) and returns its manifest. */
 export function generateDemoHome(home: string, opts: DemoOptions = {}): DemoManifest {
   const bigSize = opts.bigSize ?? DEFAULT_BIG_SIZE;
-  const rewriteSize = opts.rewriteSize ?? Math.min(16 * 1024 * 1024, Math.max(bigSize / 4, 1));
+  const rewriteSize =
+    opts.rewriteSize ?? Math.min(16 * 1024 * 1024, Math.max(Math.floor(bigSize / 4), 1));
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const dir = (...parts: string[]): string => {
     const p = join(home, ...parts);
