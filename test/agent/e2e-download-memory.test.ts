@@ -10,10 +10,11 @@ import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import type { RunningComputer } from "../../computer/computer.ts";
+import type { ChildProcess } from "node:child_process";
 import {
   REPO_ROOT,
-  inProcessComputer,
+  exited,
+  spawnComputer,
   startAgentStack,
   writeRandomFile,
   writeSkill,
@@ -22,7 +23,7 @@ import {
 
 const SIZE = 256 * 1024 * 1024;
 let stack: AgentStack;
-let computer: RunningComputer;
+let computer: ChildProcess | undefined;
 let expected: string;
 
 async function sha256File(path: string): Promise<string> {
@@ -34,12 +35,14 @@ async function sha256File(path: string): Promise<string> {
 before(async () => {
   stack = await startAgentStack();
   const root = await writeSkill(stack.home, "big", "A skill with a big asset.\n");
-  await writeRandomFile(join(root, "assets", "big.bin"), SIZE);
-  expected = await sha256File(join(root, "assets", "big.bin"));
-  computer = await inProcessComputer(stack, "pc");
+  expected = await writeRandomFile(join(root, "assets", "big.bin"), SIZE);
+  // The Computer runs as its own process: the Server (here), the Computer and the Agent (child)
+  // each get their own event loop.
+  computer = spawnComputer(stack, "pc"); // the child Agent waits for it to join
 });
 after(async () => {
-  await computer?.close();
+  computer?.kill("SIGKILL");
+  if (computer) await exited(computer);
   await stack?.close();
 });
 

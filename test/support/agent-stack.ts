@@ -4,8 +4,8 @@
  * (`node --import tsx computer/main.ts`, so a test can kill and restart it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,20 +47,28 @@ export async function writeSkill(
   return root;
 }
 
-/** Writes `size` random bytes to `path` in 16 MiB pieces; returns nothing (hash it yourself). */
-export async function writeRandomFile(path: string, size: number): Promise<void> {
+/**
+ * Writes `size` bytes to `path`: a random block of an odd length repeated, so chunk boundaries
+ * never line up with the period (a misplaced chunk changes the sha256) and a 256 MiB file costs
+ * one small random draw. Returns the sha256 of what was written.
+ */
+export async function writeRandomFile(path: string, size: number): Promise<string> {
   await mkdir(join(path, ".."), { recursive: true });
-  const { open } = await import("node:fs/promises");
+  const block = randomBytes((4 << 20) + 4099);
+  const hash = createHash("sha256");
   const fh = await open(path, "w");
   try {
     for (let off = 0; off < size;) {
-      const n = Math.min(16 << 20, size - off);
-      await fh.write(randomBytes(n), 0, n, off);
+      const n = Math.min(block.length, size - off);
+      const piece = block.subarray(0, n);
+      hash.update(piece);
+      await fh.write(piece, 0, n, off);
       off += n;
     }
   } finally {
     await fh.close();
   }
+  return hash.digest("hex");
 }
 
 export async function startAgentStack(): Promise<AgentStack> {

@@ -1,0 +1,65 @@
+/**
+ * The CLI's documented exit codes, each from a real process: 0 help, 2 usage, 3 protocol
+ * (a 4018 refusal), 4 transport (nothing listening), 5 integrity (bytes failing their sha256).
+ * The peer is the scripted fake Computer (a real socket.io server), so each outcome is exact.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { runCli } from "../support/agent-stack.ts";
+import {
+  OFFICE,
+  blobError,
+  serve,
+  sha256,
+  startFakeServer,
+  testBytes,
+  type FakeServer,
+} from "../support/agent-fake-computer.ts";
+
+let fake: FakeServer;
+let dir: string;
+
+before(async () => {
+  fake = await startFakeServer();
+  dir = await mkdtemp(join(tmpdir(), "agent-cli-codes-"));
+});
+after(async () => {
+  await fake.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const base = (): string[] => ["--server", fake.url, "--office", OFFICE, "--json"];
+
+void test("--help documents the exit codes (0); missing flags are usage errors (2)", async () => {
+  const help = await runCli(["--help"]);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /Exit codes:/);
+  const usage = await runCli(["computers"]);
+  assert.equal(usage.code, 2);
+  assert.match(usage.stderr, /--server/);
+});
+
+void test("a 4018 refusal is a protocol error (3) with its reason in --json", async () => {
+  fake.on("client:get_blob", () => blobError("invalid_handle"));
+  const r = await runCli([...base(), "blob", "pc", "garbage", "-o", join(dir, "x")]);
+  assert.equal(r.code, 3, r.stderr);
+  const out = JSON.parse(r.stdout) as { error: { code: number; reason: string } };
+  assert.equal(out.error.code, 4018);
+  assert.equal(out.error.reason, "invalid_handle");
+  assert.deepEqual(await readdir(dir), [], "no partial file left");
+});
+
+void test("nothing listening is a transport failure (4)", async () => {
+  const r = await runCli(["--server", "http://127.0.0.1:1", "--office", "x", "computers"]);
+  assert.equal(r.code, 4, r.stderr);
+});
+
+void test("bytes that fail their sha256 are an integrity failure (5)", async () => {
+  const bytes = testBytes(5000, 3);
+  fake.on("client:get_blob", serve(bytes, { sha: sha256(Buffer.from("lie")) }));
+  const r = await runCli([...base(), "blob", "pc", "h", "-o", join(dir, "lie.bin")]);
+  assert.equal(r.code, 5, r.stderr);
+});
