@@ -35,10 +35,8 @@ export type StdioServerConfig = z.infer<typeof StdioServerSchema>;
 export type HttpServerConfig = z.infer<typeof HttpServerSchema>;
 export type McpServerConfig = z.infer<typeof McpServerConfigSchema>;
 
-const ServersSchema = z.record(
-  z.string().regex(BUNDLE_ID_PATTERN, "bundle_id must match [A-Za-z0-9_-]+ without '__'"),
-  McpServerConfigSchema,
-);
+// Keys are checked by hand below: zod reports a bad record key only as "Invalid key in record".
+const ServersSchema = z.record(z.string(), McpServerConfigSchema);
 
 export const McpConfigFileSchema = z
   .looseObject({ mcpServers: ServersSchema.optional(), servers: ServersSchema.optional() })
@@ -59,6 +57,13 @@ export function parseMcpConfig(raw: unknown): McpServers {
     throw new Error(`invalid MCP config: ${z.prettifyError(parsed.error)}`);
   }
   const servers: McpServers = parsed.data.mcpServers ?? parsed.data.servers ?? {};
+  for (const id of Object.keys(servers)) {
+    if (!BUNDLE_ID_PATTERN.test(id)) {
+      throw new Error(
+        `invalid MCP config: bundle_id ${JSON.stringify(id)} must match [A-Za-z0-9_-]+ without '__'`,
+      );
+    }
+  }
   return Object.fromEntries(Object.entries(servers).filter(([, cfg]) => cfg.disabled !== true));
 }
 
