@@ -26,12 +26,23 @@ export class ConfigError extends Error {
   override readonly name = "ConfigError";
 }
 
-function integer(name: string, text: string | undefined, min: number): number | undefined {
+/** Largest delay a Node timer can hold (about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function integer(
+  name: string,
+  text: string | undefined,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
   if (text === undefined || text === "") return undefined;
-  if (!/^\d+$/.test(text.trim()))
+  if (!/^\d+$/.test(text.trim())) {
     throw new ConfigError(`${name} must be an integer, got "${text}"`);
+  }
   const n = Number(text.trim());
-  if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(`${name} must be >= ${min}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be between ${min} and ${max}`);
+  }
   return n;
 }
 
@@ -67,8 +78,7 @@ export async function configFromArgs(
   const v = parsed.values;
   if (v.help) return { help: true };
 
-  const port = integer("--port", v.port ?? env.A2C_PORT, 0);
-  if (port !== undefined && port > 65535) throw new ConfigError("--port must be <= 65535");
+  const port = integer("--port", v.port ?? env.A2C_PORT, 0, 65535);
   const tokensFile = v["tokens-file"] ?? env.A2C_TOKENS_FILE;
   const flagTokens = v.token ?? [];
   const envTokens = (env.A2C_TOKENS ?? "")
@@ -103,6 +113,7 @@ export async function configFromArgs(
     "--relay-timeout-ms",
     v["relay-timeout-ms"] ?? env.A2C_RELAY_TIMEOUT_MS,
     1,
+    MAX_TIMER_MS,
   );
   if (relayTimeout !== undefined) options.relayTimeoutMs = relayTimeout;
   return options;
