@@ -253,9 +253,9 @@ function failureResult(
   if (reason instanceof CallAbort) {
     if (reason.kind === "cancel") return cancelledResult();
     if (reason.kind === "timeout") return timeoutResult(req.timeout);
+    // Not `a2c_cancelled`: that marker means the Agent asked (digest §1.10); this one did not.
     return textError("Tool call interrupted: the Computer is shutting down", {
-      a2c_cancelled: true,
-      a2c_cancel_reason: "computer_shutdown",
+      mcp_server: bundleId,
     });
   }
   if (err instanceof ServerUnavailableError)
