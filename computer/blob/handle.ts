@@ -20,6 +20,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { chmod, link, mkdir, open, readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { LIMITS } from "../../protocol/index.ts";
 import type { HandleFields, HandleKind } from "../contracts.ts";
 
 export const HANDLE_VERSION = 1;
@@ -28,8 +29,11 @@ const KEY_BYTES = 32;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 const MIN_SEALED_BYTES = 1 + NONCE_BYTES + 2 /* "[]" */ + TAG_BYTES;
-/** No handle this Computer mints is anywhere near this long; longer input is rejected unread. */
-export const MAX_HANDLE_CHARS = 2048;
+/**
+ * The schema's bound on `blob_handle` (a longer one could never be pulled): `seal()` refuses to
+ * mint beyond it and `open()` rejects longer input unread. Typical handles are 100–200 chars.
+ */
+export const MAX_HANDLE_CHARS = LIMITS.handle;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const AAD = Buffer.from([HANDLE_VERSION]);
 
@@ -64,7 +68,9 @@ export class HandleCodec {
       cipher.getAuthTag(),
     ]);
     const handle = sealed.toString("base64url");
-    if (handle.length > MAX_HANDLE_CHARS) throw new Error("handle fields too long");
+    if (handle.length > MAX_HANDLE_CHARS) {
+      throw new Error(`handle would exceed ${MAX_HANDLE_CHARS} characters; fields too long`);
+    }
     return handle;
   }
 
