@@ -533,17 +533,22 @@ class PullRun<R> {
         if (commitError !== undefined) failure ??= commitError;
         if (failure !== undefined) return finish(failure);
         if (prefix === total && inflight === 0 && committing === 0) return finish();
-        while (!recovering && inflight < this.window && done.size + committing < maxHeld) {
-          const w = nextWork();
+        while (!recovering && inflight < this.window) {
+          let w: Work | undefined;
+          if (done.size + committing < maxHeld) w = nextWork();
+          else {
+            // Memory is full of chunks waiting for the one at the prefix: that one (requeued
+            // after a failure) must still go out, or the read would wait forever.
+            const i = queue.findIndex((q) => q.offset === prefix);
+            if (i >= 0) w = queue.splice(i, 1)[0];
+          }
           if (!w) break;
           issue(w);
         }
-        // A stalled read (nothing in flight, nothing queued, prefix short) cannot happen with a
-        // consistent plan; guard anyway so a logic slip is an error, never a hang.
+        // Nothing in flight, no write or recovery pending, prefix short: nothing will ever wake
+        // this read again. A consistent plan cannot get here; a logic slip is an error, not a hang.
         if (!recovering && inflight === 0 && committing === 0 && prefix < total) {
-          if (queue.length === 0 && cursor >= total && done.size + committing < maxHeld) {
-            finish(new ChunkContractError(prefix, "no chunk covers this offset"));
-          }
+          finish(new ChunkContractError(prefix, "no chunk covers this offset"));
         }
       };
       queue.push(...gaps);

@@ -1,4 +1,7 @@
 import assert from "node:assert/strict";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { AgentClient } from "../../agent/client.ts";
 import { ComputerNotFoundError } from "../../agent/errors.ts";
@@ -150,4 +153,32 @@ void test("abort signal stops the read at once with the signal's reason", async 
   await assert.rejects(agent.readBlob(COMPUTER, "r6", { signal: AbortSignal.abort() }), {
     name: "AbortError",
   });
+});
+
+void test("the prefix chunk failing while memory is full of later chunks is still re-asked", async () => {
+  // File sink with window 2 holds at most 4 completed chunks. Offset 1000 is answered only after
+  // four later chunks completed (memory full), and then with a 408: it must be asked again.
+  const bytes = testBytes(9000, 6);
+  let release: (() => void) | undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  let answered = 0;
+  let failedOnce = false;
+  fake.on("client:get_blob", async (req) => {
+    const off = req.chunk_offset as number;
+    if (off === 1000 && !failedOnce) {
+      await gate;
+      failedOnce = true;
+      return { code: 408, message: "slow", details: { computer_name: COMPUTER } };
+    }
+    if (off > 1000 && ++answered === 4) setImmediate(() => release!());
+    return answerFor(bytes, req);
+  });
+  const dir = await mkdtemp(join(tmpdir(), "agent-held-"));
+  try {
+    const path = join(dir, "f.bin");
+    await agent.downloadBlob(COMPUTER, "held", path, { chunkBytes: 1000, window: 2 });
+    assert.deepEqual(await readFile(path), bytes);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
