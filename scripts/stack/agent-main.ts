@@ -130,7 +130,12 @@ async function main(): Promise<number> {
   for (const id of plan.scenarios) {
     send({ t: "start", id });
     view?.start(plan.agent, id);
+    // The pull loop reports every chunk; the launcher redraws at most 5×/s, so send 10×/s.
+    let lastSent = 0;
     const result = await runOne(id, client, plan, (bytes, total) => {
+      const now = Date.now();
+      if (now - lastSent < 100 && bytes < total) return;
+      lastSent = now;
       send({ t: "progress", id, bytes, total });
       view?.progress(plan.agent, id, bytes, total);
     });
