@@ -316,7 +316,10 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
   };
 
   for (const event of CLIENT_EVENTS) {
-    (s as Socket).on(event, (payload: unknown, ack: unknown) => {
+    // The ack is the LAST argument (socket.io appends it): a peer sending extra arguments must
+    // still get its answer, not silence.
+    (s as Socket).on(event, (payload: unknown, ...rest: unknown[]) => {
+      const ack = rest.at(-1);
       if (typeof ack !== "function") {
         log.warn({ event }, "client:* request without an ack; ignored");
         return;
