@@ -148,12 +148,15 @@ function eldGoal(r: Report): Goal {
     id: "eld",
     text,
     status: met ? "met" : "missed",
-    measured: `p99 ${d.eld.p99Ms.toFixed(1)} ms, max ${d.eld.maxMs.toFixed(1)} ms over ${d.eld.seconds.toFixed(1)} s (hash of ${formatBytes(d.bigBytes)} took ${d.eld.hashSeconds.toFixed(2)} s)`,
+    measured: `p99 ${d.eld.p99Ms.toFixed(1)} ms, max ${d.eld.maxMs.toFixed(1)} ms over ${d.eld.seconds.toFixed(1)} s (hash of ${formatBytes(d.bigBytes)} took ${d.eld.hashSeconds.toFixed(2)} s); baseline without hashing p99 ${d.eld.baselineP99Ms.toFixed(1)} ms`,
     evidence: `perf_hooks.monitorEventLoopDelay inside the Computer process; meanwhile another Agent pulled ${d.eld.otherChunks} chunks (p99 ${d.eld.otherP99Ms.toFixed(1)} ms)${d.bigBytes < 1024 ** 3 ? `; quick run: ${formatBytes(d.bigBytes)} stands in for 1 GiB` : ""}.`,
     ...(met
       ? {}
       : {
-          why: "something blocks the Computer's main thread for long stretches while the big file is hashed (hash inline instead of in the piscina pool, or large synchronous work per chunk). Fix: hash in the pool (workers ≥ 1) with a reused read buffer.",
+          why:
+            d.eld.baselineP99Ms >= 20
+              ? `the baseline without any hashing is already p99 ${d.eld.baselineP99Ms.toFixed(1)} ms: the delay is CPU contention on the shared 2-core machine (load average in the header), not the hash alone. Re-run on an idle machine to judge this goal.`
+              : "hashing adds main-thread work: get_skill hashes the file inline (computer/skills/resource.ts fileSha256, 1 MiB reads with sha256 update on the main thread) before the blob engine hashes it again in the piscina pool. Fix: have get_skill take the sha256 from the engine's hash cache (one pooled hash, no main-thread hashing).",
         }),
   };
 }

@@ -133,7 +133,7 @@ function costBlocks(d: ComputerCostData): Block[] {
         .map(([k, v]) => `${v} ${k}`)
         .join(
           ", ",
-        )}) and another pull ran (${d.eld.otherChunks} chunks, p50 ${ms(d.eld.otherP50Ms)} ms, p99 ${ms(d.eld.otherP99Ms)} ms): delay p50 ${ms(d.eld.p50Ms)} ms, p99 ${ms(d.eld.p99Ms)} ms, max ${ms(d.eld.maxMs)} ms over ${d.eld.seconds.toFixed(1)} s.`,
+        )}) and another pull ran (${d.eld.otherChunks} chunks, p50 ${ms(d.eld.otherP50Ms)} ms, p99 ${ms(d.eld.otherP99Ms)} ms): delay p50 ${ms(d.eld.p50Ms)} ms, p99 ${ms(d.eld.p99Ms)} ms, max ${ms(d.eld.maxMs)} ms over ${d.eld.seconds.toFixed(1)} s. Baseline, the same pull with no hashing: p99 ${ms(d.eld.baselineP99Ms)} ms, max ${ms(d.eld.baselineMaxMs)} ms.`,
     },
   ];
 }

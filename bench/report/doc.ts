@@ -49,8 +49,8 @@ function inline(text: string): string {
 }
 
 const STYLE = `body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}code{background:#f3f3f3;padding:0 3px}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}th,td{border:1px solid #ccc;padding:3px 8px;text-align:left}
+th{background:#f3f3f3}td.num{text-align:right}code{background:#f3f3f3;padding:0 3px}
 img{max-width:100%;border:1px solid #eee;margin:.5em 0}.met{color:#1a7f37;font-weight:bold}.missed{color:#c00;font-weight:bold}`;
 
 export function toHtml(title: string, blocks: readonly Block[]): string {
@@ -88,8 +88,10 @@ ${body}
 `;
 }
 
+const NUMERIC = /^[-+±~]?[\d.,]+(\s?(%|ms|µs|s|MB\/s|MiB|KiB|MB))?(\s\([^)]*\))?$/;
+
 function statusClass(cell: string): string {
   if (cell === "MET") return ' class="met"';
   if (cell === "MISSED") return ' class="missed"';
-  return "";
+  return NUMERIC.test(cell) ? ' class="num"' : "";
 }

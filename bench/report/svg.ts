@@ -135,10 +135,11 @@ export function lineChart(spec: LineChart): string {
     body += `<text x="${m.left - 6}" y="${py(y) + 4}" text-anchor="end">${escapeXml(yf(y))}</text>`;
   }
   const uniqueX = [...new Set(xs)].sort((a, b) => a - b);
+  // Ticks closer than 3% (e.g. the stack's and the ceiling's "largest fit") would print on top of
+  // each other: keep the first of such a cluster.
+  const spaced = uniqueX.filter((x, i) => i === 0 || x > (uniqueX[i - 1] ?? 0) * 1.03);
   const shown =
-    uniqueX.length > 12
-      ? uniqueX.filter((_, i) => i % Math.ceil(uniqueX.length / 12) === 0)
-      : uniqueX;
+    spaced.length > 12 ? spaced.filter((_, i) => i % Math.ceil(spaced.length / 12) === 0) : spaced;
   for (const x of shown) {
     body += `<line x1="${px(x)}" x2="${px(x)}" y1="${m.top + ph}" y2="${m.top + ph + 4}" stroke="#444"/>`;
     body += `<text x="${px(x)}" y="${m.top + ph + 16}" text-anchor="middle">${escapeXml(xf(x))}</text>`;

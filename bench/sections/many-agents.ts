@@ -45,6 +45,7 @@ export async function runManyAgents(ctx: Ctx): Promise<ManyAgentsData> {
     offices: max,
     computerProcs: procs,
     agentProcs: procs,
+    workers: 0,
   });
   try {
     const handles: HandleInfo[] = [];
@@ -103,6 +104,7 @@ export async function runManyAgents(ctx: Ctx): Promise<ManyAgentsData> {
       rows,
       notes: [
         `${max} offices (one Computer and one Agent each) stay connected throughout; ${procs} Computer process(es) and ${procs} Agent process(es); the Agents run the SDK's readBlob with default settings, each whole read verified by sha256.`,
+        "The Computers here hash inline (`workers: 0`): each hashes the resource once before the measurement, and 64 piscina pools would only add threads to a 2-core machine.",
       ],
     };
   } finally {
