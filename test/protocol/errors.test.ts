@@ -55,7 +55,7 @@ const built: Record<string, ErrorPayload> = {
   range: blobNotAccessible("range"),
 };
 
-test("every builder's output parses as a flat ErrorPayload", () => {
+void test("every builder's output parses as a flat ErrorPayload", () => {
   for (const [name, payload] of Object.entries(built)) {
     assert.ok(ErrorPayloadSchema.safeParse(payload).success, name);
     assert.ok(isErrorPayload(payload), name);
@@ -64,7 +64,7 @@ test("every builder's output parses as a flat ErrorPayload", () => {
   }
 });
 
-test("every builder's output round-trips through ProtocolError", () => {
+void test("every builder's output round-trips through ProtocolError", () => {
   for (const [name, payload] of Object.entries(built)) {
     const err = ProtocolError.fromWire(payload);
     assert.ok(err instanceof Error);
@@ -74,7 +74,7 @@ test("every builder's output round-trips through ProtocolError", () => {
   }
 });
 
-test("wire shapes match the spec's examples", () => {
+void test("wire shapes match the spec's examples", () => {
   assert.deepEqual(built.missingVersion, {
     code: 400,
     message: "Missing a2c_version query parameter",
@@ -113,7 +113,7 @@ test("wire shapes match the spec's examples", () => {
   assert.equal(ProtocolError.fromWire(built.range!).reason, "range");
 });
 
-test("the registry names every code of digest §4.2", () => {
+void test("the registry names every code of digest §4.2", () => {
   const expected = [
     400, 401, 403, 404, 408, 500, 4001, 4002, 4003, 4004, 4005, 4006, 4007, 4008, 4014, 4015, 4016,
     4017, 4018, 4101, 4102, 4103, 4104,
@@ -130,7 +130,7 @@ test("the registry names every code of digest §4.2", () => {
   );
 });
 
-test("isErrorPayload tells errors from success answers", () => {
+void test("isErrorPayload tells errors from success answers", () => {
   assert.equal(isErrorPayload({ skills: [], req_id: "r" }), false);
   assert.equal(isErrorPayload({ content: [], isError: true }), false);
   assert.equal(isErrorPayload({ code: "400", message: "x" }), false);
@@ -140,7 +140,7 @@ test("isErrorPayload tells errors from success answers", () => {
   assert.equal(isErrorPayload({ code: 4999, message: "future code" }), true);
 });
 
-test("ProtocolError keeps code-specific top-level fields", () => {
+void test("ProtocolError keeps code-specific top-level fields", () => {
   const err = ProtocolError.fromWire(built.versionMismatch!);
   assert.equal(err.extra.server_version, "0.3.0");
   assert.equal(err.extra.client_version, "0.2.0");

@@ -255,13 +255,13 @@ const cases: Case[] = [
 ];
 
 for (const c of cases) {
-  test(`${c.name}: accepts the spec example and keeps unknown keys`, () => {
+  void test(`${c.name}: accepts the spec example and keeps unknown keys`, () => {
     const parsed = c.schema.safeParse({ ...c.example, future_field: { x: 1 } });
     assert.ok(parsed.success, JSON.stringify(parsed.error?.issues));
     assert.deepEqual((parsed.data as Record<string, unknown>).future_field, { x: 1 });
   });
 
-  test(`${c.name}: rejects each required field missing`, () => {
+  void test(`${c.name}: rejects each required field missing`, () => {
     for (const field of c.required) {
       const copy: Record<string, unknown> = { ...c.example };
       delete copy[field];
@@ -269,7 +269,7 @@ for (const c of cases) {
     }
   });
 
-  test(`${c.name}: rejects each mistyped field`, () => {
+  void test(`${c.name}: rejects each mistyped field`, () => {
     for (const [field, value] of Object.entries(c.mistyped)) {
       const copy = { ...c.example, [field]: value };
       assert.equal(c.schema.safeParse(copy).success, false, `${field}=${JSON.stringify(value)}`);
@@ -277,7 +277,7 @@ for (const c of cases) {
   });
 }
 
-test("GetSkillRet needs exactly one of body / blob_handle", () => {
+void test("GetSkillRet needs exactly one of body / blob_handle", () => {
   const ok = {
     name: "a",
     rel_path: "x.png",
@@ -295,7 +295,7 @@ test("GetSkillRet needs exactly one of body / blob_handle", () => {
   assert.equal(GetSkillRetSchema.safeParse({ ...ok, blob_handle: "h" }).success, true);
 });
 
-test("GetBlobReq lets a negative offset through (4018 range, not 400) and huge integers", () => {
+void test("GetBlobReq lets a negative offset through (4018 range, not 400) and huge integers", () => {
   const r = GetBlobReqSchema.safeParse({
     ...base,
     blob_handle: "h",
@@ -308,7 +308,7 @@ test("GetBlobReq lets a negative offset through (4018 range, not 400) and huge i
   );
 });
 
-test("GetBlobRet accepts binary carriage (D19)", () => {
+void test("GetBlobRet accepts binary carriage (D19)", () => {
   const r = GetBlobRetSchema.safeParse({
     ...cases.find((c) => c.name === "GetBlobRet")!.example,
     blob: Buffer.from([1, 2, 3]),
@@ -317,7 +317,7 @@ test("GetBlobRet accepts binary carriage (D19)", () => {
   assert.ok(r.success);
 });
 
-test("identifier lengths are bounded", () => {
+void test("identifier lengths are bounded", () => {
   assert.equal(
     GetBlobReqSchema.safeParse({ ...base, blob_handle: "h".repeat(5000) }).success,
     false,

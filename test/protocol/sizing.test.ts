@@ -60,7 +60,7 @@ function envelopeOf(e: {
   };
 }
 
-test("base64: the computed chunk fits and one byte more does not", () => {
+void test("base64: the computed chunk fits and one byte more does not", () => {
   fc.assert(
     fc.property(envelopeArb, (e) => {
       const envelope = envelopeOf(e);
@@ -84,7 +84,7 @@ test("base64: the computed chunk fits and one byte more does not", () => {
   );
 });
 
-test("base64: without a known ack id the widest id is budgeted, so any real id fits", () => {
+void test("base64: without a known ack id the widest id is budgeted, so any real id fits", () => {
   fc.assert(
     fc.property(envelopeArb, (e) => {
       const envelope = envelopeOf(e);
@@ -100,7 +100,7 @@ test("base64: without a known ack id the widest id is budgeted, so any real id f
   );
 });
 
-test("binary over WebSocket: header and attachment each fit; one byte more does not", () => {
+void test("binary over WebSocket: header and attachment each fit; one byte more does not", () => {
   fc.assert(
     fc.property(envelopeArb, (e) => {
       const envelope = { ...envelopeOf(e), blob_format: "binary" as const };
@@ -119,7 +119,7 @@ test("binary over WebSocket: header and attachment each fit; one byte more does 
   );
 });
 
-test("binary over polling budgets the 'b' + base64 form of the attachment", () => {
+void test("binary over polling budgets the 'b' + base64 form of the attachment", () => {
   const envelope = envelopeOf({ handleLen: 100, reqLen: 20, mime: "image/png", offset: 0 });
   const n = maxChunkBytes({
     maxHttpBufferSize: 1_000_000,
@@ -131,7 +131,7 @@ test("binary over polling budgets the 'b' + base64 form of the attachment", () =
   assert.ok(1 + base64Length(n + 1) > 1_000_000);
 });
 
-test("largestAckMessage agrees with the real encoder", () => {
+void test("largestAckMessage agrees with the real encoder", () => {
   fc.assert(
     fc.property(
       envelopeArb,
@@ -155,12 +155,12 @@ test("largestAckMessage agrees with the real encoder", () => {
   );
 });
 
-test("encodedAckBytes is exact for JSON answers with escapes and non-ASCII", () => {
+void test("encodedAckBytes is exact for JSON answers with escapes and non-ASCII", () => {
   const payload = { body: 'line\n"quoted"\u0001 and ünïcödé 🚀', req_id: "r" };
   assert.equal(encodedAckBytes(payload, { ackId: 42 }), Math.max(...realMessages(payload, 42)));
 });
 
-test("default 1 MB buffer: base64 chunk near the anchors' 731 KiB figure", () => {
+void test("default 1 MB buffer: base64 chunk near the anchors' 731 KiB figure", () => {
   const envelope = envelopeOf({
     handleLen: 120,
     reqLen: 36,

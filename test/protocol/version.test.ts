@@ -7,12 +7,12 @@ import {
   supportedRange,
 } from "../../protocol/index.ts";
 
-test("PROTOCOL_VERSION is 0.3.0 and parses", () => {
+void test("PROTOCOL_VERSION is 0.3.0 and parses", () => {
   assert.equal(PROTOCOL_VERSION, "0.3.0");
   assert.deepEqual(parseVersion(PROTOCOL_VERSION), { major: 0, minor: 3, patch: 0 });
 });
 
-test("parseVersion accepts exactly three integer parts", () => {
+void test("parseVersion accepts exactly three integer parts", () => {
   for (const bad of [
     "",
     "abc",
@@ -30,7 +30,7 @@ test("parseVersion accepts exactly three integer parts", () => {
   assert.deepEqual(parseVersion("10.20.30"), { major: 10, minor: 20, patch: 30 });
 });
 
-test("v0.x: major and minor equal, patch free", () => {
+void test("v0.x: major and minor equal, patch free", () => {
   const server = parseVersion("0.3.0")!;
   assert.equal(isCompatible(parseVersion("0.3.7")!, server), true);
   assert.equal(isCompatible(parseVersion("0.2.0")!, server), false);
@@ -39,7 +39,7 @@ test("v0.x: major and minor equal, patch free", () => {
   assert.deepEqual(supportedRange(server), { min: "0.3.0", max: "0.3.999" });
 });
 
-test("v1+: major equal and client minor <= server minor", () => {
+void test("v1+: major equal and client minor <= server minor", () => {
   const server = parseVersion("1.4.2")!;
   assert.equal(isCompatible(parseVersion("1.0.9")!, server), true);
   assert.equal(isCompatible(parseVersion("1.4.0")!, server), true);

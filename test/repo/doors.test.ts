@@ -35,7 +35,7 @@ function roomOf(file: string, spec: string): string | null {
   return target.split("/")[0] ?? null;
 }
 
-test("roles never import each other", () => {
+void test("roles never import each other", () => {
   const violations: string[] = [];
   for (const role of roles) {
     for (const file of tsFiles(join(root, role))) {
@@ -50,7 +50,7 @@ test("roles never import each other", () => {
   assert.deepEqual(violations, []);
 });
 
-test("protocol/ imports no role and no I/O module", () => {
+void test("protocol/ imports no role and no I/O module", () => {
   const io = /^(node:)?(fs|fs\/promises|net|http|https|child_process|dgram|worker_threads)$/;
   const violations: string[] = [];
   for (const file of tsFiles(join(root, "protocol"))) {
@@ -64,7 +64,7 @@ test("protocol/ imports no role and no I/O module", () => {
   assert.deepEqual(violations, []);
 });
 
-test("the door check sees a violation when there is one", () => {
+void test("the door check sees a violation when there is one", () => {
   // Guard against a regex that matches nothing: a synthetic file text must be caught.
   const text =
     'import { x } from "../agent/client.ts";\nconst m = await import("../computer/a.ts");';
