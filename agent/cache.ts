@@ -70,10 +70,11 @@ export class BlobCache {
 
   /** Stores a verified pull's result (a Buffer, or a file `{path}`); failures only log. */
   async store(sha256: string, value: unknown): Promise<void> {
+    let tmp: string | undefined;
     try {
       const dest = this.pathFor(sha256);
       await mkdir(join(this.dir, sha256.slice(0, 2)), { recursive: true, mode: 0o700 });
-      const tmp = `${dest}.tmp-${randomBytes(4).toString("hex")}`;
+      tmp = `${dest}.tmp-${randomBytes(4).toString("hex")}`;
       if (Buffer.isBuffer(value)) {
         await writeFile(tmp, value, { mode: 0o600 });
       } else if (value && typeof (value as { path?: unknown }).path === "string") {
@@ -87,6 +88,7 @@ export class BlobCache {
       await rename(tmp, dest);
     } catch (err) {
       log.warn({ err: String(err), sha256 }, "could not store blob in cache");
+      if (tmp !== undefined) await unlink(tmp).catch(() => undefined);
     }
   }
 }

@@ -21,7 +21,15 @@ import { progressReporter, formatBytes } from "./progress.ts";
 import type { PullOptions } from "./pull.ts";
 import { findSidebandItems } from "./sideband.ts";
 
-export const EXIT = { ok: 0, failure: 1, usage: 2, protocol: 3, transport: 4, integrity: 5 };
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  protocol: 3,
+  transport: 4,
+  integrity: 5,
+  interrupted: 130,
+};
 
 const HELP = `Usage: npm run agent -- [options] <command> [args]
 
@@ -60,9 +68,11 @@ Exit codes:
      a Computer breaking the get_blob contract)
   4  transport failure (cannot connect, disconnected, no answer in time)
   5  integrity failure (sha256 / size mismatch, content changed under the read)
+  130 interrupted (Ctrl-C); a partial download leaves no file behind
 `;
 
 class UsageError extends Error {}
+class Interrupted extends Error {}
 
 interface Ctx {
   agent: AgentClient;
@@ -224,7 +234,7 @@ async function run(argv: string[]): Promise<number> {
   if (values.binary) pull.binary = true;
   if (values.cache) pull.cache = new BlobCache(values.cache);
   const stop = new AbortController();
-  process.once("SIGINT", () => stop.abort(new Error("interrupted")));
+  process.once("SIGINT", () => stop.abort(new Interrupted("interrupted")));
   pull.signal = stop.signal;
 
   const token = values.token ?? process.env.A2C_TOKEN;
@@ -335,6 +345,7 @@ async function run(argv: string[]): Promise<number> {
 /** Maps an error to the documented exit code. */
 export function exitCodeFor(err: unknown): number {
   if (err instanceof UsageError) return EXIT.usage;
+  if (err instanceof Interrupted) return EXIT.interrupted;
   if (err instanceof SidebandRestoreError)
     return err.cause ? exitCodeFor(err.cause) : EXIT.protocol;
   if (err instanceof IntegrityError) return EXIT.integrity;

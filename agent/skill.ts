@@ -6,25 +6,11 @@
  * for the caller to pull.
  */
 import { createHash } from "node:crypto";
-import type { GetSkillRet } from "../protocol/index.ts";
+import { isTextMime, type GetSkillRet } from "../protocol/index.ts";
 import { IntegrityError } from "./errors.ts";
 import type { PullOptions } from "./pull.ts";
 
-const TEXT_ESSENCES = new Set([
-  "application/json",
-  "application/xml",
-  "application/yaml",
-  "application/toml",
-  "application/javascript",
-]);
-
-/** "Text MIME" as skill.md §6.4 defines it (parameters ignored, case-insensitive). */
-export function isTextMime(mime: string): boolean {
-  const essence = (mime.split(";")[0] ?? "").trim().toLowerCase();
-  if (essence.startsWith("text/")) return true;
-  if (/\+(json|xml|yaml)$/.test(essence)) return true;
-  return TEXT_ESSENCES.has(essence);
-}
+export { isTextMime };
 
 /** Verifies an inline body, or drains a text handle into `body`. */
 export async function drainSkill(
