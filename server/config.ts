@@ -9,6 +9,10 @@
  *   --tokens-file F           A2C_TOKENS_FILE           see auth.ts for the format (scopes)
  *   --no-auth                 A2C_NO_AUTH=1             development only
  *   --relay-timeout-ms N      A2C_RELAY_TIMEOUT_MS      default 30000
+ *   --redis URL               A2C_REDIS_URL             several nodes on one Redis (issue 10)
+ *   --redis-prefix P          A2C_REDIS_PREFIX          default a2c (shared by a deployment's nodes)
+ *   --redis-adapter K         A2C_REDIS_ADAPTER         classic (default) | sharded (Redis >= 7)
+ *                             A2C_REDIS_NODE_TTL_MS     dead-node timeout, default 6000
  *   (A2C_LOG_LEVEL sets the log level.)
  */
 import { parseArgs } from "node:util";
@@ -17,10 +21,11 @@ import type { ServerOptions } from "./server.ts";
 
 export const USAGE = `usage: npm run server -- [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
   [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
-  [--relay-timeout-ms 30000]
+  [--relay-timeout-ms 30000] [--redis URL [--redis-prefix a2c] [--redis-adapter classic|sharded]]
 Each flag can also come from the environment: A2C_HOST, A2C_PORT, A2C_PATH,
 A2C_MAX_HTTP_BUFFER_SIZE, A2C_TOKENS (comma-separated), A2C_TOKENS_FILE, A2C_NO_AUTH,
-A2C_RELAY_TIMEOUT_MS. Flags win over the environment.`;
+A2C_RELAY_TIMEOUT_MS, A2C_REDIS_URL, A2C_REDIS_PREFIX, A2C_REDIS_ADAPTER (and
+A2C_REDIS_NODE_TTL_MS). Flags win over the environment.`;
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -67,6 +72,9 @@ export async function configFromArgs(
         "tokens-file": { type: "string" },
         "no-auth": { type: "boolean" },
         "relay-timeout-ms": { type: "string" },
+        redis: { type: "string" },
+        "redis-prefix": { type: "string" },
+        "redis-adapter": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -116,5 +124,30 @@ export async function configFromArgs(
     MAX_TIMER_MS,
   );
   if (relayTimeout !== undefined) options.relayTimeoutMs = relayTimeout;
+  const redisUrl = v.redis ?? env.A2C_REDIS_URL;
+  if (redisUrl) {
+    if (!/^rediss?:\/\//.test(redisUrl)) {
+      throw new ConfigError("--redis must be a redis:// or rediss:// URL");
+    }
+    const adapter = v["redis-adapter"] ?? env.A2C_REDIS_ADAPTER ?? "classic";
+    if (adapter !== "classic" && adapter !== "sharded") {
+      throw new ConfigError("--redis-adapter must be classic or sharded");
+    }
+    const prefix = v["redis-prefix"] ?? env.A2C_REDIS_PREFIX;
+    const nodeTtlMs = integer(
+      "A2C_REDIS_NODE_TTL_MS",
+      env.A2C_REDIS_NODE_TTL_MS,
+      300,
+      MAX_TIMER_MS,
+    );
+    options.redis = {
+      url: redisUrl,
+      adapter,
+      ...(prefix ? { prefix } : {}),
+      ...(nodeTtlMs !== undefined ? { nodeTtlMs } : {}),
+    };
+  } else if (v["redis-prefix"] !== undefined || v["redis-adapter"] !== undefined) {
+    throw new ConfigError("--redis-prefix / --redis-adapter need --redis URL");
+  }
   return options;
 }

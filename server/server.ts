@@ -25,6 +25,7 @@ import { ServerMetrics } from "./metrics.ts";
 import { MemoryOfficeRegistry, type OfficeRegistry } from "./offices.ts";
 import { Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
+import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
 import { attachSmcp, refuseOtherNamespaces } from "./wiring.ts";
 
 export interface ServerOptions {
@@ -55,6 +56,11 @@ export interface ServerOptions {
   auth?: AuthProvider;
   /** Office membership store. Default: in-memory. */
   registry?: OfficeRegistry;
+  /**
+   * Several Server nodes on one Redis (issue 10): offices in Redis, socket.io's Redis adapter,
+   * client:* routed across nodes. Overridden piecewise by `registry` / `adapter` / `link`.
+   */
+  redis?: Omit<RedisClusterOptions, "relayTimeoutMs" | "toolCallGraceMs" | "logger">;
   /** socket.io adapter (multi-node deployments). Default: in-memory. */
   adapter?: SocketServerOptions["adapter"];
   /** Reaches Computer sockets for the relay. Default: the local socket of that id. */
@@ -123,7 +129,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const serverVersion: SemVer | null = parseVersion(versionText);
   if (!serverVersion) throw new Error(`invalid protocol version: ${versionText}`);
   const provider = resolveAuth(options, logger);
-  const registry = options.registry ?? new MemoryOfficeRegistry();
+  const relayTimeoutMs = options.relayTimeoutMs ?? DEFAULTS.relayTimeoutMs;
+  const toolCallGraceMs = options.toolCallGraceMs ?? DEFAULTS.toolCallGraceMs;
+  const cluster = options.redis
+    ? await connectRedisCluster({ ...options.redis, relayTimeoutMs, toolCallGraceMs, logger })
+    : null;
+  const registry = options.registry ?? cluster?.registry ?? new MemoryOfficeRegistry();
+  const adapter = options.adapter ?? cluster?.adapter;
 
   const engine = new EngineServer({
     pingInterval: options.pingIntervalMs ?? DEFAULTS.pingIntervalMs,
@@ -135,7 +147,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   });
   const io = new SocketServer({
     serveClient: false,
-    ...(options.adapter ? { adapter: options.adapter } : {}),
+    ...(adapter ? { adapter } : {}),
   });
   io.bind(engine);
   const nsp = io.of(NAMESPACE) as unknown as SmcpNamespace;
@@ -153,14 +165,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     },
     options.processMetrics ?? false,
   );
-  const link = options.link?.(nsp) ?? localLink(nsp);
+  const link = options.link?.(nsp) ?? cluster?.link(nsp) ?? localLink(nsp);
   const relay: Relay = new Relay({
     registry,
     link,
     metrics,
     logger,
-    relayTimeoutMs: options.relayTimeoutMs ?? DEFAULTS.relayTimeoutMs,
-    toolCallGraceMs: options.toolCallGraceMs ?? DEFAULTS.toolCallGraceMs,
+    relayTimeoutMs,
+    toolCallGraceMs,
     maxInflightPerAgent: options.maxInflightPerAgent ?? DEFAULTS.maxInflightPerAgent,
   });
   const membership = new Membership({ nsp, registry, logger });
@@ -237,6 +249,9 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       http.off("error", reject);
       resolve();
     });
+  }).catch(async (err: unknown) => {
+    await cluster?.close(); // its heartbeat and Redis connections would keep the process up
+    throw err;
   });
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : 0;
@@ -256,6 +271,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await io.close();
     http.closeAllConnections();
     await stopped;
+    await cluster?.close();
     logger.info("server closed");
   }
 
