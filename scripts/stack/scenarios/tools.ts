@@ -86,27 +86,32 @@ export const toolPng: Scenario = async ({ client, computer, progress, signal }) 
 };
 
 /**
- * Cancels a 30 s call once it is running. WHY the short delay before the cancel: a cancel for a
- * `req_id` the Computer has not seen yet is a silent no-op by the spec, and no event tells the
- * Agent that the call started; 500 ms on loopback is far more than the relay needs.
+ * Cancels a 30 s call once it is running. WHY the delay and the repeats: a cancel for a `req_id`
+ * the Computer has not seen yet is a silent no-op by the spec, and no event tells the Agent that
+ * the call started. So the cancel goes out after 500 ms (far more than loopback needs) and is
+ * repeated every 250 ms until the answer arrives; a cancel for a call already cancelled or
+ * finished is a no-op too, so the repeats are harmless on a slow machine.
  */
 export const toolCancel: Scenario = async ({ client, computer }) => {
   const abort = new AbortController();
   const started = Date.now();
-  const timer = setTimeout(() => abort.abort(), CANCEL_DELAY_MS);
+  let reqId = "";
+  let repeat: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => {
+    abort.abort(); // the SDK emits server:tool_call_cancel and waits its grace for the answer
+    repeat = setInterval(() => client.cancelToolCall(reqId), 250);
+  }, CANCEL_DELAY_MS);
   let result: CallToolResult;
   try {
     result = await client.callTool(
       computer,
       SLOW_TOOL,
       { ms: 30_000 },
-      {
-        timeout: 60,
-        signal: abort.signal,
-      },
+      { timeout: 60, signal: abort.signal, onRequestId: (id) => (reqId = id) },
     );
   } finally {
     clearTimeout(timer);
+    clearInterval(repeat);
   }
   const ms = Date.now() - started;
   check(result.isError === true, "cancelled call did not report isError");
