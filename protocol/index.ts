@@ -5,3 +5,4 @@ export * from "./errors.ts";
 export * from "./sizing.ts";
 export * from "./messages/index.ts";
 export * from "./requests.ts";
+export * from "./mime.ts";

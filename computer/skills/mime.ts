@@ -89,21 +89,5 @@ export function mimeForPath(relPath: string): string {
   return TABLE[base.slice(dot + 1).toLowerCase()] ?? DEFAULT_MIME;
 }
 
-const TEXT_ESSENCES = new Set([
-  "application/json",
-  "application/xml",
-  "application/yaml",
-  "application/toml",
-  "application/javascript",
-]);
-
-/**
- * The "text MIME" rule of §5.6: top-level type `text`; or a `+json`/`+xml`/`+yaml` suffix; or one
- * of the listed essences. Parameters after `;` are ignored; comparison is case-insensitive.
- */
-export function isTextMime(mime: string): boolean {
-  const essence = (mime.split(";")[0] ?? "").trim().toLowerCase();
-  if (essence.startsWith("text/")) return true;
-  if (/\+(json|xml|yaml)$/.test(essence)) return true;
-  return TEXT_ESSENCES.has(essence);
-}
+/** The "text MIME" rule lives in protocol/ (the Agent applies the same rule). */
+export { isTextMime } from "../../protocol/index.ts";
