@@ -22,7 +22,17 @@ export type HandleFields = Readonly<Record<string, string | number>>;
  * - `bytes`: derived content already in memory (e.g. SKILL.md with its frontmatter stripped).
  */
 export type BlobSource =
-  | { type: "file"; path: string; mimeType: string; sha256?: string }
+  | {
+      type: "file";
+      path: string;
+      mimeType: string;
+      sha256?: string;
+      /**
+       * `path` is a realpath checked by a sandbox: the engine refuses (`forbidden`) a descriptor
+       * that resolves anywhere else (a path component swapped for a symlink after the check).
+       */
+      canonical?: boolean;
+    }
   | { type: "bytes"; bytes: Buffer; mimeType: string; sha256?: string };
 
 /** Pull-time outcome of re-authorizing a handle (blob-transfer §2 steps 2–3; D17). */

@@ -29,7 +29,8 @@
  * are the residual, and the Agent's sha256 check after eof catches them (blob-transfer §3).
  * Sources with a producer-given sha256 (content-addressed, written atomically) skip the wait.
  */
-import { open, type FileHandle } from "node:fs/promises";
+import { constants } from "node:fs";
+import { open, readlink, type FileHandle } from "node:fs/promises";
 import type { Logger } from "pino";
 import {
   blobNotAccessible,
@@ -210,11 +211,14 @@ export class BlobEngine implements HandleMinter {
       let fh: FileHandle;
       try {
         this.fileOpens++;
-        fh = await open(source.path, "r");
+        // O_NOFOLLOW: a last component swapped for a symlink after the producer's check fails
+        // (ELOOP) instead of being followed; O_NONBLOCK: a FIFO swapped in cannot hang the open.
+        fh = await open(source.path, OPEN_FLAGS);
       } catch {
         return fail("gone"); // deleted, replaced by something unreadable, …
       }
       try {
+        if (source.canonical && !(await opensAt(fh, source.path))) return fail("forbidden");
         const out = await this.#readSnapshot(req, source, fh);
         if (out !== RETRY) return out as Outcome;
         this.#metrics?.snapshotRetries.inc();
@@ -327,4 +331,20 @@ function fail(reason: BlobReason): ErrorPayload {
 
 function tooSmallLimit(): ErrorPayload {
   return internalError("maxHttpBufferSize is too small for this answer");
+}
+
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * True when the opened descriptor is the file at `path` (Linux: `/proc/self/fd`). A directory
+ * component swapped for a symlink between the sandbox check and the open (skill.md §9.2 "MUST stay
+ * inside realpath(root)") makes the descriptor resolve elsewhere. Where /proc is unavailable the
+ * O_NOFOLLOW open is the only guard.
+ */
+async function opensAt(fh: FileHandle, path: string): Promise<boolean> {
+  try {
+    return (await readlink(`/proc/self/fd/${fh.fd}`)) === path;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "ENOENT" && process.platform !== "linux";
+  }
 }

@@ -51,7 +51,12 @@ export function createSkillProducer(deps: {
       const mimeType = mimeForPath(sandboxed.relPath);
       if (!isSkillMd(sandboxed.relPath)) {
         // Raw file: the engine opens it, snapshots it and hashes it through its hash cache.
-        return { ok: true, source: { type: "file", path: sandboxed.target, mimeType } };
+        // `canonical`: the engine re-checks the opened descriptor against this realpath (a race
+        // between this sandbox check and the open must not escape the package).
+        return {
+          ok: true,
+          source: { type: "file", path: sandboxed.target, mimeType, canonical: true },
+        };
       }
       // SKILL.md: derived bytes (frontmatter stripped), hashed here, cached by file signature so
       // each chunk costs an fstat, not a re-read.
