@@ -125,7 +125,7 @@ async function fire(
                 check(answer, c);
                 resolve();
               } catch (err) {
-                reject(err);
+                reject(err instanceof Error ? err : new Error(String(err)));
               }
             });
           }),
