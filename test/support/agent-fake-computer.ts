@@ -9,15 +9,12 @@ import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Server, type Socket } from "socket.io";
 import { AgentClient, type AgentClientOptions } from "../../agent/client.ts";
-import { NAMESPACE, blobNotAccessible, type BlobReason } from "../../protocol/index.ts";
+import { NAMESPACE, blobNotAccessible } from "../../protocol/index.ts";
 
 /** Return this from a script to never answer (the request stays unacked). */
 export const NO_ANSWER = Symbol("no answer");
 
-export type Script = (
-  req: Record<string, unknown>,
-  socket: Socket,
-) => unknown | typeof NO_ANSWER | Promise<unknown>;
+export type Script = (req: Record<string, unknown>, socket: Socket) => unknown;
 
 export interface Recorded {
   event: string;
@@ -213,7 +210,7 @@ export function serve(bytes: Buffer, o: ServeOptions = {}): Script {
   return (req) => answerFor(bytes, req, withSha);
 }
 
-export function blobError(reason: BlobReason | string): Record<string, unknown> {
+export function blobError(reason: string): Record<string, unknown> {
   return { code: 4018, message: "Blob not accessible", details: { reason } };
 }
 
