@@ -155,8 +155,12 @@ async function main(): Promise<number> {
         ok,
         ms: Date.now() - started,
         server: { url: plan.serverUrl, pid: 0 },
+        nodes: [],
+        redis: null,
         computers: [],
-        agents: [{ name: plan.agent, office: plan.officeId, pid: process.pid }],
+        agents: [
+          { name: plan.agent, office: plan.officeId, pid: process.pid, node: plan.serverUrl },
+        ],
         results,
         missing: [],
         logDir: null,

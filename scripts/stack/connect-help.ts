@@ -32,7 +32,10 @@ export function cliDownloadArgs(t: CliTarget, file: DemoFile, out: string): stri
 }
 
 export interface KeptStack {
+  /** Office 1's Agent node: the printed command connects there. */
   serverUrl: string;
+  nodes: { name: string; url: string }[];
+  redisUrl: string | null;
   token: string;
   offices: { officeId: string; computers: string[] }[];
   manifestPath: string;
@@ -64,12 +67,17 @@ export function connectHelp(stack: KeptStack, repoRoot: string): string {
   const lines = [
     "",
     "The Server and Computers keep running (Ctrl-C stops them all).",
-    `  server   ${stack.serverUrl}   (health: ${stack.serverUrl}/healthz)`,
+    ...stack.nodes.map((n) => `  ${n.name.padEnd(8)} ${n.url}   (health: ${n.url}/healthz)`),
+    ...(stack.redisUrl ? [`  redis    ${stack.redisUrl}   (shared by the nodes)`] : []),
     ...stack.offices.map((o) => `  office   ${o.officeId}   computers: ${o.computers.join(", ")}`),
     "",
     `  demo manifest ${stack.manifestPath}   (sizes and sha256 of every demo file)`,
     "",
-    "Connect the Agent CLI from another shell, e.g. download the big file from office 1:",
+    `Connect the Agent CLI from another shell, e.g. download the big file from office 1${
+      stack.nodes.length > 1
+        ? ` (through ${stack.nodes[0]!.name}; any node reaches any office)`
+        : ""
+    }:`,
     // npm runs scripts from the package root; INIT_CWD is where the user typed the command.
     `  ${keptDownloadCommand(stack, repoRoot, join(process.env.INIT_CWD ?? process.cwd(), "big.bin"))}`,
     "",

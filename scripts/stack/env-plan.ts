@@ -3,7 +3,8 @@
  * `agent` service). Names: A2C_SERVER_URL, A2C_OFFICE_ID, A2C_TOKEN, A2C_AGENT_NAME (as the
  * Agent CLI), plus A2C_STACK_COMPUTERS (comma-separated Computers of the office),
  * A2C_STACK_MANIFEST (the demo manifest), A2C_STACK_NEIGHBOUR_OFFICE / _COMPUTER (the probe's
- * target) and A2C_STACK_SCENARIOS (comma-separated ids; all when unset).
+ * target), A2C_STACK_OTHER_SERVER_URL (another Server node, where the probe's intruder joins) and
+ * A2C_STACK_SCENARIOS (comma-separated ids; all when unset).
  */
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +34,7 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): AgentPlan {
     agent: env.A2C_AGENT_NAME ?? "agent-1",
     officeId: need(env, "A2C_OFFICE_ID"),
     serverUrl: need(env, "A2C_SERVER_URL"),
+    ...(env.A2C_STACK_OTHER_SERVER_URL ? { otherServerUrl: env.A2C_STACK_OTHER_SERVER_URL } : {}),
     token: need(env, "A2C_TOKEN"),
     computers,
     neighbour: {

@@ -67,7 +67,13 @@ export interface Neighbour {
 export interface AgentPlan {
   agent: string;
   officeId: string;
+  /** The Server node this Agent talks to. */
   serverUrl: string;
+  /**
+   * Another node of the same deployment (scale-out), or absent: the probe's intruder joins the
+   * office there, so "one Agent per office" is checked across nodes.
+   */
+  otherServerUrl?: string;
   token: string;
   /** Computers in this Agent's office. */
   computers: string[];

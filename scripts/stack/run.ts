@@ -4,12 +4,12 @@
  *
  * Order of events:
  *   1. temp dir (home, state dirs, logs), token, demo data, MCP config
- *   2. Server → wait for /healthz
- *   3. Computers (one or more per office) and Agents; each Agent joins its office and waits for
- *      its Computers, then reports `ready`
+ *   2. with --nodes N > 1: redis-server → wait for PING; then the Server node(s) → /healthz
+ *   3. Computers (one or more per office) and Agents, spread over the nodes (placement.ts); each
+ *      Agent joins its office and waits for its Computers, then reports `ready`
  *   4. all ready → `go` (so the cross-office probe always finds its neighbour's Agent present)
  *   5. all done → `exit`; summary; with --keep the Server and Computers stay up until Ctrl-C
- * Any child dying early, a deadline, SIGINT or SIGTERM stops every process group.
+ * Any child dying early, a deadline, SIGINT or SIGTERM stops every process group (Redis last).
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ChildSet, type ManagedChild } from "./children.ts";
 import { generateDemoHome, writeDemoMcpConfig } from "./demo-data.ts";
+import { NODE_TSX, nodeReady, spawnNode, startRedis, type RunningRedis } from "./nodes.ts";
 import type { StackOptions } from "./options.ts";
 import {
   assignScenarios,
@@ -25,12 +26,11 @@ import {
   type ScenarioResult,
   type StackMessage,
 } from "./plan.ts";
+import { agentNode, computerNode, nodeName, otherNode } from "./placement.ts";
 import { ProgressView } from "./progress.ts";
 import type { StackReport } from "./report.ts";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "..", "..");
-/** Node with the tsx loader: how every TypeScript entry point of the repo runs. */
-export const NODE_TSX = [process.execPath, "--import", "tsx"] as const;
 
 /** Whole-run deadline: the issue's bound is 2 minutes on 2 cores. */
 const RUN_DEADLINE_MS = Number(process.env.A2C_STACK_DEADLINE_MS ?? 110_000);
@@ -46,7 +46,10 @@ export interface StackIo {
 
 export interface RunningStack {
   report: StackReport;
+  /** The first node's URL (office 1's Agent is there). */
   serverUrl: string;
+  nodes: { name: string; url: string }[];
+  redisUrl: string | null;
   token: string;
   offices: { officeId: string; computers: string[] }[];
   manifestPath: string;
@@ -58,24 +61,6 @@ class Aborted extends Error {}
 
 function tell(child: ManagedChild, m: StackMessage): void {
   if (child.process.connected) child.process.send(m);
-}
-
-/** Resolves when `url` answers 200, rejects when `child` exits first or the deadline passes. */
-async function waitHealthy(url: string, child: ManagedChild, deadline: number): Promise<void> {
-  let exited = false;
-  void child.exited.then(() => (exited = true));
-  while (!exited) {
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      await res.body?.cancel();
-      if (res.ok) return;
-    } catch {
-      // Not listening yet.
-    }
-    if (Date.now() > deadline) throw new Error(`${child.name} not healthy at ${url} in time`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${child.name} exited during start-up:\n  ${child.tail().join("\n  ")}`);
 }
 
 function officeId(i: number): string {
@@ -101,8 +86,14 @@ export async function runStack(
   const logDir = join(tmp, "logs");
   mkdirSync(logDir, { recursive: true });
   const children = new ChildSet(logDir);
-  const stop = async (keepLogs: boolean): Promise<void> => {
+  // Redis is stopped after every node is gone, so no node loses its store while it closes.
+  const infra = new ChildSet(logDir);
+  const stopAll = async (): Promise<void> => {
     await children.stopAll();
+    await infra.stopAll();
+  };
+  const stop = async (keepLogs: boolean): Promise<void> => {
+    await stopAll();
     if (keepLogs) {
       // Drop the bulky data, keep what explains a failure.
       rmSync(join(tmp, "home"), { recursive: true, force: true });
@@ -111,10 +102,13 @@ export async function runStack(
       rmSync(tmp, { recursive: true, force: true });
     }
   };
-  const onAbort = (): void => void children.stopAll();
+  const onAbort = (): void => void stopAll();
   signal.addEventListener("abort", onAbort, { once: true });
   // Synchronous last resort if the process exits some other way.
-  const lastResort = (): void => children.killAllNow();
+  const lastResort = (): void => {
+    children.killAllNow();
+    infra.killAllNow();
+  };
   process.once("exit", lastResort);
 
   try {
@@ -130,20 +124,19 @@ export async function runStack(
     );
     baseEnv.A2C_LOG_LEVEL = process.env.A2C_LOG_LEVEL ?? "info";
 
-    // The Server starts while the demo data is written (it needs none of it).
-    let announced: (url: string) => void = () => {};
-    const listening = new Promise<string>((r) => (announced = r));
-    const server = children.spawn({
-      name: "server",
-      command: NODE_TSX[0],
-      args: [...NODE_TSX.slice(1), "server/main.ts"],
-      cwd: REPO_ROOT,
-      env: { ...baseEnv, A2C_HOST: "127.0.0.1", A2C_PORT: String(opts.port), A2C_TOKENS: token },
-      // server/main.ts prints exactly one stdout line: `listening on http://HOST:PORT`.
-      onLine: (line) => {
-        const m = /^listening on (\S+)/.exec(line);
-        if (m) announced(m[1]!);
-      },
+    let redis: RunningRedis | null = null;
+    if (opts.nodes > 1) {
+      redis = await startRedis(infra, join(tmp, "redis"), Date.now() + STARTUP_DEADLINE_MS);
+      say(`redis ${redis.url} (pid ${redis.child.pid}) answers PING`);
+      if (signal.aborted) throw new Aborted();
+    }
+    // The nodes start while the demo data is written (they need none of it).
+    const spawned = Array.from({ length: opts.nodes }, (_, i) => {
+      const name = nodeName(i, opts.nodes);
+      const port = i === 0 ? opts.port : 0;
+      const env = baseEnv;
+      const redisUrl = redis?.url ?? null;
+      return { name, ...spawnNode(children, { name, port, token, redisUrl, env, cwd: REPO_ROOT }) };
     });
 
     const manifest = generateDemoHome(join(tmp, "home"), { bigSize: opts.bigSize });
@@ -156,20 +149,11 @@ export async function runStack(
     );
     if (signal.aborted) throw new Aborted();
 
-    const serverUrl = await Promise.race([
-      listening,
-      server.exited.then((code) => {
-        throw new Error(`server exited with ${code}:\n  ${server.tail().join("\n  ")}`);
-      }),
-      new Promise<never>((_, reject) =>
-        setTimeout(
-          () => reject(new Error("server did not start in time")),
-          STARTUP_DEADLINE_MS,
-        ).unref(),
-      ),
-    ]);
-    await waitHealthy(`${serverUrl}/healthz`, server, Date.now() + STARTUP_DEADLINE_MS);
-    say(`server ${serverUrl} (pid ${server.pid}) healthy`);
+    const nodes = await Promise.all(
+      spawned.map((n) => nodeReady(n.name, n, Date.now() + STARTUP_DEADLINE_MS)),
+    );
+    for (const n of nodes) say(`${n.name} ${n.url} (pid ${n.child.pid}) healthy`);
+    const serverUrl = nodes[0]!.url;
 
     const offices = Array.from({ length: opts.agents }, (_, i) => ({
       officeId: officeId(i),
@@ -178,9 +162,10 @@ export async function runStack(
       ),
     }));
     const computerProcs: StackReport["computers"] = [];
-    const vital: ManagedChild[] = [server];
-    for (const office of offices) {
-      for (const name of office.computers) {
+    const vital: ManagedChild[] = [...(redis ? [redis.child] : []), ...nodes.map((n) => n.child)];
+    for (const [i, office] of offices.entries()) {
+      for (const [k, name] of office.computers.entries()) {
+        const node = nodes[computerNode(i, k, nodes.length)]!;
         const stateDir = join(tmp, "state", name);
         mkdirSync(stateDir, { recursive: true, mode: 0o700 });
         const c = children.spawn({
@@ -190,7 +175,7 @@ export async function runStack(
           cwd: REPO_ROOT,
           env: {
             ...baseEnv,
-            A2C_SERVER_URL: serverUrl,
+            A2C_SERVER_URL: node.url,
             A2C_OFFICE_ID: office.officeId,
             A2C_COMPUTER_NAME: name,
             A2C_TOKEN: token,
@@ -200,10 +185,18 @@ export async function runStack(
           },
         });
         vital.push(c);
-        computerProcs.push({ name, office: office.officeId, pid: c.pid });
+        computerProcs.push({ name, office: office.officeId, pid: c.pid, node: node.name });
       }
     }
     say(`${computerProcs.length} computer(s) starting in ${offices.length} offices`);
+    if (nodes.length > 1) {
+      // Where each process talks to: the Agent → Computer paths that cross the Redis bus.
+      offices.forEach((o, i) => {
+        const at = (c: string): string => computerProcs.find((p) => p.name === c)?.node ?? "?";
+        const cs = o.computers.map((c) => `${c} @${at(c)}`).join(", ");
+        say(`  ${o.officeId}: agent-${i + 1} @${nodes[agentNode(i, nodes.length)]!.name} → ${cs}`);
+      });
+    }
 
     const plan = assignScenarios(opts.agents, opts.only);
     const workDir = join(tmp, "work");
@@ -241,10 +234,12 @@ export async function runStack(
         const name = `agent-${i + 1}`;
         const office = offices[i]!;
         const neighbour = offices[(i + 1) % offices.length]!;
+        const node = agentNode(i, nodes.length);
         const agentPlan: AgentPlan = {
           agent: name,
           officeId: office.officeId,
-          serverUrl,
+          serverUrl: nodes[node]!.url,
+          otherServerUrl: nodes[otherNode(node, nodes.length)]!.url,
           token,
           computers: office.computers,
           neighbour: { officeId: neighbour.officeId, computer: neighbour.computers[0]! },
@@ -266,7 +261,7 @@ export async function runStack(
           ipc: true,
         });
         agents.push({ name, child, scenarios });
-        agentProcs.push({ name, office: office.officeId, pid: child.pid });
+        agentProcs.push({ name, office: office.officeId, pid: child.pid, node: nodes[node]!.name });
         let finished = false;
         child.process.on("message", (raw) => {
           const m = raw as AgentMessage;
@@ -316,7 +311,9 @@ export async function runStack(
     const report: StackReport = {
       ok,
       ms: Date.now() - t0,
-      server: { url: serverUrl, pid: server.pid },
+      server: { url: serverUrl, pid: nodes[0]!.child.pid },
+      nodes: nodes.map((n) => ({ name: n.name, url: n.url, pid: n.child.pid })),
+      redis: redis ? { url: redis.url, pid: redis.child.pid } : null,
       computers: computerProcs,
       agents: agentProcs,
       results,
@@ -327,6 +324,8 @@ export async function runStack(
     return {
       report,
       serverUrl,
+      nodes: nodes.map((n) => ({ name: n.name, url: n.url })),
+      redisUrl: redis?.url ?? null,
       token,
       offices,
       manifestPath,

@@ -93,8 +93,10 @@ export const crossOfficeProbe: Scenario = async ({ client, plan, computer }) => 
   );
   check(wireCode(e2).code === 404, `cross-office get_blob: ${wireCode(e2).code}`);
 
+  // Through another node when there is one: the office rule must hold across nodes (D5).
+  const intruderUrl = plan.otherServerUrl ?? plan.serverUrl;
   const intruder = new AgentClient({
-    url: plan.serverUrl,
+    url: intruderUrl,
     token: plan.token,
     name: `${plan.agent}-intruder`,
   });
@@ -126,6 +128,8 @@ export const crossOfficeProbe: Scenario = async ({ client, plan, computer }) => 
     bytes: 0,
     verified: null,
     restarts: 0,
-    detail: `404 for ${target} (office ${plan.neighbour.officeId}); 4103 before join; 2nd Agent refused; bad token 401`,
+    detail: `404 for ${target} (office ${plan.neighbour.officeId}); 4103 before join; 2nd Agent refused${
+      intruderUrl === plan.serverUrl ? "" : ` (via ${intruderUrl})`
+    }; bad token 401`,
   };
 };
