@@ -3,6 +3,7 @@
  * child process that can be SIGKILLed), a real Computer with the SKILL and tool services, plain
  * socket.io-client sockets for wire-level checks, and a failover TCP "load balancer".
  */
+import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
@@ -21,11 +22,8 @@ import { startComputer, type RunningComputer } from "../../computer/computer.ts"
 import { createSkillService } from "../../computer/skills/index.ts";
 import { createToolService } from "../../computer/tools/service.ts";
 import { NAMESPACE, PROTOCOL_VERSION } from "../../protocol/index.ts";
-import {
-  connectRedisCluster,
-  type AdapterKind,
-  type RedisCluster,
-} from "../../server/redis/cluster.ts";
+import type { AdapterKind } from "../../server/redis/cluster.ts";
+import { RedisOfficeRegistry } from "../../server/redis/registry.ts";
 import { startServer, type RunningServer } from "../../server/server.ts";
 import { demoServer, REPO_ROOT } from "../support/tools-harness.ts";
 
@@ -52,55 +50,32 @@ export interface NodeOptions {
 
 export interface TestNode {
   readonly server: RunningServer;
-  readonly cluster: RedisCluster;
+  /** The node's Redis registry (its `nodeId` names the node). */
+  readonly registry: RedisOfficeRegistry;
   readonly url: string;
   close(): Promise<void>;
 }
 
-/** A Server node in this process, on the shared Redis. */
+/** A Server node in this process, on the shared Redis (`startServer({ redis })`). */
 export async function startNode(redisUrl: string, opts: NodeOptions): Promise<TestNode> {
-  // Short: the adapter keeps a timer per cross-node request for the relay timeout, and a test
-  // process exits only when those have run out.
-  const relayTimeoutMs = opts.relayTimeoutMs ?? 5_000;
-  const cluster = await connectRedisCluster({
-    url: redisUrl,
-    prefix: opts.prefix,
-    nodeTtlMs: opts.nodeTtlMs ?? TEST_NODE_TTL_MS,
-    heartbeatIntervalMs: opts.heartbeatIntervalMs ?? TEST_HEARTBEAT_MS,
-    relayTimeoutMs,
-    toolCallGraceMs: 1_000,
-    logger: quiet,
-    ...(opts.adapter ? { adapter: opts.adapter } : {}),
-  });
   const server = await startServer({
     port: 0,
     tokens: [TOKEN],
     logger: quiet,
-    relayTimeoutMs,
+    // Short: the adapter keeps a timer per cross-node request for the relay timeout, and a test
+    // process exits only when those have run out.
+    relayTimeoutMs: opts.relayTimeoutMs ?? 5_000,
     toolCallGraceMs: 1_000,
-    registry: cluster.registry,
-    adapter: cluster.adapter,
-    link: cluster.link,
-  });
-  return {
-    server,
-    cluster,
-    url: server.url,
-    close: async () => {
-      await server.close();
-      await cluster.close();
+    redis: {
+      url: redisUrl,
+      prefix: opts.prefix,
+      nodeTtlMs: opts.nodeTtlMs ?? TEST_NODE_TTL_MS,
+      heartbeatIntervalMs: opts.heartbeatIntervalMs ?? TEST_HEARTBEAT_MS,
+      ...(opts.adapter ? { adapter: opts.adapter } : {}),
     },
-  };
-}
-
-/** Entry of `node-main.ts`. */
-export function startNodeFromEnv(): Promise<TestNode> {
-  return startNode(process.env.REDIS_URL ?? "", {
-    prefix: process.env.A2C_REDIS_PREFIX ?? "a2c",
-    adapter: process.env.A2C_REDIS_ADAPTER === "sharded" ? "sharded" : "classic",
-    nodeTtlMs: Number(process.env.A2C_REDIS_NODE_TTL_MS ?? TEST_NODE_TTL_MS),
-    heartbeatIntervalMs: Number(process.env.A2C_REDIS_HEARTBEAT_MS ?? TEST_HEARTBEAT_MS),
   });
+  assert.ok(server.registry instanceof RedisOfficeRegistry);
+  return { server, registry: server.registry, url: server.url, close: () => server.close() };
 }
 
 export interface NodeProcess {
@@ -110,30 +85,32 @@ export interface NodeProcess {
   kill(): Promise<void>;
 }
 
-/** A Server node as a real process (`npm run server -- --redis URL`). */
+/** A Server node as a real process (`npm run server -- --redis URL`; no Redis: a plain node). */
 export async function spawnNode(
   redisUrl: string,
   prefix: string,
   adapter: AdapterKind = "classic",
-  timing: { nodeTtlMs: number; heartbeatMs: number } = {
-    nodeTtlMs: TEST_NODE_TTL_MS,
-    heartbeatMs: TEST_HEARTBEAT_MS,
-  },
+  timing: { nodeTtlMs: number } = { nodeTtlMs: TEST_NODE_TTL_MS },
 ): Promise<NodeProcess> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", join(REPO_ROOT, "test/scaleout/node-main.ts")],
+    [
+      "--import",
+      "tsx",
+      join(REPO_ROOT, "server/main.ts"),
+      "--port",
+      "0",
+      ...(redisUrl
+        ? ["--redis", redisUrl, "--redis-prefix", prefix, "--redis-adapter", adapter]
+        : []),
+    ],
     {
       cwd: REPO_ROOT,
       env: {
         ...process.env,
         NODE_TEST_CONTEXT: undefined,
-        REDIS_URL: redisUrl,
         A2C_TOKENS: TOKEN,
-        A2C_REDIS_PREFIX: prefix,
-        A2C_REDIS_ADAPTER: adapter,
         A2C_REDIS_NODE_TTL_MS: String(timing.nodeTtlMs),
-        A2C_REDIS_HEARTBEAT_MS: String(timing.heartbeatMs),
         A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent",
       },
       stdio: ["ignore", "pipe", "inherit"],

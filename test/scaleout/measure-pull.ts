@@ -32,7 +32,7 @@ function pct(xs: number[], p: number): number {
 }
 
 // Production timing (the tests' short heartbeat would fence a node stalled by a busy machine).
-const PROD = { nodeTtlMs: 6_000, heartbeatMs: 1_000 };
+const PROD = { nodeTtlMs: 6_000 };
 const redis = await startRedis();
 const home = await skillHome(mib * 1024 * 1024);
 const rows: string[] = [];

@@ -65,13 +65,13 @@ after(async () => {
 });
 
 async function nodeOfPc(): Promise<string | undefined> {
-  const found = await a.cluster.registry.findComputer(OFFICE, "pc");
+  const found = await a.registry.findComputer(OFFICE, "pc");
   return found?.nodeId;
 }
 
 void test("SIGKILL of node B mid-transfer: prompt errors, Computer back on A, download verified", async () => {
   const nodeBefore = await nodeOfPc();
-  assert.ok(nodeBefore && nodeBefore !== a.cluster.nodeId, "the Computer starts on node B");
+  assert.ok(nodeBefore && nodeBefore !== a.registry.nodeId, "the Computer starts on node B");
 
   const skill = await agent.getSkillRaw("pc", "big", "data.bin");
   const handle = (skill as { blob_handle?: string }).blob_handle;
@@ -117,7 +117,7 @@ void test("SIGKILL of node B mid-transfer: prompt errors, Computer back on A, do
   assert.equal(createHash("sha256").update(bytes).digest("hex"), home.sha256);
 
   // The office is whole again, on node A.
-  assert.equal(await nodeOfPc(), a.cluster.nodeId);
+  assert.equal(await nodeOfPc(), a.registry.nodeId);
   const sessions = await agent.listRoom();
   assert.deepEqual(
     sessions.map((s) => [s.role, s.name]),
@@ -126,7 +126,7 @@ void test("SIGKILL of node B mid-transfer: prompt errors, Computer back on A, do
       ["computer", "pc"],
     ],
   );
-  assert.deepEqual(await a.cluster.registry.nodes(), [a.cluster.nodeId], "B was reaped");
+  assert.deepEqual(await a.registry.nodes(), [a.registry.nodeId], "B was reaped");
   const echo = await agent.callTool("pc", "demo__echo", { text: "whole again" }, { timeout: 3 });
   assert.deepEqual(echo.content, [{ type: "text", text: "whole again" }]);
   assert.equal(a.server.inflight(), 0);

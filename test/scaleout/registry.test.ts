@@ -75,15 +75,6 @@ function member(sid: string, role: "agent" | "computer", name: string, officeId:
   return { sid, role, name, officeId, a2cVersion: "0.3.0" };
 }
 
-/** Resolves when `check` holds, re-checking after each heartbeat tick of `n` (no sleeps). */
-async function until(n: TestNode, check: () => boolean | Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i += 1) {
-    if (await check()) return;
-    await n.heartbeat.tick();
-  }
-  throw new Error("condition never held");
-}
-
 /** Waits (one PUBSUB round trip per check) until Redis has dropped a closed subscriber. */
 async function subscribersGone(n: TestNode, channel: string): Promise<void> {
   const cmd = await client();
@@ -201,10 +192,26 @@ void describe("D5 rules across nodes", () => {
 });
 
 void describe("node life cycle", () => {
+  // These nodes tick only when the test says so (`heartbeat.tick()`): no timers, no races.
+  async function manualPair(): Promise<[TestNode, TestNode]> {
+    const prefix = `t${(prefixSeq += 1)}`;
+    const a = await node(prefix, "A", { start: false, ttlMs: 5_000 });
+    const b = await node(prefix, "B", { start: false, ttlMs: 5_000 });
+    for (const n of [a, b]) {
+      await n.sub.subscribe(n.registry.livenessChannel(), () => undefined);
+      await n.registry.registerNode(5_000);
+    }
+    return [a, b];
+  }
+
   void test("a crashed node (connections gone) is reaped at once when its name is needed", async () => {
-    const [a, b] = await pair();
+    const [a, b] = await manualPair();
     assert.ok((await b.registry.join(member("cb", "computer", "pc", "o"))).ok);
     assert.ok((await b.registry.join(member("gb", "agent", "boss", "o"))).ok);
+    // While B lives, its entries hold and a reaping pass leaves it alone.
+    await a.heartbeat.tick();
+    assert.equal(a.reaped.length, 0);
+    assert.equal((await a.registry.join(member("x", "computer", "pc", "o"))).ok, false);
     // SIGKILL of node B's process closes its Redis connections: its liveness channel empties.
     b.sub.destroy();
     await subscribersGone(a, b.registry.livenessChannel());
@@ -218,30 +225,31 @@ void describe("node life cycle", () => {
       ["cb2"],
     );
     assert.deepEqual(await a.registry.nodes(), ["A"]);
+    await a.heartbeat.tick();
+    assert.equal(a.reaped.length, 1, "each departure is reported once");
   });
 
-  void test("a hung node (heartbeat stops, connection alive) is reaped after its TTL", async () => {
-    const prefix = `t${(prefixSeq += 1)}`;
-    const a = await node(prefix, "A");
-    const hung = await node(prefix, "H", { ttlMs: 300, start: false });
-    nodesToStop.push(a);
-    await hung.sub.subscribe(hung.registry.livenessChannel(), () => undefined);
-    await hung.registry.registerNode(300);
+  void test("a hung node (heartbeat key expired, connection alive) is reaped, then fences", async () => {
+    const [a, hung] = await manualPair();
     assert.ok((await hung.registry.join(member("h1", "computer", "pc", "o"))).ok);
+    const key = `${hung.registry.prefix}:n:${hung.registry.nodeId}:alive`;
+    const cmd = await client();
+    const ttl = Number(await cmd.sendCommand(["PTTL", key]));
+    assert.ok(ttl > 0 && ttl <= 5_000, `the heartbeat key expires (PTTL ${ttl})`);
+    // What Redis does when the TTL runs out without a heartbeat:
+    await cmd.sendCommand(["DEL", key]);
     await a.heartbeat.tick();
-    assert.equal(a.reaped.length, 0, "alive while its key lives");
-    await until(a, () => a.reaped.length === 1);
+    assert.equal(a.reaped.length, 1);
     assert.equal(await a.registry.findComputer("o", "pc"), null);
     // The hung node wakes up: its heartbeat tells it that it was reaped, and it fences.
     await hung.heartbeat.tick();
     assert.equal(hung.fenced, 1);
     const back = await hung.registry.join(member("h2", "computer", "pc", "o"));
     assert.ok(back.ok, "registered again after fencing");
-    await hung.heartbeat.stop();
   });
 
   void test("a clean stop removes the node and its members without waiting for a TTL", async () => {
-    const [a, b] = await pair();
+    const [a, b] = await manualPair();
     assert.ok((await b.registry.join(member("s1", "computer", "pc", "o"))).ok);
     await b.heartbeat.stop();
     assert.deepEqual(await a.registry.nodes(), ["A"]);
