@@ -125,6 +125,11 @@ export async function startRedis(
       // Only a Redis that exited (port taken) is worth another try; a hung one is not.
       const exited = await Promise.race([child.exited, Promise.resolve(null)]);
       if (exited === null) break;
+      if (child.tail().some((l) => l.includes("ENOENT"))) {
+        throw new Error(
+          "--nodes > 1 needs redis-server on PATH (Debian: apt-get install redis-server)",
+        );
+      }
     }
   }
   throw last instanceof Error ? last : new Error(String(last));
