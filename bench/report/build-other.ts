@@ -74,6 +74,7 @@ function rewriteBlocks(d: RewritesData): Block[] {
         "chunks audited",
         "chunks disagreeing",
         "unverifiable",
+        "refused chunk requests",
       ],
       rows: d.rows.map((r) => [
         r.mode,
@@ -90,6 +91,9 @@ function rewriteBlocks(d: RewritesData): Block[] {
         String(r.chunksAudited),
         String(r.chunksDisagreeing),
         String(r.chunksUnverifiable),
+        Object.entries(r.auditorErrors)
+          .map(([k, v]) => `${v} ${k}`)
+          .join(", ") || "0",
       ]),
     },
     ...d.rows

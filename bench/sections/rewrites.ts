@@ -17,7 +17,7 @@ import { contentAt, writeContent } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import { summarize } from "../lib/stats.ts";
 import type { Ctx } from "../lib/context.ts";
-import type { AuditRecord, ChurnResult } from "../stack/agent-side.ts";
+import type { AuditRecord, AuditResult, ChurnResult } from "../stack/agent-side.ts";
 import { getHandle, resourcePath, sharedStack } from "../stack/harness.ts";
 
 export interface RewriteRow {
@@ -38,6 +38,8 @@ export interface RewriteRow {
   /** Audited chunks whose bytes disagree with the version their sha256 names (must be 0). */
   chunksDisagreeing: number;
   chunksUnverifiable: number;
+  /** Chunk requests the Computer refused during the rewrites (by error and 4018 reason). */
+  auditorErrors: Record<string, number>;
 }
 
 export interface RewritesData {
@@ -79,7 +81,7 @@ export async function runRewrites(ctx: Ctx): Promise<RewritesData> {
             handle: h.handle,
             durationMs: plan.rewriteMs,
           }),
-          seat.child.call<AuditRecord[]>("audit", {
+          seat.child.call<AuditResult>("audit", {
             agent: seat.index,
             handle: h.handle,
             durationMs: plan.rewriteMs,
@@ -92,7 +94,8 @@ export async function runRewrites(ctx: Ctx): Promise<RewritesData> {
           [sha0, seed0],
           ...w.versions.map((v) => [v.sha256, v.seed] as [string, string]),
         ]);
-        const row = judge(ctx, mode, rate, w.versions.length, seeds, churn, audit);
+        const row = judge(ctx, mode, rate, w.versions.length, seeds, churn, audit.records);
+        row.auditorErrors = audit.errors;
         rows.push(row);
         ctx.log(
           `rewrites ${mode} ${rate}/s: ${row.verified}/${row.deliveries} verified, ${row.corrupt} corrupt, ${row.restartsPerDownload.toFixed(2)} restarts/download, ${row.chunksAudited} chunks audited, ${row.chunksDisagreeing} disagreeing`,
@@ -167,5 +170,6 @@ function judge(
     chunksAudited: audit.length,
     chunksDisagreeing: disagreeing,
     chunksUnverifiable: unverifiable,
+    auditorErrors: {},
   };
 }

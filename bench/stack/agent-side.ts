@@ -180,26 +180,39 @@ interface AuditArgs {
 /** One served chunk, as the auditor saw it: where, how long, under which sha256, its digest. */
 export type AuditRecord = [offset: number, length: number, sha256: string, digest: string];
 
+export interface AuditResult {
+  records: AuditRecord[];
+  /** Refused requests by error and 4018 reason (e.g. `BlobGoneError:gone`); the auditor goes on. */
+  errors: Record<string, number>;
+}
+
 /** Raw chunks at random offsets while the resource is rewritten, recorded for checking later. */
-async function audit(args: AuditArgs): Promise<AuditRecord[]> {
+async function audit(args: AuditArgs): Promise<AuditResult> {
   const s = seat(args.agent);
   const end = performance.now() + args.durationMs;
   const records: AuditRecord[] = [];
+  const errors: Record<string, number> = {};
   const chunks = Math.max(1, Math.ceil(args.totalSize / args.chunkBytes));
   const loop = async (): Promise<void> => {
     while (performance.now() < end) {
       const offset = Math.floor(Math.random() * chunks) * args.chunkBytes;
-      const r = await s.client.getBlobChunk(s.computer, args.handle, {
-        offset,
-        maxChunkBytes: args.chunkBytes,
-        binary: false,
-      });
-      const bytes = typeof r.blob === "string" ? Buffer.from(r.blob, "base64") : r.blob;
-      records.push([r.chunk_offset, bytes.length, r.sha256, sha256Hex(bytes)]);
+      try {
+        const r = await s.client.getBlobChunk(s.computer, args.handle, {
+          offset,
+          maxChunkBytes: args.chunkBytes,
+          binary: false,
+        });
+        const bytes = typeof r.blob === "string" ? Buffer.from(r.blob, "base64") : r.blob;
+        records.push([r.chunk_offset, bytes.length, r.sha256, sha256Hex(bytes)]);
+      } catch (err) {
+        const e = err as { name?: string; details?: { reason?: unknown } };
+        const key = `${e.name ?? "Error"}${typeof e.details?.reason === "string" ? `:${e.details.reason}` : ""}`;
+        errors[key] = (errors[key] ?? 0) + 1;
+      }
     }
   };
   await Promise.all(Array.from({ length: args.window }, () => loop()));
-  return records;
+  return { records, errors };
 }
 
 export const stackHandlers: Record<string, Handler> = {
