@@ -1,7 +1,9 @@
 /**
  * No Docker engine runs here, so the compose file and Dockerfile are checked statically: they
  * parse, every command runs something that exists in the image, every A2C_* variable a service
- * sets is one its process actually reads, and ports/URLs agree with each other.
+ * sets is one its process actually reads, ports/URLs agree with each other, and the scale-out
+ * layout holds (two Server nodes on the `redis` service, the Agent and its Computer on different
+ * nodes).
  */
 import assert from "node:assert/strict";
 import {
@@ -95,15 +97,22 @@ function entryFile(cmd: string[]): string {
 }
 
 const services = compose.services;
+/** Services built from our Dockerfile (the others, like `redis`, use an official image). */
+const ours = Object.entries(services).filter(([, svc]) => svc.build !== undefined);
+const SERVERS = ["server-a", "server-b"];
 
-void test("compose has the server, computer and agent services, each with a command", () => {
-  for (const name of ["server", "computer", "agent"]) {
+void test("compose has redis, two server nodes, the computers and the agent, each with a command", () => {
+  for (const name of ["redis", ...SERVERS, "computer", "computer-b", "agent"]) {
     assert.ok(services[name], `service ${name}`);
   }
   for (const [name, svc] of Object.entries(services)) {
     assert.ok(Array.isArray(svc.command) && svc.command.length > 0, `${name} has a command`);
     assert.ok(svc.build !== undefined || svc.image, `${name} has an image`);
   }
+  const redis = services.redis!;
+  assert.match(redis.image ?? "", /^redis:7(\b|$)/, "official redis:7 image");
+  assert.equal(redis.build, undefined);
+  assert.deepEqual(redis.healthcheck?.test, ["CMD", "redis-cli", "ping"]);
 });
 
 void test("every command runs a file that exists and is copied into the image", () => {
@@ -111,7 +120,7 @@ void test("every command runs a file that exists and is copied into the image", 
     m[1]!.split(/\s+/),
   );
   for (const src of copied) assert.ok(existsSync(join(root, src)), `COPY source ${src} exists`);
-  for (const [name, svc] of Object.entries(services)) {
+  for (const [name, svc] of ours) {
     const file = entryFile(svc.command!);
     assert.ok(existsSync(join(root, file)), `${name}: ${file} exists`);
     const top = file.split("/")[0]!;
@@ -131,6 +140,11 @@ void test("the Dockerfile is node:20 based and installs with npm ci", () => {
 
 void test("every A2C_* variable a service sets is read by the process it runs", () => {
   for (const [name, svc] of Object.entries(services)) {
+    if (svc.build === undefined) {
+      const keys = Object.keys(svc.environment ?? {}).filter((k) => k.startsWith("A2C_"));
+      assert.deepEqual(keys, [], `${name} runs no code of ours, so no A2C_* variable is read`);
+      continue;
+    }
     const file = entryFile(svc.command!);
     const read = envNamesIn(...foldersFor(file));
     for (const key of Object.keys(svc.environment ?? {})) {
@@ -143,20 +157,41 @@ void test("every A2C_* variable a service sets is read by the process it runs", 
   }
 });
 
+/** `http://server-a:7100` → its service name, after checking it is a node on its own port. */
+function nodeOf(who: string, url: string | undefined): string {
+  const m = /^http:\/\/([\w-]+):(\d+)$/.exec(url ?? "");
+  assert.ok(m, `${who}: ${url} is http://<service>:<port>`);
+  const [, host, port] = m;
+  assert.ok(SERVERS.includes(host!), `${who}: ${host} is a Server node`);
+  assert.equal(port, services[host!]!.environment?.A2C_PORT, `${who} reaches ${host}'s port`);
+  return host!;
+}
+
 void test("ports, URLs and healthchecks agree", () => {
-  const server = services.server!;
-  const port = server.environment?.A2C_PORT;
-  assert.ok(port, "server sets A2C_PORT");
-  assert.equal(server.environment?.A2C_HOST, "0.0.0.0", "server listens beyond loopback");
-  assert.ok(
-    (server.ports ?? []).some((p) => String(p).endsWith(`:${port}`)),
-    "published port maps to A2C_PORT",
-  );
-  const health = (server.healthcheck?.test ?? []).join(" ");
-  assert.ok(health.includes(`:${port}/healthz`), "server healthcheck probes /healthz on A2C_PORT");
+  const published = new Set<string>();
+  for (const name of SERVERS) {
+    const server = services[name]!;
+    const port = server.environment?.A2C_PORT;
+    assert.ok(port, `${name} sets A2C_PORT`);
+    assert.equal(server.environment?.A2C_HOST, "0.0.0.0", `${name} listens beyond loopback`);
+    const mapped = (server.ports ?? []).map(String).filter((p) => p.endsWith(`:${port}`));
+    assert.equal(mapped.length, 1, `${name}: published port maps to A2C_PORT`);
+    const host = mapped[0]!.split(":")[0]!;
+    assert.ok(!published.has(host), `${name}: host port ${host} not taken by another node`);
+    published.add(host);
+    const health = (server.healthcheck?.test ?? []).join(" ");
+    assert.ok(health.includes(`:${port}/healthz`), `${name} healthcheck probes /healthz`);
+  }
   for (const [name, svc] of Object.entries(services)) {
     const url = svc.environment?.A2C_SERVER_URL;
-    if (url) assert.equal(url, `http://server:${port}`, `${name} reaches the server's port`);
+    if (url) {
+      const node = nodeOf(name, url);
+      assert.equal(
+        svc.depends_on?.[node]?.condition,
+        "service_healthy",
+        `${name} waits for ${node}`,
+      );
+    }
     for (const dep of Object.keys(svc.depends_on ?? {})) {
       assert.ok(services[dep], `${name} depends on existing service ${dep}`);
     }
@@ -165,11 +200,33 @@ void test("ports, URLs and healthchecks agree", () => {
       assert.ok(compose.volumes && vol in compose.volumes, `${name}: volume ${vol} is declared`);
     }
   }
-  // The Computer and the Agent share one token with the Server.
-  const tokens = server.environment?.A2C_TOKENS;
-  for (const name of ["computer", "agent"]) {
+  // The nodes, the Computers and the Agent share one token.
+  const tokens = services["server-a"]!.environment?.A2C_TOKENS;
+  assert.equal(services["server-b"]!.environment?.A2C_TOKENS, tokens, "both nodes accept it");
+  for (const name of ["computer", "computer-b", "agent"]) {
     assert.equal(services[name]!.environment?.A2C_TOKEN, tokens, `${name} uses the server's token`);
   }
+});
+
+void test("both nodes use the redis service and the Agent reaches its Computer via the other node", () => {
+  for (const name of SERVERS) {
+    const url = new URL(services[name]!.environment?.A2C_REDIS_URL ?? "missing:");
+    assert.equal(url.protocol, "redis:", `${name}: A2C_REDIS_URL is a redis:// URL`);
+    assert.equal(url.hostname, "redis", `${name}: points at the redis service`);
+    assert.equal(url.port || "6379", "6379", `${name}: on Redis's own port`);
+    assert.equal(services[name]!.depends_on?.redis?.condition, "service_healthy");
+  }
+  const agent = services.agent!.environment ?? {};
+  const agentNode = nodeOf("agent", agent.A2C_SERVER_URL);
+  const computerNode = nodeOf("computer", services.computer!.environment?.A2C_SERVER_URL);
+  assert.notEqual(agentNode, computerNode, "office A crosses nodes");
+  const intruderNode = nodeOf("agent (other)", agent.A2C_STACK_OTHER_SERVER_URL);
+  assert.notEqual(intruderNode, agentNode, "the probe's second Agent joins via the other node");
+  assert.notEqual(
+    nodeOf("computer-b", services["computer-b"]!.environment?.A2C_SERVER_URL),
+    computerNode,
+    "the Computers are spread over both nodes",
+  );
 });
 
 void test("the agent runs in the Computer's office and reads the demo manifest it shares", () => {
@@ -198,22 +255,26 @@ function envOf(service: string): NodeJS.ProcessEnv {
 }
 
 void test("each process's own option parser accepts its service's environment", async () => {
-  const server = await configFromArgs([], envOf("server"));
-  assert.equal(server.port, 7100);
-  assert.equal(server.host, "0.0.0.0");
-  assert.deepEqual(
-    server.tokens?.map((t) => (typeof t === "string" ? t : t.token)),
-    [envOf("server").A2C_TOKENS],
-  );
+  const token = envOf("server-a").A2C_TOKENS;
+  for (const name of SERVERS) {
+    const server = await configFromArgs([], envOf(name));
+    assert.equal(server.port, 7100);
+    assert.equal(server.host, "0.0.0.0");
+    assert.deepEqual(
+      server.tokens?.map((t) => (typeof t === "string" ? t : t.token)),
+      [token],
+    );
+    assert.equal(server.redis?.url, "redis://redis:6379", `${name} runs on the Redis`);
+  }
 
   for (const name of ["computer", "computer-b"]) {
     const env = envOf(name);
     const c = parseComputerArgs([], env);
     assert.ok(c, `${name} options`);
-    assert.equal(c.server, "http://server:7100");
+    assert.equal(c.server, env.A2C_SERVER_URL);
     assert.equal(c.office, env.A2C_OFFICE_ID);
     assert.equal(c.name, env.A2C_COMPUTER_NAME);
-    assert.equal(c.token, envOf("server").A2C_TOKENS);
+    assert.equal(c.token, token);
     assert.equal(c.skills, "/demo/home");
     assert.equal(c.mcpConfig, "/demo/mcp.json");
     assert.equal(c.stateDir, "/state");
@@ -225,12 +286,13 @@ void test("each process's own option parser accepts its service's environment", 
     const manifest = join(dir, "manifest.json");
     writeFileSync(manifest, JSON.stringify(generateDemoHome(join(dir, "home"), { bigSize: 1024 })));
     const plan = planFromEnv({ ...envOf("agent"), A2C_STACK_MANIFEST: manifest });
-    assert.equal(plan.serverUrl, "http://server:7100");
+    assert.equal(plan.serverUrl, "http://server-a:7100");
+    assert.equal(plan.otherServerUrl, "http://server-b:7100");
     assert.equal(plan.officeId, envOf("computer").A2C_OFFICE_ID);
     assert.deepEqual(plan.computers, [envOf("computer").A2C_COMPUTER_NAME]);
     assert.equal(plan.neighbour.officeId, envOf("computer-b").A2C_OFFICE_ID);
     assert.equal(plan.neighbour.computer, envOf("computer-b").A2C_COMPUTER_NAME);
-    assert.equal(plan.token, envOf("server").A2C_TOKENS);
+    assert.equal(plan.token, token);
     assert.equal(plan.scenarios.length, 13);
   } finally {
     rmSync(dir, { recursive: true, force: true });
