@@ -57,7 +57,7 @@ void test("paused Computer: 408, then the download resumes after SIGCONT and ver
   const handle = ret.blob_handle;
   pc.child.kill("SIGSTOP");
   await assert.rejects(
-    agent.getBlobChunk("pc", handle, { offset: 0 }),
+    agent.getBlobChunk("pc", handle, { offset: 0, maxChunkBytes: 65_536, binary: false }),
     (err: unknown) => err instanceof RelayTimeoutError && err.code === 408,
   );
   // A download started while paused: its first chunks time out (408); it resumes on SIGCONT.
@@ -68,7 +68,10 @@ void test("paused Computer: 408, then the download resumes after SIGCONT and ver
     resumeTimeoutMs: 60_000,
   });
   // The Server's own 408 proves the pause was seen; continue only after one more relay timeout.
-  await assert.rejects(agent.getBlobChunk("pc", handle, { offset: 0 }), RelayTimeoutError);
+  await assert.rejects(
+    agent.getBlobChunk("pc", handle, { offset: 0, maxChunkBytes: 65_536, binary: false }),
+    RelayTimeoutError,
+  );
   pc.child.kill("SIGCONT");
   const info = await download;
   const got = await readFile(join(dir, "out.bin"));
