@@ -335,9 +335,12 @@ export async function runStack(
       },
     };
   } catch (err) {
-    await stop(!(err instanceof Aborted));
+    // A Ctrl-C during start-up surfaces as whatever step it cut short (a child that exited, a
+    // spawn refused while stopping): it is still an abort.
+    const aborted = err instanceof Aborted || signal.aborted;
+    await stop(!aborted);
     process.removeListener("exit", lastResort);
-    throw err;
+    throw aborted ? new Aborted() : err;
   }
 }
 
