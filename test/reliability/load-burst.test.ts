@@ -1,0 +1,91 @@
+/**
+ * Load (issue 11): one Agent firing 1,000 `client:get_blob` at once gets an answer for every one
+ * of them — a chunk, or a clear `busy` (the Server's per-Agent in-flight cap, the Computer's read
+ * queue) — while the heap stays bounded and everything still answers afterwards.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { Events, isErrorPayload } from "../../protocol/index.ts";
+import {
+  ask,
+  heapAfterGc,
+  hygieneViolations,
+  REL_OFFICE,
+  seenErrors,
+  startRelStack,
+  watchProcess,
+  type RelStack,
+} from "../support/reliability-stack.ts";
+import { TEST_TOKEN, type Socket } from "../support/server-harness.ts";
+
+const BURST = 1_000;
+const HEAP_BOUND = 64 * 1024 * 1024;
+let stack: RelStack;
+let agent: Socket;
+let handle: string;
+const watch = watchProcess();
+
+before(async () => {
+  stack = await startRelStack({
+    skills: { alpha: { "data.bin": Buffer.alloc(1_000_000, 3) } },
+    blob: { maxInFlight: 8, maxQueue: 64 },
+  });
+  agent = await stack.harness.agent(REL_OFFICE, "agent-burst");
+  const ret = (await ask(agent, Events.GetSkill, {
+    agent: "agent-burst",
+    req_id: "mint",
+    computer: "pc",
+    name: "alpha",
+    rel_path: "data.bin",
+  })) as { blob_handle?: string };
+  assert.ok(ret.blob_handle);
+  handle = ret.blob_handle;
+});
+after(async () => {
+  watch.stop();
+  await stack?.close();
+});
+
+void test("1,000 get_blob at once: every one answered (chunk or busy), heap bounded", async (t) => {
+  const heapStart = heapAfterGc();
+  const answers = await Promise.all(
+    Array.from({ length: BURST }, (_, i) =>
+      ask(agent, Events.GetBlob, {
+        agent: "agent-burst",
+        req_id: `burst-${i}`,
+        computer: "pc",
+        blob_handle: handle,
+        chunk_offset: (i * 65_536) % 983_040,
+        max_chunk_bytes: 65_536,
+      }),
+    ),
+  );
+  const tally = { chunks: 0, busy: 0 };
+  for (const a of answers) {
+    if (isErrorPayload(a)) {
+      assert.equal(a.code, 500, JSON.stringify(a));
+      assert.deepEqual(a.details, { reason: "busy" }, "excess is a clear busy");
+      tally.busy++;
+    } else {
+      assert.equal(typeof (a as { blob?: unknown }).blob, "string");
+      tally.chunks++;
+    }
+  }
+  t.diagnostic(JSON.stringify(tally));
+  assert.equal(tally.chunks + tally.busy, BURST);
+  assert.ok(tally.busy > 0, "the caps answered the excess");
+  assert.ok(tally.chunks >= 64, "and the admitted ones were served");
+  const growth = heapAfterGc() - heapStart;
+  assert.ok(growth < HEAP_BOUND, `heap grew ${(growth / 1e6).toFixed(1)} MB`);
+  // Healthy afterwards.
+  const again = await ask(agent, Events.GetBlob, {
+    agent: "agent-burst",
+    req_id: "after",
+    computer: "pc",
+    blob_handle: handle,
+  });
+  assert.ok(!isErrorPayload(again), "a request after the burst is served");
+  assert.equal(stack.harness.server.inflight(), 0, "nothing left in flight");
+  assert.deepEqual(watch.problems, []);
+  assert.deepEqual(hygieneViolations(seenErrors, [TEST_TOKEN, stack.dir]), []);
+});
