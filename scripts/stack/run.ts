@@ -133,10 +133,15 @@ export async function runStack(
     // The nodes start while the demo data is written (they need none of it).
     const spawned = Array.from({ length: opts.nodes }, (_, i) => {
       const name = nodeName(i, opts.nodes);
-      const port = i === 0 ? opts.port : 0;
-      const env = baseEnv;
-      const redisUrl = redis?.url ?? null;
-      return { name, ...spawnNode(children, { name, port, token, redisUrl, env, cwd: REPO_ROOT }) };
+      const spec = {
+        name,
+        port: i === 0 ? opts.port : 0,
+        token,
+        redisUrl: redis?.url ?? null,
+        env: baseEnv,
+        cwd: REPO_ROOT,
+      };
+      return { name, ...spawnNode(children, spec) };
     });
 
     const manifest = generateDemoHome(join(tmp, "home"), { bigSize: opts.bigSize });
