@@ -1,6 +1,7 @@
-// `npm run bench -- --quick`, as CI runs it: every section completes, every byte is verified, the
-// report (Markdown, JSON, SVG charts, HTML page) is written, and the run exits 0. Speed is not
-// asserted; correctness is.
+// `npm run bench -- --quick`, as CI runs it, transfer half (micro, ceiling, sweep, direct,
+// capacity; the other half is quick-run-stack.test.ts, split so each file stays inside the test
+// runner's per-file timeout): every section completes, every byte is verified, the report
+// (Markdown, JSON, SVG charts, HTML page) is written, and the run exits 0. Speed is not asserted.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -14,7 +15,13 @@ void test(
   async () => {
     const out = mkdtempSync(join(tmpdir(), "bench-quick-"));
     try {
-      const run = await runBench(["--quick", "--out", out]);
+      const run = await runBench([
+        "--quick",
+        "--only",
+        "micro,ceiling,sweep,direct,capacity",
+        "--out",
+        out,
+      ]);
       assert.equal(run.code, 0, `bench exited ${String(run.code)}:\n${run.stderr.slice(-3000)}`);
       const r = run.report;
       assert.equal(r.ok, true);
@@ -39,21 +46,9 @@ void test(
         const s = r.sections[id];
         assert.equal(s?.status, "done", `section ${id}: ${JSON.stringify(s).slice(0, 500)}`);
       }
-      // Every goal is judged from data (met or missed), none left unmeasured in a full stack.
-      assert.equal(r.goals.length, 5);
-      for (const g of r.goals)
+      // The transfer goals are judged from data (met or missed), not left unmeasured.
+      for (const g of r.goals.slice(0, 3))
         assert.notEqual(g.status, "not measured", `${g.text}: ${g.why ?? ""}`);
-      // Rewrites: zero corrupt deliveries and zero chunks disagreeing with their sha256.
-      const rw = r.sections.rewrites;
-      assert.ok(rw?.status === "done");
-      for (const row of (
-        rw.data as {
-          rows: Array<{ corrupt: number; chunksDisagreeing: number; deliveries: number }>;
-        }
-      ).rows) {
-        assert.equal(row.corrupt, 0);
-        assert.equal(row.chunksDisagreeing, 0);
-      }
       for (const f of [
         "report.md",
         "index.html",
