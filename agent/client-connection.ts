@@ -1,0 +1,291 @@
+/**
+ * The socket layer of `AgentClient` (digest §1.2–§1.9), kept apart from office tracking and the
+ * request methods so the connection rules can be read on their own:
+ *
+ * - Connects to `${url}/smcp` with `a2c_version` = PROTOCOL_VERSION (never user input), polling
+ *   first ("SDK MUST NOT default to WebSocket-only"), the token in `auth` and never `role`.
+ * - A 4008 handshake is parsed from the HTTP 400 body into a `ProtocolVersionError`, after
+ *   `disconnect()` ("MUST call disconnect() explicitly before surfacing the error"), no retry.
+ * - Every request gets a fresh, never reused `req_id`; `client:get_*` wait ≥ 30 s by default;
+ *   a flat ErrorPayload becomes a typed `ProtocolError` subclass; our own disconnect is learned
+ *   from socket.io's `disconnect` event, never from an ack timeout (digest §1.9).
+ */
+import { randomBytes } from "node:crypto";
+import { EventEmitter } from "node:events";
+import { io, type Socket } from "socket.io-client";
+import {
+  DEFAULT_ENGINE_PATH,
+  NAMESPACE,
+  PROTOCOL_VERSION,
+  VERSION_QUERY_PARAM,
+  isErrorPayload,
+  type A2CSkillRef,
+  type SMCPTool,
+} from "../protocol/index.ts";
+import { classifyConnectError } from "./connect-error.ts";
+import {
+  DisconnectedError,
+  InvalidResponseError,
+  ProtocolVersionError,
+  AuthError,
+  RequestTimeoutError,
+  abortError,
+  protocolErrorFromWire,
+} from "./errors.ts";
+import type { z } from "zod";
+
+/** Default local ack wait for `client:get_*` and `server:*` (digest §1.8: SHOULD be ≥ 30 s). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+export interface AgentClientOptions {
+  /** Server base URL, e.g. `http://127.0.0.1:7000` (the `/smcp` namespace is added). */
+  url: string;
+  /** Sent as `auth.token`. */
+  token?: string;
+  /** The Agent's name in its office (`AgentCallData.agent`). Default `agent-<random>`. */
+  name?: string;
+  /** Engine.IO path. Default `/socket.io/`. */
+  path?: string;
+  /** Local ack wait for `client:get_*` / `server:*`. Default 30 s; never below 1 ms. */
+  requestTimeoutMs?: number;
+  /** Added to a tool call's `timeout` for the local wait. Default 10 s. */
+  toolTimeoutMarginMs?: number;
+  /**
+   * Checklist 71: fetch `client:get_tools` when a Computer enters and on `notify:update_tool_list`,
+   * `client:get_skills` on `notify:update_skills`, and emit `tools` / `skills`. Default false.
+   */
+  autoRefresh?: boolean;
+  /** socket.io reconnection delays. */
+  reconnectionDelayMs?: number;
+  reconnectionDelayMaxMs?: number;
+  /** Handshake timeout. Default 20 s. */
+  connectTimeoutMs?: number;
+}
+
+/** Events of `AgentClient` (an EventEmitter). */
+export interface AgentClientEvents {
+  /** A Computer entered the office (or was found there after a (re)join). */
+  computer_joined: [computer: string];
+  /** A Computer left the office (or was gone after a reconnect). */
+  computer_left: [computer: string];
+  /** `notify:update_skills`: re-fetch with `getSkills` (or use `autoRefresh`). */
+  skills_updated: [computer: string];
+  /** `notify:update_tool_list`: re-fetch with `getTools` (or use `autoRefresh`). */
+  tools_updated: [computer: string];
+  /** `notify:update_config` / `notify:update_desktop`. */
+  config_updated: [computer: string];
+  desktop_updated: [computer: string];
+  /** With `autoRefresh`: fresh lists. */
+  tools: [computer: string, tools: SMCPTool[]];
+  skills: [computer: string, skills: A2CSkillRef[]];
+  /** An auto-refresh or rejoin failed (logged too). */
+  refresh_error: [computer: string | null, error: unknown];
+  /** Our socket dropped; socket.io reconnects by itself. */
+  disconnected: [reason: string];
+  /** Reconnected and back in the office. */
+  reconnected: [];
+  /** The client stopped for good (4008 / 401 on a reconnect, or `close()`). */
+  closed: [error: Error];
+}
+
+/** Options of one request. */
+export interface RequestOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+interface Pending {
+  reject: (err: Error) => void;
+}
+
+/**
+ * Connection, `req_id`s and ack plumbing. Abstract: the office layer supplies the notification
+ * handlers and what to do after a reconnect.
+ */
+export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
+  readonly url: string;
+  name: string;
+  protected readonly opts: AgentClientOptions;
+  protected socket: Socket | undefined;
+  private readonly reqPrefix = randomBytes(6).toString("base64url");
+  private reqCounter = 0;
+  private readonly pending = new Map<number, Pending>();
+  private pendingSeq = 0;
+  /** In the office right now; set by the office layer, cleared here when the socket drops. */
+  protected joined = false;
+  protected fatal: Error | undefined;
+  protected everConnected = false;
+
+  constructor(opts: AgentClientOptions) {
+    super();
+    this.opts = opts;
+    this.url = opts.url.replace(/\/+$/, "");
+    this.name = opts.name ?? `agent-${randomBytes(4).toString("hex")}`;
+  }
+
+  /** Local ack wait for `client:get_*` / `server:*`. */
+  get requestTimeoutMs(): number {
+    return Math.max(1, this.opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+  }
+
+  /** True while the socket is connected. */
+  get connected(): boolean {
+    return this.socket?.connected ?? false;
+  }
+
+  /** A fresh, never reused request id: random per client + counter. */
+  nextReqId(): string {
+    this.reqCounter++;
+    return `${this.reqPrefix}-${this.reqCounter}`;
+  }
+
+  /**
+   * Connects. Rejects with `ProtocolVersionError` (4008), `AuthError` (401), another
+   * `ProtocolError` for a flat answer, or `ConnectError` (server unreachable); in every case the
+   * socket is disconnected first and no reconnect is attempted.
+   */
+  async connect(): Promise<void> {
+    if (this.socket) throw new Error("connect() called twice");
+    const socket = io(`${this.url}${NAMESPACE}`, {
+      path: this.opts.path ?? DEFAULT_ENGINE_PATH,
+      query: { [VERSION_QUERY_PARAM]: PROTOCOL_VERSION },
+      auth: this.opts.token !== undefined ? { token: this.opts.token } : {},
+      transports: ["polling", "websocket"],
+      reconnection: true,
+      reconnectionDelay: this.opts.reconnectionDelayMs ?? 500,
+      reconnectionDelayMax: this.opts.reconnectionDelayMaxMs ?? 5000,
+      timeout: this.opts.connectTimeoutMs ?? 20_000,
+      autoConnect: false,
+      forceNew: true,
+    });
+    this.socket = socket;
+    this.wireNotifications(socket);
+
+    await new Promise<void>((resolve, reject) => {
+      const onConnect = (): void => {
+        socket.off("connect_error", onError);
+        resolve();
+      };
+      const onError = (err: Error): void => {
+        socket.off("connect", onConnect);
+        // "MUST call disconnect() explicitly before surfacing the error" (digest §1.4).
+        socket.disconnect();
+        this.socket = undefined;
+        reject(classifyConnectError(err));
+      };
+      socket.once("connect", onConnect);
+      socket.once("connect_error", onError);
+      socket.connect();
+    });
+    this.everConnected = true;
+
+    socket.on("connect", () => void this.onReconnect());
+    socket.on("disconnect", (reason) => {
+      this.joined = false;
+      this.failPending(new DisconnectedError(`disconnected: ${reason}`));
+      this.emit("disconnected", reason);
+    });
+    socket.on("connect_error", (err) => {
+      const e = classifyConnectError(err);
+      if (e instanceof ProtocolVersionError || e instanceof AuthError) {
+        // A Server that now refuses us will keep refusing: stop the reconnect loop.
+        this.fatal = e;
+        socket.disconnect();
+        this.emit("closed", e);
+      }
+    });
+  }
+
+  /** Disconnects for good; pending requests reject with `DisconnectedError`. */
+  async close(): Promise<void> {
+    const s = this.socket;
+    if (!s) return;
+    this.fatal ??= new DisconnectedError("client closed");
+    s.disconnect();
+    this.failPending(new DisconnectedError("client closed"));
+    this.socket = undefined;
+    this.emit("closed", this.fatal);
+  }
+
+  private failPending(err: Error): void {
+    const all = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of all) p.reject(err);
+  }
+
+  /**
+   * Emits `event` with an ack and waits for it, bounded by a local timer; rejects at once with
+   * `DisconnectedError` when not connected or when the socket drops meanwhile.
+   */
+  protected emitWithAck(
+    event: string,
+    payload: unknown,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<unknown[]> {
+    return new Promise<unknown[]>((resolve, reject) => {
+      const socket = this.socket;
+      if (!socket?.connected) return reject(new DisconnectedError());
+      if (signal?.aborted) return reject(abortError(signal));
+      const id = ++this.pendingSeq;
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.pending.delete(id);
+      };
+      const onAbort = (): void => {
+        cleanup();
+        reject(abortError(signal!));
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new RequestTimeoutError(event, timeoutMs));
+      }, timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.pending.set(id, {
+        reject: (err) => {
+          cleanup();
+          reject(err);
+        },
+      });
+      socket.emit(event, payload, (...args: unknown[]) => {
+        if (!this.pending.has(id)) return; // timed out / aborted / disconnected meanwhile
+        cleanup();
+        resolve(args);
+      });
+    });
+  }
+
+  /** One routed `client:*` request: flat errors thrown typed, answers validated. */
+  protected async clientRequest<T>(
+    event: string,
+    computer: string,
+    body: Record<string, unknown>,
+    schema: z.ZodType<T>,
+    opts: RequestOptions = {},
+  ): Promise<T> {
+    const payload = { agent: this.name, req_id: this.nextReqId(), computer, ...body };
+    const [answer] = await this.emitWithAck(
+      event,
+      payload,
+      opts.timeoutMs ?? this.requestTimeoutMs,
+      opts.signal,
+    );
+    return this.parseAnswer(event, answer, schema);
+  }
+
+  protected parseAnswer<T>(event: string, answer: unknown, schema: z.ZodType<T>): T {
+    if (isErrorPayload(answer)) throw protocolErrorFromWire(answer);
+    const parsed = schema.safeParse(answer);
+    if (!parsed.success) {
+      throw new InvalidResponseError(`${event}: answer does not match the protocol schema`);
+    }
+    return parsed.data;
+  }
+
+  /** Subscribes the office's `notify:*` handlers on a new socket. */
+  protected abstract wireNotifications(socket: Socket): void;
+
+  /** After socket.io reconnected (every `connect` after the first). */
+  protected abstract onReconnect(): Promise<void>;
+}

@@ -1,0 +1,268 @@
+/**
+ * The office layer of `AgentClient` (digest §1.5–§1.7, §2): joining one office, tracking its
+ * Computers from `notify:*` (and from `server:list_room` when asked), rejoining after a
+ * reconnect, and waiting for a Computer to be present. Kept apart from the socket plumbing
+ * (`client-connection.ts`) and the request methods (`client.ts`) so each reads in one sitting.
+ */
+import type { Socket } from "socket.io-client";
+import {
+  EnterOfficeNotificationSchema,
+  Events,
+  ListRoomRetSchema,
+  UpdateComputerConfigReqSchema,
+  type A2CSkillRef,
+  type SMCPTool,
+  type SessionInfo,
+} from "../protocol/index.ts";
+import { ClientConnection, type RequestOptions } from "./client-connection.ts";
+import {
+  DisconnectedError,
+  JoinOfficeError,
+  RequestTimeoutError,
+  abortError,
+  asError,
+} from "./errors.ts";
+import { log } from "./log.ts";
+
+/** Rejoin attempts after a reconnect when the Server still holds our old seat. */
+export const REJOIN_ATTEMPTS = 8;
+
+/** Office membership and Computer tracking on top of the connection. */
+export abstract class OfficeClient extends ClientConnection {
+  private office: string | undefined;
+  private readonly present = new Set<string>();
+
+  /** The office joined (kept across reconnects), if any. */
+  get officeId(): string | undefined {
+    return this.office;
+  }
+
+  /** Computers currently known to be in the office. */
+  get computers(): string[] {
+    return [...this.present];
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Office
+
+  /** Joins `officeId` as the Agent; `(false, reason)` is a `JoinOfficeError`. */
+  async joinOffice(officeId: string, name?: string): Promise<void> {
+    if (name !== undefined) this.name = name;
+    await this.sendJoin(officeId);
+    this.office = officeId;
+    this.joined = true;
+    await this.refreshComputers();
+  }
+
+  private async sendJoin(officeId: string): Promise<void> {
+    const [ok, reason] = await this.emitWithAck(
+      Events.JoinOffice,
+      { role: "agent", name: this.name, office_id: officeId },
+      this.requestTimeoutMs,
+    );
+    if (ok !== true) {
+      throw new JoinOfficeError(typeof reason === "string" && reason ? reason : "refused");
+    }
+  }
+
+  /** Leaves the office (and stops tracking its Computers). */
+  async leaveOffice(): Promise<void> {
+    const office = this.office;
+    if (!office) return;
+    this.office = undefined;
+    this.joined = false;
+    this.present.clear();
+    await this.emitWithAck(Events.LeaveOffice, { office_id: office }, this.requestTimeoutMs);
+  }
+
+  /** `server:list_room`: the sessions of our office. */
+  async listRoom(opts: RequestOptions = {}): Promise<SessionInfo[]> {
+    const office = this.requireOffice();
+    const [answer] = await this.emitWithAck(
+      Events.ListRoom,
+      { agent: this.name, req_id: this.nextReqId(), office_id: office },
+      opts.timeoutMs ?? this.requestTimeoutMs,
+      opts.signal,
+    );
+    return this.parseAnswer(Events.ListRoom, answer, ListRoomRetSchema).sessions;
+  }
+
+  /** Re-reads the office from the Server and emits joined/left for every difference. */
+  async refreshComputers(opts: RequestOptions = {}): Promise<string[]> {
+    const office = this.requireOffice();
+    const sessions = await this.listRoom(opts);
+    if (this.office !== office) return this.computers;
+    const now = new Set(
+      sessions.filter((s) => s.role === "computer" && s.office_id === office).map((s) => s.name),
+    );
+    for (const c of [...this.present]) {
+      if (!now.has(c)) {
+        this.present.delete(c);
+        this.emit("computer_left", c);
+      }
+    }
+    for (const c of now) {
+      if (!this.present.has(c)) {
+        this.present.add(c);
+        this.computerEntered(c);
+      }
+    }
+    return this.computers;
+  }
+
+  private requireOffice(): string {
+    if (!this.office) throw new Error("join an office first (joinOffice)");
+    return this.office;
+  }
+
+  private computerEntered(c: string): void {
+    this.emit("computer_joined", c);
+    if (this.opts.autoRefresh) this.autoTools(c);
+  }
+
+  private autoTools(c: string): void {
+    this.getTools(c).then(
+      (tools) => this.emit("tools", c, tools),
+      (err: unknown) => this.refreshFailed(c, err),
+    );
+  }
+
+  private refreshFailed(c: string | null, err: unknown): void {
+    log.warn({ computer: c, err: String(err) }, "refresh failed");
+    this.emit("refresh_error", c, err);
+  }
+
+  protected override wireNotifications(socket: Socket): void {
+    const mine = (raw: unknown): string | undefined => {
+      const n = EnterOfficeNotificationSchema.safeParse(raw);
+      if (!n.success || n.data.office_id !== this.office) return undefined;
+      return n.data.computer ?? undefined;
+    };
+    socket.on(Events.EnterOfficeNotify, (raw: unknown) => {
+      const c = mine(raw);
+      if (c === undefined) return;
+      this.present.add(c);
+      this.computerEntered(c);
+    });
+    socket.on(Events.LeaveOfficeNotify, (raw: unknown) => {
+      const c = mine(raw);
+      if (c === undefined) return;
+      this.present.delete(c);
+      this.emit("computer_left", c);
+    });
+    const update = (
+      event: string,
+      emit: "skills_updated" | "tools_updated" | "config_updated" | "desktop_updated",
+    ): void => {
+      socket.on(event, (raw: unknown) => {
+        const n = UpdateComputerConfigReqSchema.safeParse(raw);
+        if (!n.success || !this.office) return;
+        const c = n.data.computer;
+        this.emit(emit, c);
+        if (!this.opts.autoRefresh) return;
+        if (emit === "skills_updated") {
+          this.getSkills(c).then(
+            (skills) => this.emit("skills", c, skills),
+            (err: unknown) => this.refreshFailed(c, err),
+          );
+        } else if (emit === "tools_updated") {
+          this.autoTools(c);
+        }
+      });
+    };
+    update(Events.UpdateSkillsNotify, "skills_updated");
+    update(Events.UpdateToolListNotify, "tools_updated");
+    update(Events.UpdateConfigNotify, "config_updated");
+    update(Events.UpdateDesktopNotify, "desktop_updated");
+  }
+
+  /** After socket.io reconnected: rejoin the office, re-read its Computers. */
+  protected override async onReconnect(): Promise<void> {
+    if (!this.everConnected) return;
+    const office = this.office;
+    if (!office) {
+      this.emit("reconnected");
+      return;
+    }
+    // The Server may not have noticed our old session's end yet ("Room already has an agent"):
+    // retry the join a few times with a backoff while this connection lasts.
+    const socket = this.socket;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.sendJoin(office);
+        if (this.office !== office) return;
+        this.joined = true;
+        await this.refreshComputers();
+        this.emit("reconnected");
+        return;
+      } catch (err) {
+        const retry =
+          err instanceof JoinOfficeError && attempt < REJOIN_ATTEMPTS && socket?.connected;
+        if (!retry) {
+          this.refreshFailed(null, err);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, 5000)));
+        if (this.socket !== socket || !socket.connected || this.office !== office) return;
+      }
+    }
+  }
+
+  /**
+   * Resolves once we are connected and joined and `computer` is in the office. Asks the Server
+   * first (a stale local view must not say "present" for a Computer that just dropped).
+   */
+  async waitForComputer(
+    computer: string,
+    opts: { signal?: AbortSignal; timeoutMs?: number } = {},
+  ): Promise<void> {
+    const { signal } = opts;
+    if (this.fatal) throw this.fatal;
+    if (this.joined) {
+      try {
+        await this.refreshComputers(signal ? { signal } : {});
+      } catch (err) {
+        if (!(err instanceof DisconnectedError || err instanceof RequestTimeoutError)) throw err;
+      }
+    }
+    if (this.joined && this.present.has(computer)) return;
+    await new Promise<void>((resolve, reject) => {
+      const check = (): void => {
+        if (this.joined && this.present.has(computer)) done();
+      };
+      const onClosed = (err: unknown): void =>
+        done(err === undefined ? new DisconnectedError("client closed") : asError(err));
+      const onAbort = (): void => done(abortError(signal!));
+      const timer =
+        opts.timeoutMs !== undefined
+          ? setTimeout(
+              () =>
+                done(
+                  new RequestTimeoutError(`waiting for Computer '${computer}'`, opts.timeoutMs!),
+                ),
+              opts.timeoutMs,
+            )
+          : undefined;
+      const done = (err?: Error): void => {
+        clearTimeout(timer);
+        this.off("computer_joined", check);
+        this.off("reconnected", check);
+        this.off("closed", onClosed);
+        signal?.removeEventListener("abort", onAbort);
+        if (err !== undefined) reject(err);
+        else resolve();
+      };
+      this.on("computer_joined", check);
+      this.on("reconnected", check);
+      this.on("closed", onClosed);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      check();
+    });
+  }
+
+  /** `client:get_tools` (the request layer); used by `autoRefresh`. */
+  abstract getTools(computer: string, opts?: RequestOptions): Promise<SMCPTool[]>;
+
+  /** `client:get_skills` (the request layer); used by `autoRefresh`. */
+  abstract getSkills(computer: string, opts?: RequestOptions): Promise<A2CSkillRef[]>;
+}

@@ -1,0 +1,93 @@
+/**
+ * The pull loop's defaults, options, results and the `ChunkFetcher` seam it pulls through. Kept
+ * in a module of their own so the loop's parts (`pull-run.ts`, `pull-chunk.ts`,
+ * `pull-resume.ts`), `pull.ts` and `client.ts` share them without an import cycle.
+ */
+import type { GetBlobRet } from "../protocol/index.ts";
+import type { BlobCache } from "./cache.ts";
+
+/** Chunks in flight at different offsets (performance-anchors: 8–16 is the sweet spot). */
+export const DEFAULT_WINDOW = 8;
+/** Raw bytes per base64 chunk: below the ≥ 96 KiB page-fault cliff of base64 strings. */
+export const DEFAULT_BASE64_CHUNK_BYTES = 64 * 1024;
+/** Raw bytes per chunk with binary carriage (D19): no base64 string, so bigger is cheaper. */
+export const DEFAULT_BINARY_CHUNK_BYTES = 512 * 1024;
+/** Consecutive resume attempts (Computer gone, socket dropped, relay timeout) without progress. */
+export const DEFAULT_RETRIES = 8;
+/** Whole re-reads from offset 0 after drift or a final sha256 mismatch. */
+export const DEFAULT_REREADS = 2;
+/** How long one resume waits for the Computer to come back. */
+export const DEFAULT_RESUME_TIMEOUT_MS = 120_000;
+
+export interface ChunkRequest {
+  offset: number;
+  maxChunkBytes: number;
+  binary: boolean;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** What the pull loop needs from a connection (`AgentClient` implements it). */
+export interface ChunkFetcher {
+  /** One raw `client:get_blob`, validated; a flat error is thrown as a typed error. */
+  getBlobChunk(computer: string, handle: string, req: ChunkRequest): Promise<GetBlobRet>;
+  /**
+   * Resolves once our socket is connected and joined and `computer` is in the office again
+   * (asking the Server for the office list first, so a stale view cannot mislead the wait).
+   */
+  waitForComputer(
+    computer: string,
+    opts: { signal?: AbortSignal; timeoutMs?: number },
+  ): Promise<void>;
+}
+
+export interface PullProgress {
+  /** Bytes of the current read held so far (in any order). */
+  bytes: number;
+  total: number;
+}
+
+export interface PullOptions {
+  /** Chunks in flight at once after the first. Default 8. */
+  window?: number;
+  /** Sent as `max_chunk_bytes`. Default 64 KiB (base64) / 512 KiB (binary). */
+  chunkBytes?: number;
+  /** Ask for binary carriage (`blob_format: "binary"`, D19). Either form is always accepted. */
+  binary?: boolean;
+  signal?: AbortSignal;
+  onProgress?: (p: PullProgress) => void;
+  /** The producer's `sha256`: a Computer now serving other bytes is a `BlobChangedError`. */
+  expectedSha256?: string;
+  /** The producer's `total_size`, checked like `expectedSha256`. */
+  expectedSize?: number;
+  /** Consecutive resumes without progress before giving up. Default 8. */
+  retries?: number;
+  /** Re-reads from 0 after drift / final mismatch. Default 2. */
+  rereads?: number;
+  /** Local ack wait per chunk (the client's default when absent, ≥ 30 s). */
+  timeoutMs?: number;
+  /** Longest wait for the Computer to come back during one resume. Default 120 s. */
+  resumeTimeoutMs?: number;
+  /** Content-addressed cache: a hit pulls nothing; a verified pull is stored. */
+  cache?: BlobCache;
+}
+
+export interface PullStats {
+  /** `client:get_blob` requests sent. */
+  requests: number;
+  /** Decoded bytes accepted from answers, every read included. */
+  bytesReceived: number;
+  /** Reads restarted from offset 0 (drift, mismatch, range). */
+  restarts: number;
+  /** Resumes after a Computer / socket came back. */
+  resumes: number;
+  /** The bytes came from the local cache. */
+  fromCache: boolean;
+}
+
+export interface PullInfo {
+  totalSize: number;
+  sha256: string;
+  mimeType: string;
+  stats: PullStats;
+}
