@@ -266,7 +266,7 @@ function markdown(r: {
     "",
     `Traffic: \`${JSON.stringify(r.counts)}\``,
     "",
-    `Probe p99 chunk latency: unloaded ${r.latency_ms.unloaded_p99.toFixed(1)} ms, under load ${r.latency_ms.loaded_p99.toFixed(1)} ms → ratio **${r.latency_ms.ratio.toFixed(2)}** (goal ≤ 2; samples ${r.latency_ms.samples.join(" / ")})`,
+    `Probe p99 chunk latency: unloaded ${r.latency_ms.unloaded_p99.toFixed(1)} ms, under load ${r.latency_ms.loaded_p99.toFixed(1)} ms → ratio **${r.latency_ms.ratio.toFixed(2)}** (goal ≤ 2: ${r.latency_ms.ratio <= 2 ? "met" : "NOT MET"}; samples ${r.latency_ms.samples.join(" / ")})`,
     "",
     "| process | RSS first quarter (MB) | RSS last quarter (MB) | max (MB) | fds start | fds end | ok |",
     "| --- | --- | --- | --- | --- | --- | --- |",
