@@ -218,7 +218,13 @@ export class BlobEngine implements HandleMinter {
         return fail("gone"); // deleted, replaced by something unreadable, …
       }
       try {
-        if (source.canonical && !(await opensAt(fh, source.path))) return fail("forbidden");
+        if (source.canonical) {
+          const where = await openedAt(fh, source.path);
+          // Replaced by an atomic rename after our open: the path now names new content, so
+          // open again (a bounded number of times) rather than refuse a legitimate rewrite.
+          if (where === "replaced") continue;
+          if (where === "elsewhere") return fail("forbidden");
+        }
         const out = await this.#readSnapshot(req, source, fh);
         if (out !== RETRY) return out as Outcome;
         this.#metrics?.snapshotRetries.inc();
@@ -336,15 +342,18 @@ function tooSmallLimit(): ErrorPayload {
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * True when the opened descriptor is the file at `path` (Linux: `/proc/self/fd`). A directory
- * component swapped for a symlink between the sandbox check and the open (skill.md §9.2 "MUST stay
- * inside realpath(root)") makes the descriptor resolve elsewhere. Where /proc is unavailable the
- * O_NOFOLLOW open is the only guard.
+ * Where the opened descriptor is (Linux: `/proc/self/fd`). A directory component swapped for a
+ * symlink between the sandbox check and the open (skill.md §9.2 "MUST stay inside
+ * realpath(root)") makes it resolve `elsewhere`; a file renamed over after the open reads as
+ * `<path> (deleted)`: `replaced`. Where /proc is unavailable the O_NOFOLLOW open is the only guard.
  */
-async function opensAt(fh: FileHandle, path: string): Promise<boolean> {
+async function openedAt(fh: FileHandle, path: string): Promise<"same" | "replaced" | "elsewhere"> {
   try {
-    return (await readlink(`/proc/self/fd/${fh.fd}`)) === path;
+    const target = await readlink(`/proc/self/fd/${fh.fd}`);
+    if (target === path) return "same";
+    return target === `${path} (deleted)` ? "replaced" : "elsewhere";
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "ENOENT" && process.platform !== "linux";
+    const noProc = (err as NodeJS.ErrnoException).code === "ENOENT" && process.platform !== "linux";
+    return noProc ? "same" : "elsewhere";
   }
 }
