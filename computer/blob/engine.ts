@@ -347,7 +347,10 @@ const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBL
  * realpath(root)") makes it resolve `elsewhere`; a file renamed over after the open reads as
  * `<path> (deleted)`: `replaced`. Where /proc is unavailable the O_NOFOLLOW open is the only guard.
  */
-async function openedAt(fh: FileHandle, path: string): Promise<"same" | "replaced" | "elsewhere"> {
+export async function openedAt(
+  fh: FileHandle,
+  path: string,
+): Promise<"same" | "replaced" | "elsewhere"> {
   try {
     const target = await readlink(`/proc/self/fd/${fh.fd}`);
     if (target === path) return "same";
