@@ -37,7 +37,7 @@ const child = spawn(
     "--test",
     "--test-reporter=spec",
     `--test-concurrency=${concurrency}`,
-    "--test-timeout=180000",
+    "--test-timeout=600000",
     ...files,
   ],
   { cwd: root, stdio: "inherit" },
