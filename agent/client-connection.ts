@@ -118,6 +118,9 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
 
   constructor(opts: AgentClientOptions) {
     super();
+    // Every pull that waits for a Computer to come back listens here; many parallel pulls on one
+    // client are normal, not a leak.
+    this.setMaxListeners(0);
     this.opts = opts;
     this.url = opts.url.replace(/\/+$/, "");
     this.name = opts.name ?? `agent-${randomBytes(4).toString("hex")}`;
