@@ -31,20 +31,15 @@ void test(
         r.integrity.verifiedChunks > 100,
         `only ${r.integrity.verifiedChunks} chunks verified`,
       );
-      const ids = [
-        "micro",
-        "ceiling",
-        "sweep",
-        "direct",
-        "manyAgents",
-        "rewrites",
-        "computerCost",
-        "http",
-        "capacity",
-      ] as const;
+      // The sections this half runs (the stack half is checked by quick-run-stack.test.ts).
+      const ids = ["micro", "ceiling", "sweep", "direct", "capacity"] as const;
       for (const id of ids) {
         const s = r.sections[id];
-        assert.equal(s?.status, "done", `section ${id}: ${JSON.stringify(s).slice(0, 500)}`);
+        assert.equal(
+          s?.status,
+          "done",
+          `section ${id}: ${String(JSON.stringify(s)).slice(0, 500)}`,
+        );
       }
       // The transfer goals are judged from data (met or missed), not left unmeasured.
       for (const g of r.goals.slice(0, 3))
@@ -57,7 +52,6 @@ void test(
         "ratio-base64.svg",
         "direct.svg",
         "micro.svg",
-        "many-agents.svg",
       ]) {
         assert.ok(existsSync(join(out, f)), `${f} written`);
       }
