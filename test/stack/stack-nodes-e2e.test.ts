@@ -35,8 +35,12 @@ void test("--nodes 2: every scenario passes across two nodes on one Redis; Ctrl-
   // pid → command line, sampled during the whole run (the processes are gone at the end).
   const seen = new Map<number, string>();
   const sample = (): void => {
-    for (const pid of descendants(stack.child.pid!))
-      if (!seen.has(pid)) seen.set(pid, cmdline(pid));
+    // Keep the latest command line: a child sampled between fork and exec still shows the
+    // parent's command line.
+    for (const pid of descendants(stack.child.pid!)) {
+      const cmd = cmdline(pid);
+      if (cmd) seen.set(pid, cmd);
+    }
   };
   const sampler = setInterval(sample, 200);
   try {
