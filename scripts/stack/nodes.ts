@@ -52,7 +52,7 @@ export function waitHealthy(url: string, child: ManagedChild, deadline: number):
 }
 
 /** One PING over a raw socket: true on `+PONG`. */
-function ping(port: number): Promise<boolean> {
+export function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = connect({ host: "127.0.0.1", port });
     let buf = "";
@@ -71,7 +71,7 @@ function ping(port: number): Promise<boolean> {
 }
 
 /** A free loopback port (bound, then released: redis-server has no "any port" option). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.once("error", reject);

@@ -6,9 +6,12 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort, ping } from "../../scripts/stack/nodes.ts";
+
+/** Re-exported: scale-out tests pick ports with it. */
+export { freePort };
 
 export interface RedisInstance {
   readonly url: string;
@@ -18,38 +21,6 @@ export interface RedisInstance {
   stop(): Promise<void>;
   /** SIGKILL, waits for the exit. The temp dir is still removed by `stop()`. */
   kill(): Promise<void>;
-}
-
-/** Asks the kernel for a free loopback port (bound then released right away). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** One PING over a raw socket: resolves true on `+PONG`, false on any error. */
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = connect({ host: "127.0.0.1", port });
-    let buf = "";
-    const done = (ok: boolean): void => {
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(1000, () => done(false));
-    sock.once("error", () => done(false));
-    sock.once("connect", () => sock.write("PING\r\n"));
-    sock.on("data", (d) => {
-      buf += d.toString("latin1");
-      if (buf.includes("\r\n")) done(buf.startsWith("+PONG"));
-    });
-  });
 }
 
 function exited(child: ChildProcess): Promise<void> {
