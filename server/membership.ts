@@ -11,6 +11,7 @@ import {
   ListRoomReqSchema,
   badRequest,
   forbidden,
+  internalError,
   notInOffice,
   type EnterOfficeNotification,
   type ErrorPayload,
@@ -23,6 +24,7 @@ import type { Member, OfficeRegistry } from "./offices.ts";
 import { takeAck } from "./relay.ts";
 
 const INVALID = "Invalid request payload";
+const REGISTRY_DOWN = "Office registry unavailable: try again";
 
 export interface MembershipOptions {
   nsp: SmcpNamespace;
@@ -108,7 +110,17 @@ export class Membership {
     return serialize(state, this.opts.logger, async () => {
       const member = state.member;
       // Leaving an office one is not in changes nothing and is not an error (idempotent).
-      if (member?.officeId === officeId) await this.detach(socket, member);
+      if (member?.officeId === officeId) {
+        try {
+          await this.detach(socket, member);
+        } catch (err) {
+          // Registry unreachable (Redis down): still a clear answer, and the member is kept so
+          // a retry really leaves.
+          this.opts.logger.error({ err, sid: socket.id }, "leave_office failed");
+          state.member = member;
+          return reply(false, REGISTRY_DOWN);
+        }
+      }
       reply(true, null);
     });
   }
@@ -129,7 +141,14 @@ export class Membership {
         message: "Cross-office access refused: list your own office only",
       } satisfies ErrorPayload);
     }
-    const members = await this.opts.registry.list(member.officeId);
+    let members: Member[];
+    try {
+      members = await this.opts.registry.list(member.officeId);
+    } catch (err) {
+      // Registry unreachable (Redis down): a flat error now, never a client-side timeout.
+      this.opts.logger.error({ err, sid: socket.id }, "list_room failed");
+      return ack(internalError(REGISTRY_DOWN));
+    }
     const answer: ListRoomRet = {
       sessions: members.map((m) => ({
         sid: m.sid,

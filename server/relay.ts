@@ -35,13 +35,15 @@ export interface ComputerLink {
   /**
    * Emits `event` with `payload` (as received, unchanged) to the Computer socket `sid`, and calls
    * `onAck` with the Computer's ack arguments when it answers. Returns false if that socket cannot
-   * be reached now (then `onAck` is never called).
+   * be reached now (then `onAck` is never called). A link that learns the Computer dropped
+   * (another node's socket) calls `onAck` with `"disconnected"`, so it is answered and counted
+   * as D11, not as an answer.
    */
   send(
     sid: string,
     event: ClientEvent,
     payload: unknown,
-    onAck: (args: unknown[]) => void,
+    onAck: (args: unknown[], how?: "answered" | "disconnected") => void,
   ): boolean;
 }
 
@@ -171,8 +173,8 @@ export class Relay {
       timeoutMs,
     );
     // D13: the original payload object, not the schema's output.
-    const sent = this.opts.link.send(target.sid, event, rest[0], (ackArgs) => {
-      this.inflight.settle(entry.id, "answered", ackArgs);
+    const sent = this.opts.link.send(target.sid, event, rest[0], (ackArgs, how = "answered") => {
+      this.inflight.settle(entry.id, how, ackArgs);
     });
     if (!sent) {
       // The Computer vanished between lookup and send: same answer as an unknown name.
