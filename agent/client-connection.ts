@@ -6,6 +6,8 @@
  *   first ("SDK MUST NOT default to WebSocket-only"), the token in `auth` and never `role`.
  * - A 4008 handshake is parsed from the HTTP 400 body into a `ProtocolVersionError`, after
  *   `disconnect()` ("MUST call disconnect() explicitly before surfacing the error"), no retry.
+ * - A WebSocket closed with 4900 is never reconnected; one polling-only handshake fetches the
+ *   4008 body, else the error carries code 4900 and empty versions (digest §1.4).
  * - Every request gets a fresh, never reused `req_id`; `client:get_*` wait ≥ 30 s by default;
  *   a flat ErrorPayload becomes a typed `ProtocolError` subclass; our own disconnect is learned
  *   from socket.io's `disconnect` event, never from an ack timeout (digest §1.9).
@@ -22,7 +24,7 @@ import {
   type A2CSkillRef,
   type SMCPTool,
 } from "../protocol/index.ts";
-import { classifyConnectError } from "./connect-error.ts";
+import { classifyConnectError, isVersionClose, versionClose4900 } from "./connect-error.ts";
 import {
   DisconnectedError,
   InvalidResponseError,
@@ -150,14 +152,11 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
   async connect(): Promise<void> {
     if (this.socket) throw new Error("connect() called twice");
     const socket = io(`${this.url}${NAMESPACE}`, {
-      path: this.opts.path ?? DEFAULT_ENGINE_PATH,
-      query: { [VERSION_QUERY_PARAM]: PROTOCOL_VERSION },
-      auth: this.opts.token !== undefined ? { token: this.opts.token } : {},
+      ...this.handshakeOptions(),
       transports: ["polling", "websocket"],
       reconnection: true,
       reconnectionDelay: this.opts.reconnectionDelayMs ?? 500,
       reconnectionDelayMax: this.opts.reconnectionDelayMaxMs ?? 5000,
-      timeout: this.opts.connectTimeoutMs ?? 20_000,
       autoConnect: false,
       forceNew: true,
     });
@@ -174,7 +173,10 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
         // "MUST call disconnect() explicitly before surfacing the error" (digest §1.4).
         socket.disconnect();
         this.socket = undefined;
-        reject(classifyConnectError(err));
+        const e = classifyConnectError(err);
+        if (e instanceof ProtocolVersionError && e.code === 4900) {
+          void this.versionBodyAfter4900().then(reject);
+        } else reject(e);
       };
       socket.once("connect", onConnect);
       socket.once("connect_error", onError);
@@ -183,10 +185,15 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     this.everConnected = true;
 
     socket.on("connect", () => void this.onReconnect());
-    socket.on("disconnect", (reason) => {
+    socket.on("disconnect", (reason, details) => {
       this.joined = false;
+      // "On WS close 4900: MUST NOT auto-reconnect" (digest §1.4). A manual disconnect() from
+      // inside this handler runs before the Manager schedules its reconnect, and cancels it.
+      const versionClose = isVersionClose(details);
+      if (versionClose) socket.disconnect();
       this.failPending(new DisconnectedError(`disconnected: ${reason}`));
       this.emit("disconnected", reason);
+      if (versionClose) void this.stopAfter4900(socket);
     });
     socket.on("connect_error", (err) => {
       const e = classifyConnectError(err);
@@ -197,6 +204,54 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
         this.emit("closed", e);
       }
     });
+  }
+
+  /** What every handshake of this client sends: path, version, token. */
+  private handshakeOptions(): {
+    path: string;
+    query: Record<string, string>;
+    auth: Record<string, string>;
+    timeout: number;
+  } {
+    return {
+      path: this.opts.path ?? DEFAULT_ENGINE_PATH,
+      query: { [VERSION_QUERY_PARAM]: PROTOCOL_VERSION },
+      auth: this.opts.token !== undefined ? { token: this.opts.token } : {},
+      timeout: this.opts.connectTimeoutMs ?? 20_000,
+    };
+  }
+
+  /**
+   * After a WebSocket close 4900: "SHOULD retry once polling-only to fetch the 4008 body; else
+   * raise with code 4900 and empty version fields" (digest §1.4). Never rejects.
+   */
+  private async versionBodyAfter4900(): Promise<ProtocolVersionError> {
+    const probe = io(`${this.url}${NAMESPACE}`, {
+      ...this.handshakeOptions(),
+      transports: ["polling"],
+      reconnection: false,
+      autoConnect: false,
+      forceNew: true,
+    });
+    const found = await new Promise<ProtocolVersionError | undefined>((resolve) => {
+      probe.once("connect", () => resolve(undefined));
+      probe.once("connect_error", (err) => {
+        const e = classifyConnectError(err);
+        resolve(e instanceof ProtocolVersionError && e.code === 4008 ? e : undefined);
+      });
+      probe.connect();
+    });
+    probe.disconnect();
+    return found ?? versionClose4900();
+  }
+
+  /** The socket was closed with 4900 and will not reconnect: fetch the reason, then stop. */
+  private async stopAfter4900(socket: Socket): Promise<void> {
+    const err = await this.versionBodyAfter4900();
+    if (this.socket !== socket) return; // close() ran meanwhile
+    this.fatal ??= err;
+    this.socket = undefined;
+    this.emit("closed", this.fatal);
   }
 
   /** Disconnects for good; pending requests reject with `DisconnectedError`. */

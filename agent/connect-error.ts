@@ -2,7 +2,8 @@
  * Turns a socket.io-client `connect_error` into a typed error (digest §1.4, DECISIONS D1, D4):
  * - HTTP 400 on the polling handshake: the body is a flat ErrorPayload; `code: 4008` →
  *   `ProtocolVersionError` with both versions. The `X-A2C-Error-Code` header is only a fallback.
- * - WebSocket close 4900 (a WS-only rejection): `ProtocolVersionError` with empty versions.
+ * - WebSocket close 4900 (a WS-only rejection): `ProtocolVersionError` with code 4900 and empty
+ *   versions ("4900 is a WS close code, 4008 is an ErrorPayload.code; never conflate them").
  * - A middleware refusal carries its flat payload in `err.data` (401 → `AuthError`).
  * - Anything else: `ConnectError` (unreachable, timeout, TLS, ...).
  */
@@ -51,9 +52,31 @@ export function classifyConnectError(err: unknown): Error {
       return new ConnectError(`handshake refused with HTTP ${description}`, { cause: err });
     }
     if (typeof description === "object" && description !== null && description.code === 4900) {
-      return new ProtocolVersionError({ code: 4008, message: "Protocol version mismatch (4900)" });
+      return versionClose4900();
     }
   }
   const msg = typeof e.message === "string" ? e.message : String(err);
   return new ConnectError(`cannot connect: ${msg}`, { cause: err });
+}
+
+/** The WebSocket close code a WS-only version rejection uses (digest §1.3). */
+export const WS_CLOSE_VERSION = 4900;
+
+/** "else raise with code 4900 and empty version fields" (digest §1.4). */
+export function versionClose4900(): ProtocolVersionError {
+  return new ProtocolVersionError({
+    code: WS_CLOSE_VERSION,
+    message: "Protocol version mismatch (WebSocket closed with 4900)",
+  });
+}
+
+/**
+ * true when a socket.io-client `disconnect` description is a WebSocket close with code 4900
+ * (engine.io-client passes `{ description, context: CloseEvent }` for a transport close).
+ */
+export function isVersionClose(details: unknown): boolean {
+  if (typeof details !== "object" || details === null) return false;
+  const context = (details as { context?: unknown }).context;
+  if (typeof context !== "object" || context === null) return false;
+  return (context as { code?: unknown }).code === WS_CLOSE_VERSION;
 }
