@@ -41,6 +41,8 @@ export interface RedisClusterOptions {
   nodeTtlMs?: number;
   /** Heartbeat and reaping period. Default `min(1000, nodeTtlMs / 3)`. */
   heartbeatIntervalMs?: number;
+  /** Longest wait for one office-registry command (default 5,000 ms; see registry.ts). */
+  commandTimeoutMs?: number;
   /** The relay's timeouts (the adapter must not give up first). */
   relayTimeoutMs: number;
   toolCallGraceMs: number;
@@ -110,6 +112,7 @@ export async function connectRedisCluster(opts: RedisClusterOptions): Promise<Re
     prefix,
     onReaped,
     onError: (err) => log.error({ err }, "office registry: Redis command failed"),
+    ...(opts.commandTimeoutMs !== undefined ? { commandTimeoutMs: opts.commandTimeoutMs } : {}),
   });
   const adapterPub = guardAdapterClient(pub, log);
   const adapterSub = guardAdapterClient(sub, log);

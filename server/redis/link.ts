@@ -36,7 +36,7 @@ export interface RemoteLinkOptions {
 
 interface Pending {
   readonly computerName: string;
-  readonly onAck: (args: unknown[]) => void;
+  readonly onAck: (args: unknown[], how?: "answered" | "disconnected") => void;
   done: boolean;
 }
 
@@ -69,7 +69,7 @@ export class RemoteComputerLink implements ComputerLink {
     sid: string,
     event: ClientEvent,
     payload: unknown,
-    onAck: (args: unknown[]) => void,
+    onAck: (args: unknown[], how?: "answered" | "disconnected") => void,
   ): boolean {
     const local = this.nsp.sockets.get(sid);
     if (local) {
@@ -99,7 +99,7 @@ export class RemoteComputerLink implements ComputerLink {
         if (entry.done) return;
         if (answered) return this.settle(sid, entry, [answer]);
         // Nobody holds that socket any more: it dropped between lookup and send (D11).
-        if (!err) return this.settle(sid, entry, [disconnected(entry)]);
+        if (!err) return this.settle(sid, entry, [disconnected(entry)], "disconnected");
         // The adapter gave up after the relay's own timeout answered 408: just forget it.
         this.forget(sid, entry);
       });
@@ -112,7 +112,7 @@ export class RemoteComputerLink implements ComputerLink {
     if (!set) return 0;
     let n = 0;
     for (const entry of [...set]) {
-      this.settle(sid, entry, [disconnected(entry)]);
+      this.settle(sid, entry, [disconnected(entry)], "disconnected");
       n += 1;
     }
     if (n > 0) this.opts.logger.info({ sid, failed: n }, "remote Computer gone: in-flight failed");
@@ -131,9 +131,15 @@ export class RemoteComputerLink implements ComputerLink {
     this.pending.clear();
   }
 
-  private settle(sid: string, entry: Pending, args: unknown[]): void {
+  /** `how` tells the relay whether the Computer answered or dropped (its metrics count D11). */
+  private settle(
+    sid: string,
+    entry: Pending,
+    args: unknown[],
+    how: "answered" | "disconnected" = "answered",
+  ): void {
     this.forget(sid, entry);
-    entry.onAck(args);
+    entry.onAck(args, how);
   }
 
   private forget(sid: string, entry: Pending): void {

@@ -31,6 +31,24 @@ export interface RedisOfficeRegistryOptions {
   onReaped?: (nodeId: string, members: RedisMember[]) => void;
   /** Redis failures the registry answered for instead of throwing (for the log). */
   onError?: (err: unknown) => void;
+  /**
+   * Longest wait for one registry command (default 5,000 ms). A dead Redis fails commands at once
+   * (no offline queue); a hung one (stopped process, black-holed network) would leave a join,
+   * a leave or a `list_room` unanswered forever without this bound.
+   */
+  commandTimeoutMs?: number;
+}
+
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
+
+/** `promise`, or a rejection after `ms`; the late outcome of `promise` is swallowed. */
+function bounded<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Redis command timed out after ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined);
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 type Reply = ReadonlyArray<string | number>;
@@ -41,6 +59,7 @@ export class RedisOfficeRegistry implements OfficeRegistry {
   private readonly client: RedisCommander;
   private readonly onReaped: (nodeId: string, members: RedisMember[]) => void;
   private readonly onError: (err: unknown) => void;
+  private readonly commandTimeoutMs: number;
   /**
    * Members joined through this node, by sid. Only this node changes them (or a reap of this
    * node, after which it fences and calls `clearLocal`), so the relay's per-request sender check
@@ -54,6 +73,7 @@ export class RedisOfficeRegistry implements OfficeRegistry {
     this.prefix = opts.prefix ?? "a2c";
     this.onReaped = opts.onReaped ?? (() => undefined);
     this.onError = opts.onError ?? (() => undefined);
+    this.commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   }
 
   /** Never throws: with Redis unreachable the join is refused with a reason the client can read. */
@@ -176,7 +196,10 @@ export class RedisOfficeRegistry implements OfficeRegistry {
   }
 
   private async run(script: LuaScript, args: string[]): Promise<Reply> {
-    const reply: unknown = await this.client.sendCommand(evalArgs(script, [this.prefix, ...args]));
+    const reply: unknown = await bounded(
+      this.client.sendCommand(evalArgs(script, [this.prefix, ...args])),
+      this.commandTimeoutMs,
+    );
     return Array.isArray(reply) ? (reply as Reply) : [];
   }
 }

@@ -46,6 +46,7 @@ export interface NodeOptions {
   adapter?: AdapterKind;
   nodeTtlMs?: number;
   heartbeatIntervalMs?: number;
+  commandTimeoutMs?: number;
 }
 
 export interface TestNode {
@@ -72,6 +73,7 @@ export async function startNode(redisUrl: string, opts: NodeOptions): Promise<Te
       nodeTtlMs: opts.nodeTtlMs ?? TEST_NODE_TTL_MS,
       heartbeatIntervalMs: opts.heartbeatIntervalMs ?? TEST_HEARTBEAT_MS,
       ...(opts.adapter ? { adapter: opts.adapter } : {}),
+      ...(opts.commandTimeoutMs ? { commandTimeoutMs: opts.commandTimeoutMs } : {}),
     },
   });
   assert.ok(server.registry instanceof RedisOfficeRegistry);
