@@ -13,6 +13,9 @@
  *   --redis-prefix P          A2C_REDIS_PREFIX          default a2c (shared by a deployment's nodes)
  *   --redis-adapter K         A2C_REDIS_ADAPTER         classic (default) | sharded (Redis >= 7)
  *                             A2C_REDIS_NODE_TTL_MS     dead-node timeout, default 6000
+ *   --max-connections-per-ip N A2C_MAX_CONNECTIONS_PER_IP default 100 (0 = no limit)
+ *   --max-events-per-second N A2C_MAX_EVENTS_PER_SECOND  per socket, default 2000 (0 = no limit)
+ *   --events-burst N          A2C_EVENTS_BURST          default = --max-events-per-second
  *   (A2C_LOG_LEVEL sets the log level.)
  */
 import { parseArgs } from "node:util";
@@ -22,10 +25,22 @@ import type { ServerOptions } from "./server.ts";
 export const USAGE = `usage: npm run server -- [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
   [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
   [--relay-timeout-ms 30000] [--redis URL [--redis-prefix a2c] [--redis-adapter classic|sharded]]
+  [--max-connections-per-ip 100] [--max-events-per-second 2000] [--events-burst N]
 Each flag can also come from the environment: A2C_HOST, A2C_PORT, A2C_PATH,
 A2C_MAX_HTTP_BUFFER_SIZE, A2C_TOKENS (comma-separated), A2C_TOKENS_FILE, A2C_NO_AUTH,
 A2C_RELAY_TIMEOUT_MS, A2C_REDIS_URL, A2C_REDIS_PREFIX, A2C_REDIS_ADAPTER (and
-A2C_REDIS_NODE_TTL_MS). Flags win over the environment.`;
+A2C_REDIS_NODE_TTL_MS), A2C_MAX_CONNECTIONS_PER_IP, A2C_MAX_EVENTS_PER_SECOND,
+A2C_EVENTS_BURST. Flags win over the environment. 0 turns a limit off.`;
+
+/**
+ * Defaults of the per-client limits for the CLI (the production entry point; startServer itself
+ * defaults to no limit). 100 sessions per address is digest §7's figure. The event rate is 20x
+ * its 100 req/s because chunk pulls are requests: 100/s would cap a 64 KiB base64 pull at
+ * ~6.5 MB/s, 2000/s sits above the base64 design's end-to-end ceiling (about 50-90 MB/s, i.e.
+ * 800-1400 chunks/s: performance anchors) so it never throttles a default pull
+ * (docs/configuration.md has the trade-off).
+ */
+export const CLI_LIMIT_DEFAULTS = { maxConnectionsPerIp: 100, maxEventsPerSecond: 2000 } as const;
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -75,6 +90,9 @@ export async function configFromArgs(
         redis: { type: "string" },
         "redis-prefix": { type: "string" },
         "redis-adapter": { type: "string" },
+        "max-connections-per-ip": { type: "string" },
+        "max-events-per-second": { type: "string" },
+        "events-burst": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -124,6 +142,22 @@ export async function configFromArgs(
     MAX_TIMER_MS,
   );
   if (relayTimeout !== undefined) options.relayTimeoutMs = relayTimeout;
+  options.maxConnectionsPerIp =
+    integer(
+      "--max-connections-per-ip",
+      v["max-connections-per-ip"] ?? env.A2C_MAX_CONNECTIONS_PER_IP,
+      0,
+      1_000_000,
+    ) ?? CLI_LIMIT_DEFAULTS.maxConnectionsPerIp;
+  options.maxEventsPerSecond =
+    integer(
+      "--max-events-per-second",
+      v["max-events-per-second"] ?? env.A2C_MAX_EVENTS_PER_SECOND,
+      0,
+      1_000_000,
+    ) ?? CLI_LIMIT_DEFAULTS.maxEventsPerSecond;
+  const burst = integer("--events-burst", v["events-burst"] ?? env.A2C_EVENTS_BURST, 1, 10_000_000);
+  if (burst !== undefined) options.eventsBurst = burst;
   const redisUrl = v.redis ?? env.A2C_REDIS_URL;
   if (redisUrl) {
     if (!/^rediss?:\/\//.test(redisUrl)) {

@@ -1,0 +1,284 @@
+/**
+ * Per-client limits (digest §7, security.md §DoS): "DoS SHOULD: <= 100 concurrent connections per
+ * IP, <= 100 req/s, 1 MB messages ... Log (WARNING) ... abnormal rates". The 1 MB message limit is
+ * engine.io's `maxHttpBufferSize`; this file holds the other two.
+ *
+ * - `ConnectionLimiter`: Engine.IO sessions per remote address. It runs in the HTTP layer, next to
+ *   the version gate and before engine.io, on every request that would OPEN a session (a polling
+ *   handshake or a direct WebSocket upgrade: no `sid`). A session counts from the admitted
+ *   handshake until engine.io closes it, so half-open sessions (a handshake flood that never polls
+ *   again, alive until the heartbeat drops them) are bounded per address too.
+ * - `EventRateLimiter`: a token bucket per socket over incoming events (`socket.use`). Chunk pulls
+ *   are requests too, so the rate caps a pull's throughput (rate x chunk size): see
+ *   docs/configuration.md for the trade-off behind the defaults.
+ *
+ * Refusals are counted in /metrics (`a2c_limit_refusals_total{limit}`) and logged at WARNING, at
+ * most once per address (or socket) per LOG_EVERY_MS with the number refused since, so a flood
+ * cannot flood the log. Nothing here logs a token.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import { Counter, Gauge, type Registry } from "prom-client";
+import { busy, type ErrorPayload } from "../protocol/index.ts";
+import type { Logger } from "./log.ts";
+
+/** One WARNING per address or socket per this interval while it keeps being refused. */
+const LOG_EVERY_MS = 10_000;
+/** `Retry-After` of a refused handshake: sessions end on the client's leave or the heartbeat. */
+const RETRY_AFTER_S = 5;
+
+export type LimitName = "connections_per_ip" | "events_per_second";
+
+/** The flat error of a limit refusal: 500 `busy` (digest §4.2: "optional exponential backoff"). */
+export function limitRefusal(limit: LimitName, message: string): ErrorPayload {
+  const payload = busy(message);
+  return { ...payload, details: { ...payload.details, limit } };
+}
+
+/** The metrics of both limiters, registered on the Server's own registry. */
+export class LimitMetrics {
+  readonly refusals: Counter<"limit">;
+
+  constructor(registry: Registry, sessionsPerIpMax: () => number) {
+    const registers = [registry];
+    this.refusals = new Counter({
+      name: "a2c_limit_refusals_total",
+      help: "Handshakes and events refused by a per-client limit (connections_per_ip, events_per_second)",
+      labelNames: ["limit"] as const,
+      registers,
+    });
+    new Gauge({
+      name: "a2c_sessions_per_ip_max",
+      help: "Engine.IO sessions (open or being opened) held by the busiest remote address",
+      registers,
+      collect() {
+        this.set(sessionsPerIpMax());
+      },
+    });
+  }
+}
+
+/** `::ffff:1.2.3.4` (IPv4 on a dual-stack socket) counts as `1.2.3.4`. */
+export function clientAddress(req: IncomingMessage): string {
+  const raw = req.socket.remoteAddress ?? "unknown";
+  return raw.startsWith("::ffff:") ? raw.slice(7) : raw;
+}
+
+/** True when the request would open an Engine.IO session (engine.io: `if (!req._query.sid)`). */
+export function opensSession(req: IncomingMessage): boolean {
+  try {
+    const sids = new URL(req.url ?? "/", "http://limits.invalid").searchParams.getAll("sid");
+    return !sids.some((s) => s !== "");
+  } catch {
+    return true; // engine.io refuses it; counted until its answer is sent, like any handshake
+  }
+}
+
+interface AddressState {
+  /** Sessions open or being opened from this address. */
+  held: number;
+  refusedSinceLog: number;
+  lastLogAt: number;
+}
+
+/** What `admit` answers when an address is over its limit. */
+export interface Refusal {
+  status: 429;
+  body: ErrorPayload;
+  headers: Record<string, string>;
+}
+
+export class ConnectionLimiter {
+  private readonly byAddress = new Map<string, AddressState>();
+  /** Handshake requests admitted whose session engine.io has not opened (yet, or ever). */
+  private readonly pending = new Map<IncomingMessage, string>();
+
+  constructor(
+    /** 0 = no limit (sessions are still counted for the gauge). */
+    readonly max: number,
+    private readonly metrics: LimitMetrics,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Largest number of sessions held by one address (the gauge). */
+  busiest(): number {
+    let most = 0;
+    for (const s of this.byAddress.values()) most = Math.max(most, s.held);
+    return most;
+  }
+
+  /**
+   * Admits a session-opening request or answers why not. An admitted request holds one slot of
+   * its address until its session closes or, when no session comes of it, until `done` fires.
+   * `done` is the polling response's or the upgraded socket's `close`.
+   */
+  admit(req: IncomingMessage, done: ServerResponse | Duplex): Refusal | null {
+    const address = clientAddress(req);
+    let state = this.byAddress.get(address);
+    if (this.max > 0 && state && state.held >= this.max) {
+      this.metrics.refusals.inc({ limit: "connections_per_ip" });
+      this.warn(address, state);
+      return {
+        status: 429,
+        body: limitRefusal(
+          "connections_per_ip",
+          `Too many connections from this address (limit ${this.max})`,
+        ),
+        headers: { "Retry-After": String(RETRY_AFTER_S) },
+      };
+    }
+    if (!state) {
+      state = { held: 0, refusedSinceLog: 0, lastLogAt: 0 };
+      this.byAddress.set(address, state);
+    }
+    state.held += 1;
+    this.pending.set(req, address);
+    done.once("close", () => {
+      if (this.pending.delete(req)) this.release(address);
+    });
+    return null;
+  }
+
+  /**
+   * engine.io opened a session for `request` (its `connection` event, emitted before the
+   * handshake answer's `close`): the slot now lives as long as the session.
+   */
+  opened(request: IncomingMessage, session: { once(event: "close", fn: () => void): unknown }) {
+    const address = this.pending.get(request);
+    if (address === undefined) return;
+    this.pending.delete(request);
+    session.once("close", () => this.release(address));
+  }
+
+  private release(address: string): void {
+    const state = this.byAddress.get(address);
+    if (!state) return;
+    state.held -= 1;
+    if (state.held <= 0) this.byAddress.delete(address);
+  }
+
+  private warn(address: string, state: AddressState): void {
+    state.refusedSinceLog += 1;
+    const now = Date.now();
+    if (now - state.lastLogAt < LOG_EVERY_MS) return;
+    this.logger.warn(
+      { address, limit: this.max, refused: state.refusedSinceLog },
+      "connections refused: too many from one address",
+    );
+    state.lastLogAt = now;
+    state.refusedSinceLog = 0;
+  }
+}
+
+/** Answers a refused polling handshake (429, flat JSON body, like the gate's 400). */
+export function writeLimitRefusal(res: ServerResponse, refusal: Refusal): void {
+  const body = Buffer.from(JSON.stringify(refusal.body), "utf8");
+  res.writeHead(refusal.status, {
+    "Content-Type": "application/json",
+    "Content-Length": String(body.length),
+    ...refusal.headers,
+  });
+  res.end(body);
+}
+
+/** Answers a refused WebSocket upgrade with the same raw HTTP 429, then closes the socket. */
+export function writeUpgradeLimitRefusal(socket: Duplex, refusal: Refusal): void {
+  const body = Buffer.from(JSON.stringify(refusal.body), "utf8");
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    "Content-Length": String(body.length),
+    ...refusal.headers,
+    Connection: "close",
+  };
+  const head =
+    `HTTP/1.1 ${refusal.status} Too Many Requests\r\n` +
+    Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join("") +
+    "\r\n";
+  socket.on("error", () => socket.destroy());
+  if (socket.writable) socket.end(Buffer.concat([Buffer.from(head, "latin1"), body]));
+  else socket.destroy();
+}
+
+/** A token bucket: `rate` tokens a second, at most `burst` saved up. */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly rate: number,
+    private readonly burst: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.tokens = burst;
+    this.last = now();
+  }
+
+  take(): boolean {
+    const t = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.rate);
+    this.last = t;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+/** The part of a socket.io server socket the event limiter needs. */
+export interface LimitedSocket {
+  readonly id: string;
+  readonly handshake: { address: string };
+  readonly data: { principal?: { id: string } } | undefined;
+  use(fn: (packet: unknown[], next: (err?: Error) => void) => void): unknown;
+}
+
+export class EventRateLimiter {
+  constructor(
+    /** Events a second per socket; 0 = no limit. */
+    readonly rate: number,
+    /** Bucket size: events a socket may send at once after being quiet. */
+    readonly burst: number,
+    private readonly metrics: LimitMetrics,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * Installs the bucket on one socket. An event over the rate never reaches its handler: it gets
+   * the flat `busy` error when it asked for an ack (socket.io puts the ack function last in the
+   * packet), and is dropped otherwise (e.g. a cancel, which has no ack).
+   */
+  attach(socket: LimitedSocket): void {
+    if (this.rate <= 0) return;
+    const bucket = new TokenBucket(this.rate, Math.max(1, this.burst));
+    let refusedSinceLog = 0;
+    let lastLogAt = 0;
+    const answer = limitRefusal(
+      "events_per_second",
+      `Too many requests: over ${this.rate} events a second`,
+    );
+    socket.use((packet, next) => {
+      if (bucket.take()) return next();
+      this.metrics.refusals.inc({ limit: "events_per_second" });
+      const ack = packet[packet.length - 1];
+      if (typeof ack === "function") (ack as (a: unknown) => void)(answer);
+      refusedSinceLog += 1;
+      const now = Date.now();
+      if (now - lastLogAt >= LOG_EVERY_MS) {
+        this.logger.warn(
+          {
+            sid: socket.id,
+            principal: socket.data?.principal?.id,
+            address: socket.handshake.address,
+            event: typeof packet[0] === "string" ? packet[0].slice(0, 64) : undefined,
+            rate: this.rate,
+            refused: refusedSinceLog,
+          },
+          "events refused: over the per-socket rate",
+        );
+        lastLogAt = now;
+        refusedSinceLog = 0;
+      }
+    });
+  }
+}
