@@ -3,6 +3,10 @@
  */
 import { parseArgs } from "node:util";
 import type { StartComputerOptions } from "./computer.ts";
+import type { ComputerHttpOptions } from "./http.ts";
+
+/** What `npm run computer` runs: the Computer, plus its optional HTTP endpoint (http.ts). */
+export type ComputerCliOptions = StartComputerOptions & { http?: ComputerHttpOptions };
 
 export const USAGE = `usage: npm run computer -- --server URL --office ID --name NAME [options]
 
@@ -18,6 +22,9 @@ export const USAGE = `usage: npm run computer -- --server URL --office ID --name
   --inline-budget N            inline text/binary budget in bytes, default 32768 (env A2C_INLINE_BUDGET)
   --max-size N                 hard cap on a resource, default 104857600 (env A2C_MAX_SIZE)
   --workers N                  hashing threads; 0 = hash inline (env A2C_WORKERS)
+  --http-port P                serve GET /healthz and /metrics on this port; off when unset,
+                               0 = any free port (env A2C_HTTP_PORT)
+  --http-host H                interface of that endpoint, default 127.0.0.1 (env A2C_HTTP_HOST)
   -h, --help                   this text
 Log level: A2C_LOG_LEVEL (default info).`;
 
@@ -34,6 +41,7 @@ const STRING_FLAGS = {
   skills: "A2C_SKILLS_DIR",
   "mcp-config": "A2C_MCP_CONFIG",
   "state-dir": "A2C_STATE_DIR",
+  "http-host": "A2C_HTTP_HOST",
 } as const;
 
 const INT_FLAGS = {
@@ -41,13 +49,14 @@ const INT_FLAGS = {
   "inline-budget": { env: "A2C_INLINE_BUDGET", min: 0 },
   "max-size": { env: "A2C_MAX_SIZE", min: 0 },
   workers: { env: "A2C_WORKERS", min: 0 },
+  "http-port": { env: "A2C_HTTP_PORT", min: 0, max: 65535 },
 } as const;
 
 /** `null` when `--help` was asked for. Throws `UsageError` on bad input. */
 export function parseComputerArgs(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
-): StartComputerOptions | null {
+): ComputerCliOptions | null {
   const options: Record<string, { type: "string" } | { type: "boolean"; short: string }> = {
     help: { type: "boolean", short: "h" },
   };
@@ -73,8 +82,12 @@ export function parseComputerArgs(
     if (!/^\d+$/.test(raw.trim()))
       throw new UsageError(`--${flag} must be an integer, got ${JSON.stringify(raw)}`);
     const n = Number(raw);
-    if (!Number.isSafeInteger(n) || n < INT_FLAGS[flag].min) {
-      throw new UsageError(`--${flag} must be >= ${INT_FLAGS[flag].min}`);
+    const spec: { min: number; max?: number } = INT_FLAGS[flag];
+    if (!Number.isSafeInteger(n) || n < spec.min) {
+      throw new UsageError(`--${flag} must be >= ${spec.min}`);
+    }
+    if (spec.max !== undefined && n > spec.max) {
+      throw new UsageError(`--${flag} must be <= ${spec.max}`);
     }
     return n;
   };
@@ -92,10 +105,10 @@ export function parseComputerArgs(
   } catch {
     throw new UsageError(`--server is not a URL: ${JSON.stringify(server)}`);
   }
-  const out: StartComputerOptions = { server: server!, office: office!, name: name! };
-  const assign = <K extends keyof StartComputerOptions>(
+  const out: ComputerCliOptions = { server: server!, office: office!, name: name! };
+  const assign = <K extends keyof ComputerCliOptions>(
     key: K,
-    v: StartComputerOptions[K] | undefined,
+    v: ComputerCliOptions[K] | undefined,
   ): void => {
     if (v !== undefined) out[key] = v;
   };
@@ -108,5 +121,12 @@ export function parseComputerArgs(
   assign("inlineBudget", int("inline-budget"));
   assign("maxSize", int("max-size"));
   assign("workers", int("workers"));
+  const httpPort = int("http-port");
+  const httpHost = str("http-host");
+  if (httpPort !== undefined) {
+    out.http = { port: httpPort, ...(httpHost !== undefined ? { host: httpHost } : {}) };
+  } else if (httpHost !== undefined) {
+    throw new UsageError("--http-host needs --http-port");
+  }
   return out;
 }

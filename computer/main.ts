@@ -1,10 +1,13 @@
 /**
  * `npm run computer -- --server URL --office ID --name NAME [...]`: runs one Computer until
  * SIGINT/SIGTERM (clean leave + close, exit 0). Exit 2 on bad usage, 1 when the Computer gives up
- * (refused token, protocol version mismatch, refused join).
+ * (refused token, protocol version mismatch, refused join). With `--http-port` it also serves
+ * `/healthz` and `/metrics` (http.ts) from the start, before the Computer has joined.
  */
+import { collectDefaultMetrics } from "prom-client";
 import type { RunningComputer } from "./computer.ts";
 import { parseComputerArgs, USAGE, UsageError } from "./config.ts";
+import { startComputerHttp, type ComputerHttp } from "./http.ts";
 import { createComputerLogger } from "./log.ts";
 
 const STOP_WHILE_STARTING_MS = 2_000;
@@ -24,10 +27,11 @@ async function main(): Promise<void> {
   }
   // Loaded after argument parsing so `--help` and usage errors answer at once.
   const { startComputer } = await import("./computer.ts");
+  const { http: httpOptions, ...computerOptions } = options;
   const log = createComputerLogger(options.name);
   // Signals are handled from the very start: a SIGTERM during the connect must not kill the
   // process mid-join (default action), it must stop it cleanly once there is something to close.
-  const running: { computer?: RunningComputer } = {};
+  const running: { computer?: RunningComputer; http?: ComputerHttp } = {};
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -39,7 +43,7 @@ async function main(): Promise<void> {
       setTimeout(() => process.exit(0), STOP_WHILE_STARTING_MS).unref();
       return;
     }
-    computer.close().then(
+    Promise.all([computer.close(), running.http?.close()]).then(
       () => process.exit(0),
       (err: unknown) => {
         log.error({ err }, "close failed");
@@ -50,8 +54,20 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
 
+  if (httpOptions) {
+    running.http = await startComputerHttp({
+      options: httpOptions,
+      computer: () => running.computer,
+      name: options.name,
+      office: options.office,
+      log,
+    }).catch((err: unknown) => {
+      log.fatal({ err: (err as Error).message }, "http endpoint failed to start");
+      process.exit(1);
+    });
+  }
   const computer = await startComputer({
-    ...options,
+    ...computerOptions,
     logger: log,
     startTimeoutMs: 0, // a Computer may start before its Server: keep retrying
     onFatal: (err) => {
@@ -66,6 +82,8 @@ async function main(): Promise<void> {
     { office: options.office, stateDir: computer.config.stateDir },
     "Computer running; Ctrl-C to stop",
   );
+  // Served on /metrics only: process figures (CPU, RSS, event loop) next to the Computer's own.
+  if (httpOptions) collectDefaultMetrics({ register: computer.metrics.registry });
   running.computer = computer;
   if (stopping) {
     stopping = false;

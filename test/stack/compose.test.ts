@@ -243,6 +243,19 @@ void test("the agent runs in the Computer's office and reads the demo manifest i
   assert.ok(computer.A2C_SKILLS_DIR?.startsWith(shared[0]!), "skill home on the same volume");
 });
 
+void test("each Computer's healthcheck probes its own /healthz; the Agent waits for them", () => {
+  for (const name of ["computer", "computer-b"]) {
+    const svc = services[name]!;
+    const port = svc.environment?.A2C_HTTP_PORT;
+    assert.ok(port, `${name} sets A2C_HTTP_PORT`);
+    assert.equal(svc.environment?.A2C_HTTP_HOST, undefined, "loopback: the probe runs inside");
+    const health = (svc.healthcheck?.test ?? []).join(" ");
+    assert.ok(health.includes(`http://127.0.0.1:${port}/healthz`), `${name} probes its endpoint`);
+    assert.ok(health.includes("r.ok"), `${name}: only a 2xx (joined) is healthy`);
+    assert.equal(services.agent!.depends_on?.[name]?.condition, "service_healthy");
+  }
+});
+
 /** A service's environment as compose would pass it (`${VAR:-default}` → default). */
 function envOf(service: string): NodeJS.ProcessEnv {
   const raw = services[service]!.environment ?? {};
@@ -278,6 +291,8 @@ void test("each process's own option parser accepts its service's environment", 
     assert.equal(c.skills, "/demo/home");
     assert.equal(c.mcpConfig, "/demo/mcp.json");
     assert.equal(c.stateDir, "/state");
+    assert.equal(c.http?.port, Number(env.A2C_HTTP_PORT), `${name} serves /healthz`);
+    assert.equal(c.http?.host, undefined, `${name}'s endpoint stays on the container's loopback`);
   }
 
   // The agent reads a manifest the demo-data service wrote; stand one in for /demo/manifest.json.
