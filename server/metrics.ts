@@ -5,6 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { OfficeCounts } from "./offices.ts";
+import { RawArgs } from "./raw-args.ts";
 
 /** Outcome label of `a2c_relay_requests_total`. */
 export type RelayOutcome =
@@ -99,9 +100,11 @@ export class ServerMetrics {
 
 /**
  * Cheap size of what an ack carried, without serializing it: `blob` of a get_blob answer (base64
- * text length or binary size) and `body` of a get_skill answer. Anything else counts 0.
+ * text length or binary size) and `body` of a get_skill answer. Anything else counts 0. An ack
+ * relayed as raw text (raw-parser.ts) brings the same count, measured when it was checked.
  */
 export function payloadBytes(answer: unknown): number {
+  if (answer instanceof RawArgs) return answer.payloadBytes;
   if (typeof answer !== "object" || answer === null) return 0;
   const a = answer as { blob?: unknown; body?: unknown };
   const carried = a.blob ?? a.body;

@@ -1,0 +1,98 @@
+/**
+ * A Computer's ack arguments kept as the JSON text it sent (D13: "relays the Computer's ack
+ * unchanged. It never parses or rebuilds `blob`"). The raw-ack parser (raw-parser.ts) produces one
+ * from a plain ACK packet and writes its text back verbatim into the Agent's ACK packet, so a
+ * 64 KiB base64 chunk crosses the Server without a JSON.parse of the whole ack on the way in and a
+ * JSON.stringify on the way out.
+ *
+ * The text is still checked to be a JSON array before anyone forwards it: a hostile Computer must
+ * not be able to make an Agent's socket.io-client fail to decode a packet (that closes the Agent's
+ * whole connection). The check avoids building the big strings: see `checkAckJson`.
+ */
+
+/** The arguments of one ack, as the JSON text of their array (`[arg0, arg1, …]`). */
+export class RawArgs {
+  constructor(
+    /** The array's JSON text exactly as the Computer sent it (valid JSON, an array). */
+    readonly json: string,
+    /** `blob` (or `body`) string length / 0, as `payloadBytes` of metrics.ts counts it. */
+    readonly payloadBytes: number,
+  ) {}
+
+  /** The arguments as values (for code outside the relay's hot path; parses the text). */
+  args(): unknown[] {
+    return JSON.parse(this.json) as unknown[];
+  }
+}
+
+/** Strings longer than this are not copied into the skeleton that JSON.parse validates. */
+const LONG_STRING = 64;
+
+/** Anything that makes the fast check unsure: an escape or a control character. */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it looks for
+const UNSURE = /[\u0000-\u001f\\]/;
+
+/** Skeleton marker prefix: a value starting with a backslash cannot come from the text itself. */
+const MARK = "\\";
+
+/**
+ * Checks that `json` is a JSON array and measures its first argument's `blob` / `body` string.
+ * Returns the byte count, or null if the text is not a JSON array.
+ *
+ * Fast path (every ack socket.io-client's JSON.stringify writes for a chunk): when the text holds
+ * no backslash and no control character, every string token is `"…"` with no escape inside, so the
+ * tokens are found with indexOf and any content between the quotes is valid string content. The
+ * text is valid JSON exactly when its skeleton — the text with each long string replaced by a
+ * short marker string — is, and that skeleton is a few hundred bytes for a chunk ack. Otherwise
+ * (escapes, control characters) the whole text goes through JSON.parse, as socket.io would.
+ */
+export function checkAckJson(json: string): number | null {
+  if (json.charCodeAt(0) !== 0x5b /* [ */) return null;
+  if (UNSURE.test(json)) return fullCheck(json);
+  const lengths: number[] = [];
+  let skeleton = "";
+  let from = 0;
+  for (;;) {
+    const open = json.indexOf('"', from);
+    if (open < 0) break;
+    const close = json.indexOf('"', open + 1);
+    if (close < 0) return null; // an unterminated string
+    if (close - open - 1 > LONG_STRING) {
+      skeleton += `${json.slice(from, open)}"${MARK}${MARK}${lengths.length}"`;
+      lengths.push(close - open - 1);
+    } else {
+      skeleton += json.slice(from, close + 1);
+    }
+    from = close + 1;
+  }
+  skeleton += json.slice(from);
+  const parsed = parseArray(skeleton);
+  if (!parsed) return null;
+  const carried = carriedString(parsed[0]);
+  if (carried === null) return 0;
+  if (carried.startsWith(MARK)) return lengths[Number(carried.slice(1))] ?? 0;
+  return carried.length;
+}
+
+function fullCheck(json: string): number | null {
+  const parsed = parseArray(json);
+  if (!parsed) return null;
+  return carriedString(parsed[0])?.length ?? 0;
+}
+
+function parseArray(text: string): unknown[] | null {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** `blob` of a get_blob answer, else `body` of a get_skill answer, when it is a string. */
+function carriedString(answer: unknown): string | null {
+  if (typeof answer !== "object" || answer === null) return null;
+  const a = answer as { blob?: unknown; body?: unknown };
+  const carried = a.blob ?? a.body;
+  return typeof carried === "string" ? carried : null;
+}

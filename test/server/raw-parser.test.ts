@@ -1,0 +1,195 @@
+// The Server's raw-ack parser (server/raw-parser.ts): a text ACK is kept as its JSON text and
+// written back verbatim; every other packet decodes and encodes exactly as socket.io-parser does.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { Decoder, Encoder, PacketType, type Packet } from "socket.io-parser";
+import { RawArgs, checkAckJson } from "../../server/raw-args.ts";
+import { RawAckDecoder, RawAckEncoder, rawAckParserOption } from "../../server/raw-parser.ts";
+
+/** Everything `decoder` emits for `messages`, or the error it threw. */
+function decodeAll(decoder: Decoder, messages: unknown[]): Packet[] {
+  const out: Packet[] = [];
+  decoder.on("decoded", (p: Packet) => out.push(p));
+  for (const m of messages) decoder.add(m);
+  return out;
+}
+
+const standard = new Encoder();
+const raw = new RawAckEncoder();
+
+function rawDecode(text: string): Packet {
+  const [packet] = decodeAll(new RawAckDecoder(), [text]);
+  assert.ok(packet);
+  return packet;
+}
+
+const chunk = {
+  blob_handle: "h".repeat(98),
+  mime_type: "application/octet-stream",
+  total_size: 1 << 25,
+  sha256: "ab".repeat(32),
+  chunk_offset: 65536,
+  eof: false,
+  blob: Buffer.alloc(65536, 7).toString("base64"),
+  req_id: "req-1",
+};
+
+void test("a chunk ack keeps its text and is written back verbatim under the Agent's id", () => {
+  const [computerText] = standard.encode({
+    type: PacketType.ACK,
+    nsp: "/smcp",
+    id: 7,
+    data: [chunk],
+  });
+  const packet = rawDecode(computerText as string);
+  assert.equal(packet.type, PacketType.ACK);
+  assert.equal(packet.nsp, "/smcp");
+  assert.equal(packet.id, 7);
+  const [args] = packet.data as unknown[];
+  assert.ok(args instanceof RawArgs);
+  assert.equal(args.json, JSON.stringify([chunk]));
+  assert.equal(args.payloadBytes, chunk.blob.length);
+  const out = raw.encode({ type: PacketType.ACK, nsp: "/smcp", id: 12345, data: [args] });
+  assert.deepEqual(out, [`3/smcp,12345${JSON.stringify([chunk])}`]);
+  const [agentPacket] = decodeAll(new Decoder(), out);
+  assert.deepEqual(agentPacket?.data, [chunk]);
+});
+
+void test("main namespace and several ack arguments", () => {
+  const data = [{ a: 1 }, "two", null, [3]];
+  const packet = rawDecode(`30${JSON.stringify(data)}`);
+  assert.equal(packet.nsp, "/");
+  assert.equal(packet.id, 0);
+  const out = raw.encode({ type: PacketType.ACK, nsp: "/", id: 9, data: packet.data });
+  assert.deepEqual(out, [`39${JSON.stringify(data)}`]);
+});
+
+void test("payload bytes: blob, else body, else 0 — also through escapes", () => {
+  assert.equal(checkAckJson(JSON.stringify([{ body: "x".repeat(300) }])), 300);
+  assert.equal(checkAckJson(JSON.stringify([{ body: "short" }])), 5);
+  assert.equal(checkAckJson(JSON.stringify([{ other: "y".repeat(300) }])), 0);
+  assert.equal(checkAckJson(JSON.stringify([{ code: 404, message: 'no "pc"' }])), 0);
+  assert.equal(checkAckJson(JSON.stringify([{ body: 'line\n"q"' }])), 8);
+  assert.equal(checkAckJson(JSON.stringify(["z".repeat(100), { blob: "b".repeat(100) }])), 0);
+  assert.equal(checkAckJson("[]"), 0);
+});
+
+void test("binary acks, events and acks without data decode and encode as the standard parser", () => {
+  const binary: Packet = {
+    type: PacketType.ACK,
+    nsp: "/smcp",
+    id: 3,
+    data: [{ ...chunk, blob: Buffer.from([1, 2, 3]), blob_format: "binary" }],
+  };
+  const texts = [
+    standard.encode(binary),
+    standard.encode({ type: PacketType.EVENT, nsp: "/smcp", id: 4, data: ["client:get_blob", {}] }),
+    standard.encode({ type: PacketType.CONNECT, nsp: "/smcp", data: { token: "t" } }),
+    standard.encode({ type: PacketType.DISCONNECT, nsp: "/smcp" }),
+    ["3/smcp,5"],
+    ["3/smcp,[1]"],
+    [`3/smcp,${"9".repeat(20)}[1]`],
+  ];
+  for (const messages of texts) {
+    assert.deepEqual(
+      decodeAll(new RawAckDecoder(), messages),
+      decodeAll(new Decoder(), messages),
+      String(messages[0]),
+    );
+  }
+  const [decoded] = decodeAll(new RawAckDecoder(), standard.encode(binary));
+  assert.ok(decoded);
+  assert.deepEqual(raw.encode(decoded), standard.encode(decoded));
+  const event: Packet = { type: PacketType.EVENT, nsp: "/smcp", data: ["x", { y: 1 }] };
+  assert.deepEqual(raw.encode(event), standard.encode(event));
+});
+
+void test("malformed ACK text throws 'invalid payload' like the standard Decoder", () => {
+  const bad = [
+    '3/smcp,5[{"a":}]',
+    '3/smcp,5["abc',
+    "3/smcp,5[1]x",
+    "3/smcp,5[1,]",
+    '3/smcp,5["a\u0001b"]',
+    '3/smcp,5["\\x"]',
+    "3/smcp,5{}",
+  ];
+  for (const text of bad) {
+    assert.throws(() => decodeAll(new RawAckDecoder(), [text]), /invalid payload/, text);
+    assert.throws(() => decodeAll(new Decoder(), [text]), /invalid payload/, text);
+  }
+});
+
+void test("valid but unusual JSON (escapes, spaces) is accepted and kept byte for byte", () => {
+  for (const json of [
+    '[{"m":"a\\"b\\\\c\\n\\u00e9"}]',
+    "[ 1 , 2.50 ]",
+    '[{"__proto__":{"x":1}}]',
+  ]) {
+    const [args] = rawDecode(`3/smcp,1${json}`).data as RawArgs[];
+    assert.equal(args?.json, json);
+    assert.deepEqual(args?.args(), JSON.parse(json));
+  }
+});
+
+void test("a text ACK while binary attachments are awaited is refused as by socket.io-parser", () => {
+  const [header] = standard.encode({
+    type: PacketType.ACK,
+    nsp: "/smcp",
+    id: 1,
+    data: [Buffer.from([1])],
+  });
+  const decoder = new RawAckDecoder();
+  decoder.add(header);
+  assert.throws(() => decoder.add("3/smcp,2[1]"), /plaintext data when reconstructing/);
+});
+
+void test("the check accepts exactly the texts JSON.parse reads as an array", () => {
+  const alphabet = [
+    "[",
+    "]",
+    "{",
+    "}",
+    '"',
+    ":",
+    ",",
+    "\\",
+    "a",
+    "1",
+    " ",
+    "\u0001",
+    "n",
+    "u",
+    "e",
+  ];
+  const text = fc.oneof(
+    fc.string({ unit: fc.constantFrom(...alphabet), maxLength: 30 }).map((s) => `[${s}`),
+    fc.jsonValue().map((v) => JSON.stringify([v])),
+    fc.tuple(fc.jsonValue(), fc.nat(), fc.constantFrom(...alphabet)).map(([v, at, c]) => {
+      const s = JSON.stringify([v, "x".repeat(70)]);
+      const i = at % s.length;
+      return s.slice(0, i) + c + s.slice(i + 1);
+    }),
+  );
+  fc.assert(
+    fc.property(text, (s) => {
+      let expected: boolean;
+      try {
+        expected = Array.isArray(JSON.parse(s));
+      } catch {
+        expected = false;
+      }
+      assert.equal(checkAckJson(s) !== null, expected, s);
+    }),
+    { numRuns: 5000 },
+  );
+});
+
+void test("the raw parser only for a single in-memory Server", () => {
+  assert.ok(rawAckParserOption({}, {}).parser);
+  assert.deepEqual(rawAckParserOption({ redis: { url: "redis://x" } }, {}), {});
+  assert.deepEqual(rawAckParserOption({ adapter: class {} }, {}), {});
+  assert.deepEqual(rawAckParserOption({ link: () => null }, {}), {});
+  assert.deepEqual(rawAckParserOption({}, { A2C_SERVER_RAW_ACKS: "0" }), {});
+});
