@@ -19,18 +19,11 @@ import {
 import { NoAuthProvider, TokenAuthProvider, type AuthProvider, type TokenGrant } from "./auth.ts";
 import type { SmcpNamespace } from "./connection.ts";
 import { gateRequest, writeRefusal, writeUpgradeRefusal } from "./gate.ts";
-import {
-  ConnectionLimiter,
-  EventRateLimiter,
-  LimitMetrics,
-  opensSession,
-  writeLimitRefusal,
-  writeUpgradeLimitRefusal,
-} from "./limits.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Membership } from "./membership.ts";
 import { ServerMetrics } from "./metrics.ts";
 import { MemoryOfficeRegistry, type OfficeRegistry } from "./offices.ts";
+import { rawAckParserOption } from "./raw-parser.ts";
 import { Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
@@ -76,16 +69,6 @@ export interface ServerOptions {
   logger?: Logger;
   /** Also export process metrics (CPU, memory, event loop) on /metrics. Default false. */
   processMetrics?: boolean;
-  /**
-   * Engine.IO sessions (open or opening) per remote address; more get HTTP 429 before engine.io
-   * (limits.ts). 0 = no limit, the default here: embedding code and loopback tests choose; the
-   * `npm run server` CLI defaults to 100 (digest §7).
-   */
-  maxConnectionsPerIp?: number;
-  /** Incoming events a second per socket (token bucket); over it: flat `busy`. 0 = off (default). */
-  maxEventsPerSecond?: number;
-  /** Events a quiet socket may send at once. Default `maxEventsPerSecond` (one second's worth). */
-  eventsBurst?: number;
 }
 
 export interface RunningServer {
@@ -166,6 +149,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const io = new SocketServer({
     serveClient: false,
     ...(adapter ? { adapter } : {}),
+    ...rawAckParserOption({ redis: options.redis, adapter, link: options.link }),
   });
   io.bind(engine);
   const nsp = io.of(NAMESPACE) as unknown as SmcpNamespace;
@@ -207,19 +191,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     versionText,
   });
 
-  // Per-client limits (digest §7 DoS SHOULD), after the version gate and before engine.io.
-  const limitMetrics: LimitMetrics = new LimitMetrics(metrics.registry, () => connLimit.busiest());
-  const connLimit = new ConnectionLimiter(options.maxConnectionsPerIp ?? 0, limitMetrics, logger);
-  engine.on("connection", (session: EngineSession) => connLimit.opened(session.request, session));
-  const eventRate = options.maxEventsPerSecond ?? 0;
-  const eventLimit = new EventRateLimiter(
-    eventRate,
-    options.eventsBurst ?? eventRate,
-    limitMetrics,
-    logger,
-  );
-  nsp.on("connection", (socket) => eventLimit.attach(socket));
-
   const startedAt = Date.now();
   const http = createServer((req, res) => {
     if (isEnginePath(req, enginePath)) {
@@ -228,8 +199,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         metrics.gateRefusals.inc({ code: String(decision.body.code) });
         return writeRefusal(res, decision);
       }
-      const refusal = opensSession(req) ? connLimit.admit(req, res) : null;
-      if (refusal) return writeLimitRefusal(res, refusal);
       return engine.handleRequest(req, res);
     }
     void serveHttp(req, res).catch((err: unknown) => {
@@ -248,8 +217,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       metrics.gateRefusals.inc({ code: String(decision.body.code) });
       return writeUpgradeRefusal(socket, decision);
     }
-    const refusal = opensSession(req) ? connLimit.admit(req, socket) : null;
-    if (refusal) return writeUpgradeLimitRefusal(socket, refusal);
     engine.handleUpgrade(req, socket, head);
   });
 
@@ -292,16 +259,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const port = typeof address === "object" && address ? address.port : 0;
   const urlHost = host.includes(":") ? `[${host}]` : host;
   logger.info(
-    {
-      host,
-      port,
-      path: enginePath,
-      namespace: NAMESPACE,
-      auth: provider.name,
-      maxHttpBufferSize,
-      maxConnectionsPerIp: connLimit.max,
-      maxEventsPerSecond: eventRate,
-    },
+    { host, port, path: enginePath, namespace: NAMESPACE, auth: provider.name, maxHttpBufferSize },
     "server listening",
   );
 
@@ -331,12 +289,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     inflight: () => relay.inflight.size,
     close: () => (closing ??= close()),
   };
-}
-
-/** The part of an engine.io session the connection limiter follows. */
-interface EngineSession {
-  readonly request: IncomingMessage;
-  once(event: "close", fn: () => void): unknown;
 }
 
 function isEnginePath(req: IncomingMessage, enginePath: string): boolean {
