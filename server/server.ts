@@ -19,6 +19,14 @@ import {
 import { NoAuthProvider, TokenAuthProvider, type AuthProvider, type TokenGrant } from "./auth.ts";
 import type { SmcpNamespace } from "./connection.ts";
 import { gateRequest, writeRefusal, writeUpgradeRefusal } from "./gate.ts";
+import {
+  ConnectionLimiter,
+  EventRateLimiter,
+  LimitMetrics,
+  opensSession,
+  writeLimitRefusal,
+  writeUpgradeLimitRefusal,
+} from "./limits.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Membership } from "./membership.ts";
 import { ServerMetrics } from "./metrics.ts";
@@ -69,6 +77,16 @@ export interface ServerOptions {
   logger?: Logger;
   /** Also export process metrics (CPU, memory, event loop) on /metrics. Default false. */
   processMetrics?: boolean;
+  /**
+   * Engine.IO sessions (open or opening) per remote address; more get HTTP 429 before engine.io
+   * (limits.ts). 0 = no limit, the default here: embedding code and loopback tests choose; the
+   * `npm run server` CLI defaults to 100 (digest §7).
+   */
+  maxConnectionsPerIp?: number;
+  /** Incoming events a second per socket (token bucket); over it: flat `busy`. 0 = off (default). */
+  maxEventsPerSecond?: number;
+  /** Events a quiet socket may send at once. Default `maxEventsPerSecond` (one second's worth). */
+  eventsBurst?: number;
 }
 
 export interface RunningServer {
@@ -191,6 +209,19 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     versionText,
   });
 
+  // Per-client limits (digest §7 DoS SHOULD), after the version gate and before engine.io.
+  const limitMetrics: LimitMetrics = new LimitMetrics(metrics.registry, () => connLimit.busiest());
+  const connLimit = new ConnectionLimiter(options.maxConnectionsPerIp ?? 0, limitMetrics, logger);
+  engine.on("connection", (session: EngineSession) => connLimit.opened(session.request, session));
+  const eventRate = options.maxEventsPerSecond ?? 0;
+  const eventLimit = new EventRateLimiter(
+    eventRate,
+    options.eventsBurst ?? eventRate,
+    limitMetrics,
+    logger,
+  );
+  nsp.on("connection", (socket) => eventLimit.attach(socket));
+
   const startedAt = Date.now();
   const http = createServer((req, res) => {
     if (isEnginePath(req, enginePath)) {
@@ -199,6 +230,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         metrics.gateRefusals.inc({ code: String(decision.body.code) });
         return writeRefusal(res, decision);
       }
+      const refusal = opensSession(req) ? connLimit.admit(req, res) : null;
+      if (refusal) return writeLimitRefusal(res, refusal);
       return engine.handleRequest(req, res);
     }
     void serveHttp(req, res).catch((err: unknown) => {
@@ -217,6 +250,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       metrics.gateRefusals.inc({ code: String(decision.body.code) });
       return writeUpgradeRefusal(socket, decision);
     }
+    const refusal = opensSession(req) ? connLimit.admit(req, socket) : null;
+    if (refusal) return writeUpgradeLimitRefusal(socket, refusal);
     engine.handleUpgrade(req, socket, head);
   });
 
@@ -259,7 +294,16 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const port = typeof address === "object" && address ? address.port : 0;
   const urlHost = host.includes(":") ? `[${host}]` : host;
   logger.info(
-    { host, port, path: enginePath, namespace: NAMESPACE, auth: provider.name, maxHttpBufferSize },
+    {
+      host,
+      port,
+      path: enginePath,
+      namespace: NAMESPACE,
+      auth: provider.name,
+      maxHttpBufferSize,
+      maxConnectionsPerIp: connLimit.max,
+      maxEventsPerSecond: eventRate,
+    },
     "server listening",
   );
 
@@ -289,6 +333,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     inflight: () => relay.inflight.size,
     close: () => (closing ??= close()),
   };
+}
+
+/** The part of an engine.io session the connection limiter follows. */
+interface EngineSession {
+  readonly request: IncomingMessage;
+  once(event: "close", fn: () => void): unknown;
 }
 
 function isEnginePath(req: IncomingMessage, enginePath: string): boolean {
