@@ -14,6 +14,7 @@
  *   --redis-adapter K         A2C_REDIS_ADAPTER         classic (default) | sharded (Redis >= 7)
  *                             A2C_REDIS_NODE_TTL_MS     dead-node timeout, default 6000
  *   --max-connections-per-ip N A2C_MAX_CONNECTIONS_PER_IP default 100 (0 = no limit)
+ *   --limit-loopback          A2C_LIMIT_LOOPBACK=1      loopback peers count too (default exempt)
  *   --max-events-per-second N A2C_MAX_EVENTS_PER_SECOND  per socket, default 2000 (0 = no limit)
  *   --events-burst N          A2C_EVENTS_BURST          default = --max-events-per-second
  *   (A2C_LOG_LEVEL sets the log level.)
@@ -25,11 +26,11 @@ import type { ServerOptions } from "./server.ts";
 export const USAGE = `usage: npm run server -- [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
   [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
   [--relay-timeout-ms 30000] [--redis URL [--redis-prefix a2c] [--redis-adapter classic|sharded]]
-  [--max-connections-per-ip 100] [--max-events-per-second 2000] [--events-burst N]
+  [--max-connections-per-ip 100] [--limit-loopback] [--max-events-per-second 2000] [--events-burst N]
 Each flag can also come from the environment: A2C_HOST, A2C_PORT, A2C_PATH,
 A2C_MAX_HTTP_BUFFER_SIZE, A2C_TOKENS (comma-separated), A2C_TOKENS_FILE, A2C_NO_AUTH,
 A2C_RELAY_TIMEOUT_MS, A2C_REDIS_URL, A2C_REDIS_PREFIX, A2C_REDIS_ADAPTER (and
-A2C_REDIS_NODE_TTL_MS), A2C_MAX_CONNECTIONS_PER_IP, A2C_MAX_EVENTS_PER_SECOND,
+A2C_REDIS_NODE_TTL_MS), A2C_MAX_CONNECTIONS_PER_IP, A2C_LIMIT_LOOPBACK, A2C_MAX_EVENTS_PER_SECOND,
 A2C_EVENTS_BURST. Flags win over the environment. 0 turns a limit off.`;
 
 /**
@@ -91,6 +92,7 @@ export async function configFromArgs(
         "redis-prefix": { type: "string" },
         "redis-adapter": { type: "string" },
         "max-connections-per-ip": { type: "string" },
+        "limit-loopback": { type: "boolean" },
         "max-events-per-second": { type: "string" },
         "events-burst": { type: "string" },
         help: { type: "boolean", short: "h" },
@@ -156,6 +158,8 @@ export async function configFromArgs(
       0,
       1_000_000,
     ) ?? CLI_LIMIT_DEFAULTS.maxEventsPerSecond;
+  if (v["limit-loopback"] === true || truthy(env.A2C_LIMIT_LOOPBACK))
+    options.exemptLoopback = false;
   const burst = integer("--events-burst", v["events-burst"] ?? env.A2C_EVENTS_BURST, 1, 10_000_000);
   if (burst !== undefined) options.eventsBurst = burst;
   const redisUrl = v.redis ?? env.A2C_REDIS_URL;

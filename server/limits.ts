@@ -64,6 +64,11 @@ export function clientAddress(req: IncomingMessage): string {
   return raw.startsWith("::ffff:") ? raw.slice(7) : raw;
 }
 
+/** 127.0.0.0/8 and ::1 (after `clientAddress` folded IPv4-mapped addresses). */
+export function isLoopback(address: string): boolean {
+  return address === "::1" || /^127\.\d+\.\d+\.\d+$/.test(address);
+}
+
 /** True when the request would open an Engine.IO session (engine.io: `if (!req._query.sid)`). */
 export function opensSession(req: IncomingMessage): boolean {
   try {
@@ -96,6 +101,8 @@ export class ConnectionLimiter {
   constructor(
     /** 0 = no limit (sessions are still counted for the gauge). */
     readonly max: number,
+    /** Loopback peers are counted but never refused (same host: see docs/configuration.md). */
+    readonly exemptLoopback: boolean,
     private readonly metrics: LimitMetrics,
     private readonly logger: Logger,
   ) {}
@@ -115,7 +122,8 @@ export class ConnectionLimiter {
   admit(req: IncomingMessage, done: ServerResponse | Duplex): Refusal | null {
     const address = clientAddress(req);
     let state = this.byAddress.get(address);
-    if (this.max > 0 && state && state.held >= this.max) {
+    const limited = this.max > 0 && !(this.exemptLoopback && isLoopback(address));
+    if (limited && state && state.held >= this.max) {
       this.metrics.refusals.inc({ limit: "connections_per_ip" });
       this.warn(address, state);
       return {

@@ -83,6 +83,11 @@ export interface ServerOptions {
    * `npm run server` CLI defaults to 100 (digest §7).
    */
   maxConnectionsPerIp?: number;
+  /**
+   * Loopback peers (127.0.0.0/8, ::1) are exempt from `maxConnectionsPerIp`: they are this host
+   * (tests, the stack, a same-host reverse proxy carrying every client). Default true.
+   */
+  exemptLoopback?: boolean;
   /** Incoming events a second per socket (token bucket); over it: flat `busy`. 0 = off (default). */
   maxEventsPerSecond?: number;
   /** Events a quiet socket may send at once. Default `maxEventsPerSecond` (one second's worth). */
@@ -211,7 +216,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
   // Per-client limits (digest §7 DoS SHOULD), after the version gate and before engine.io.
   const limitMetrics: LimitMetrics = new LimitMetrics(metrics.registry, () => connLimit.busiest());
-  const connLimit = new ConnectionLimiter(options.maxConnectionsPerIp ?? 0, limitMetrics, logger);
+  const connLimit = new ConnectionLimiter(
+    options.maxConnectionsPerIp ?? 0,
+    options.exemptLoopback ?? true,
+    limitMetrics,
+    logger,
+  );
   engine.on("connection", (session: EngineSession) => connLimit.opened(session.request, session));
   const eventRate = options.maxEventsPerSecond ?? 0;
   const eventLimit = new EventRateLimiter(

@@ -13,6 +13,9 @@ void test("CLI defaults, env, flags and 0", async () => {
   assert.equal(dflt.maxEventsPerSecond, 2000);
   assert.deepEqual(CLI_LIMIT_DEFAULTS, { maxConnectionsPerIp: 100, maxEventsPerSecond: 2000 });
   assert.equal(dflt.eventsBurst, undefined, "burst follows the rate unless set");
+  assert.equal(dflt.exemptLoopback, undefined, "loopback exempt (startServer's default)");
+  assert.equal((await configFromArgs([...AUTH, "--limit-loopback"], {})).exemptLoopback, false);
+  assert.equal((await configFromArgs(AUTH, { A2C_LIMIT_LOOPBACK: "1" })).exemptLoopback, false);
 
   const env = {
     A2C_MAX_CONNECTIONS_PER_IP: "0",

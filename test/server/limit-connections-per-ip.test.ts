@@ -12,7 +12,8 @@ import { ServerHarness } from "../support/server-harness.ts";
 const MAX = 3;
 let h: ServerHarness;
 before(async () => {
-  h = await ServerHarness.start({ maxConnectionsPerIp: MAX });
+  // Every peer of this test is on loopback, which is exempt unless told otherwise.
+  h = await ServerHarness.start({ maxConnectionsPerIp: MAX, exemptLoopback: false });
 });
 after(() => h.close());
 
