@@ -1,44 +1,66 @@
 /**
- * `npm run soak -- [--minutes 10] [--out reports/soak-<ts>]`: mixed traffic against a stack in
- * child processes (Server, three Computers with the demo MCP server), for N minutes:
- *   - load Agents (offices soak-load-1/2): verified pulls, tool calls with sidebanded PNGs,
- *     SKILL.md reads, downloads cancelled midway;
- *   - a probe Agent (office soak-probe) pulling 64 KiB chunks one at a time: p99 chunk latency
- *     unloaded (first 10% of the run) vs under load (goal ≤ 2x);
- *   - RSS of every process sampled each second; at the end, open file descriptors per process
- *     (/proc/<pid>/fd) and this process's active handles.
- * Writes report.md, report.json and rss.svg, and exits 1 when RSS or fds grow beyond the stated
- * bounds or any transfer fails verification.
+ * `npm run soak -- [--minutes 10] [--out reports/soak-<ts>] [--many 64] [--burst 1000]`: mixed
+ * traffic against a stack where every role is its own process, as real users run it: the Server,
+ * one Computer per load office (the demo MCP server on the mix ones), 64 "many" Computers in one
+ * process, and the Agents (test/soak/agent-proc.ts):
+ *   - probe (office soak-probe): 64 KiB chunks one at a time for the whole run;
+ *   - mix ×2 (soak-load-1/2): verified pulls, PNG tool calls, SKILL.md reads, cancelled pulls;
+ *   - burst (soak-burst): rounds of 1,000 `client:get_blob` at once, each answered chunk or busy;
+ *   - many: rounds of 64 Agents (offices soak-many-*) pulling at once, verified.
+ * After a warm-up the run alternates quiet and loaded phases (schedule.ts); loaders work only in
+ * loaded phases. Issue 11: "other Agents' p99 chunk latency stays within 2x of the unloaded
+ * value" — the soak FAILS when p99(loaded) / p99(quiet) of the probe exceeds 2.
+ * Every child loads test/soak/trace.ts (per-hop timestamps of the probe's requests, event-loop
+ * delay, CPU, run-queue wait), so the report says where the probe's latency goes.
+ * Also sampled: RSS of every process each second; fds per process at the first loaded phase and
+ * at the end. Writes report.md, report.json and rss.svg; exits 1 on any violation.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { AgentClient } from "../../agent/client.ts";
 import { writeDemoMcpConfig } from "../../scripts/stack/demo-data.ts";
 import {
   ROOT,
   rssOf,
   spawnComputerProc,
   spawnServer,
+  spawnTs,
   type Proc,
 } from "../support/reliability-procs.ts";
 import { writeSkill } from "../support/reliability-stack.ts";
+import type { AgentResult } from "./agent-proc.ts";
+import { Activity, hopTable, latency, median, procTable, readTraces } from "./analyze.ts";
+import { markdown, svg, type RssRow, type SoakReport } from "./report.ts";
+import { makeSchedule } from "./schedule.ts";
 
 const TOKEN = randomBytes(16).toString("hex");
 /** Bounds (stated in the report): RSS of the last quarter ≤ first quarter × 1.5 + 48 MB; fds +16. */
 const RSS_FACTOR = 1.5;
 const RSS_SLACK = 48 * 1024 * 1024;
 const FD_SLACK = 16;
+/** Issue 11: p99 under load within 2x of the unloaded value. */
+const MAX_RATIO = 2;
+const MIN_SAMPLES = 300;
+const TRACE = join(ROOT, "test", "soak", "trace.ts");
 
 const { values } = parseArgs({
-  options: { minutes: { type: "string", default: "10" }, out: { type: "string" } },
+  options: {
+    minutes: { type: "string", default: "10" },
+    out: { type: "string" },
+    many: { type: "string", default: "64" },
+    burst: { type: "string", default: "1000" },
+  },
 });
 const minutes = Number(values.minutes);
 if (!(minutes > 0)) throw new Error("--minutes must be a positive number");
 const stamp = new Date().toISOString().replace(/[:.]/g, "-");
 const outDir = values.out ?? join(ROOT, "reports", `soak-${stamp}`);
+
+/** Every child process, by role (killed on the way out, whatever happened). */
+const procs: Record<string, Proc> = {};
 
 function fdCount(pid: number): number {
   try {
@@ -47,249 +69,190 @@ function fdCount(pid: number): number {
     return -1;
   }
 }
-function p99(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))] ?? NaN;
-}
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1] ?? 0;
 
 async function main(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "a2c-soak-"));
+  const traceDir = join(dir, "trace");
+  mkdirSync(traceDir);
   const home = join(dir, "home");
   const root = await writeSkill(home, "data", {});
-  const files: Record<string, { size: number; sha: string }> = {};
+  const sums: Record<string, string> = {};
   for (const [name, size] of [
-    ["f1.bin", 1 << 20],
-    ["f4.bin", 4 << 20],
+    ["f1", 1 << 20],
+    ["f4", 4 << 20],
+    ["f300k", 300_000],
   ] as const) {
     const bytes = randomBytes(size);
-    writeFileSync(join(root, name), bytes);
-    files[name] = { size, sha: createHash("sha256").update(bytes).digest("hex") };
+    writeFileSync(join(root, `${name}.bin`), bytes);
+    sums[name] = createHash("sha256").update(bytes).digest("hex");
   }
   writeDemoMcpConfig(join(dir, "mcp.json"), ROOT);
-  const env = { A2C_LOG_LEVEL: "warn" };
-  const server = await spawnServer(0, { A2C_TOKENS: TOKEN, ...env });
-  const procs: Record<string, Proc> = { server: server.proc };
-  const offices = ["soak-probe", "soak-load-1", "soak-load-2"];
-  for (const office of offices) {
-    procs[office] = spawnComputerProc({
+  const env = (role: string): NodeJS.ProcessEnv => ({
+    A2C_LOG_LEVEL: "warn",
+    A2C_SOAK_TRACE: traceDir,
+    A2C_SOAK_ROLE: role,
+  });
+  // Every soak user shares 127.0.0.1 (real users do not): no per-address session limit.
+  const serverEnv = { A2C_TOKENS: TOKEN, A2C_MAX_CONNECTIONS_PER_IP: "0", ...env("server") };
+  const server = await spawnServer(0, serverEnv, [TRACE]);
+  procs.server = server.proc;
+  const many = Number(values.many);
+  const pcs: [string, string, boolean][] = [
+    ["pc-probe", "soak-probe", false],
+    ["pc-load-1", "soak-load-1", true],
+    ["pc-load-2", "soak-load-2", true],
+    ["pc-burst", "soak-burst", false],
+  ];
+  for (const [key, office, mcp] of pcs) {
+    procs[key] = spawnComputerProc({
       url: server.url,
       office,
       name: "pc",
       token: TOKEN,
       skills: home,
       stateDir: join(dir, `state-${office}`),
-      env,
-      extra: ["--mcp-config", join(dir, "mcp.json")],
+      env: env(key),
+      extra: mcp ? ["--mcp-config", join(dir, "mcp.json")] : [],
+      preload: [TRACE],
     });
   }
-  const agents = await Promise.all(
-    offices.map(async (office) => {
-      const a = new AgentClient({ url: server.url, token: TOKEN, name: `agent-${office}` });
-      await a.connect();
-      await a.joinOffice(office);
-      await a.waitForComputer("pc", { timeoutMs: 120_000 });
-      return a;
-    }),
-  );
-  const [probe, ...loaders] = agents as [AgentClient, ...AgentClient[]];
-  const counts = { pulls: 0, tools: 0, pngs: 0, skills: 0, cancels: 0, failures: [] as string[] };
-  const samples: { t: number; rss: Record<string, number> }[] = [];
-  const t0 = Date.now();
-  const endAt = t0 + minutes * 60_000;
-  const baselineEnd = t0 + Math.max(10_000, minutes * 6_000);
-  let loadOn = false;
+  const common = ["--url", server.url, "--token", TOKEN];
+  if (many > 0) {
+    procs["pcs-many"] = spawnTs(
+      "test/soak/computers-proc.ts",
+      [...common, "--skills", home, "--state", join(dir, "state-many"), "--count", String(many)],
+      env("pcs-many"),
+      [TRACE],
+    );
+  }
+  const schedFile = join(dir, "schedule.json");
+  const agentArgs: [string, string[]][] = [
+    ["agent-probe", ["--role", "probe", "--office", "soak-probe"]],
+    ["agent-mix-1", ["--role", "mix", "--office", "soak-load-1"]],
+    ["agent-mix-2", ["--role", "mix", "--office", "soak-load-2"]],
+    ["agent-burst", ["--role", "burst", "--office", "soak-burst", "--burst", values.burst]],
+  ];
+  if (many > 0) agentArgs.push(["agent-many", ["--role", "many", "--count", String(many)]]);
+  const agents: Record<string, Proc> = {};
+  for (const [key, args] of agentArgs) {
+    const out = join(dir, `${key}.json`);
+    agents[key] = procs[key] = spawnTs(
+      "test/soak/agent-proc.ts",
+      [...common, ...args, "--schedule", schedFile, "--out", out, "--sums", JSON.stringify(sums)],
+      env(key),
+      [TRACE],
+    );
+  }
+  await Promise.all(Object.values(agents).map((p) => p.waitFor(/^ready$/m, 300_000)));
 
+  const schedule = makeSchedule(Date.now() + 500, minutes * 60_000);
+  writeFileSync(schedFile, JSON.stringify(schedule));
+  const t0 = schedule.start;
+  const samples: { t: number; rss: Record<string, number> }[] = [];
   const sampler = setInterval(() => {
     const rss: Record<string, number> = {};
     for (const [k, p] of Object.entries(procs)) rss[k] = rssOf(p.child.pid ?? 0);
     samples.push({ t: (Date.now() - t0) / 1000, rss });
   }, 1_000);
-
-  // Probe: sequential 64 KiB chunks of f1.bin, latencies split by phase.
-  const lat = { unloaded: [] as number[], loaded: [] as number[] };
-  const probeHandle = (await probe.getSkill("pc", "data", "f1.bin")).blob_handle!;
-  const probeLoop = (async () => {
-    let offset = 0;
-    while (Date.now() < endAt) {
-      const s = performance.now();
-      await probe.getBlobChunk("pc", probeHandle, { offset, maxChunkBytes: 65_536, binary: false });
-      const ms = performance.now() - s;
-      if (Date.now() < baselineEnd) lat.unloaded.push(ms);
-      else if (loadOn) lat.loaded.push(ms);
-      offset = (offset + 65_536) % files["f1.bin"]!.size;
-    }
-  })();
-
-  const loadLoop = async (agent: AgentClient, seed: number): Promise<void> => {
-    let i = seed;
-    while (Date.now() < endAt) {
-      const kind = i++ % 4;
-      try {
-        if (kind === 0) {
-          const ret = await agent.getSkill("pc", "data", "f4.bin");
-          const { sha } = files["f4.bin"]!;
-          const data = await agent.readBlob("pc", ret.blob_handle!, { expectedSha256: sha });
-          if (createHash("sha256").update(data).digest("hex") !== sha) throw new Error("sha");
-          counts.pulls++;
-        } else if (kind === 1) {
-          const res = await agent.callTool("pc", "demo__png", { width: 256, height: 256 });
-          const img = res.content.find((c) => c.type === "image") as { data?: string } | undefined;
-          if (res.isError || !img?.data) throw new Error("png tool call failed");
-          counts.tools++;
-          counts.pngs++;
-        } else if (kind === 2) {
-          const skill = await agent.getSkill("pc", "data");
-          if (!skill.body?.includes("Body.")) throw new Error("SKILL.md body");
-          counts.skills++;
-        } else {
-          const ret = await agent.getSkill("pc", "data", "f4.bin");
-          const ac = new AbortController();
-          const p = agent.readBlob("pc", ret.blob_handle!, {
-            signal: ac.signal,
-            onProgress: (pr) => pr.bytes > 1 << 20 && ac.abort(),
-          });
-          await p.then(
-            () => undefined,
-            (err: unknown) => {
-              if ((err as Error).name !== "AbortError") throw err;
-            },
-          );
-          counts.cancels++;
-        }
-      } catch (err) {
-        counts.failures.push(`${kind}: ${(err as Error).message}`);
-      }
-    }
-  };
-
-  await new Promise((r) => setTimeout(r, Math.max(0, baselineEnd - Date.now())));
-  loadOn = true;
-  for (const [k, p] of Object.entries(procs)) fdStart[k] = fdCount(p.child.pid ?? 0);
-  const loadStartSample = samples.length;
-  const loads = loaders.flatMap((a, k) => [loadLoop(a, k), loadLoop(a, k + 2)]);
-  await Promise.all([probeLoop, ...loads]);
-  loadOn = false;
-  // fds after warm-up vs at the end (after a quiet second).
-  await new Promise((r) => setTimeout(r, 1_000));
+  const fdsAt = (): Record<string, number> =>
+    Object.fromEntries(Object.entries(procs).map(([k, p]) => [k, fdCount(p.child.pid ?? 0)]));
+  const firstLoaded = schedule.phases.find((p) => p.loaded)!.from;
+  let fdStart: Record<string, number> = {};
+  let fdEnd: Record<string, number> = {};
+  const fdTimers = [
+    setTimeout(() => (fdStart = fdsAt()), firstLoaded + 2_000 - Date.now()),
+    setTimeout(() => (fdEnd = fdsAt()), schedule.end - 1_000 - Date.now()),
+  ];
+  const exits = await Promise.all(
+    Object.entries(agents).map(async ([k, p]) => {
+      await p.exited;
+      return [k, p.child.exitCode] as const;
+    }),
+  );
   clearInterval(sampler);
-  const fds: Record<string, number> = {};
-  for (const [k, p] of Object.entries(procs)) fds[k] = fdCount(p.child.pid ?? 0);
-  const fdsStartSampleNote = "fds at the end; start figures were sampled at load start";
+  fdTimers.forEach(clearTimeout);
+  await sleep(1_500); // the last trace flush of the server and Computers
 
   const verdicts: string[] = [];
-  const rssReport: Record<string, { first: number; last: number; max: number; ok: boolean }> = {};
-  const loaded = samples.slice(loadStartSample);
-  const q = Math.max(1, Math.floor(loaded.length / 4));
+  const results: AgentResult[] = [];
+  for (const [k, code] of exits) {
+    if (code !== 0) {
+      verdicts.push(`${k} exited with ${code}: ${agents[k]!.output().slice(-500)}`);
+      continue;
+    }
+    results.push(JSON.parse(readFileSync(join(dir, `${k}.json`), "utf8")) as AgentResult);
+  }
+  const counts: Record<string, number> = {};
+  const failures: string[] = [];
+  for (const r of results) {
+    for (const [k, n] of Object.entries(r.counts)) counts[k] = (counts[k] ?? 0) + n;
+    failures.push(...r.failures);
+  }
+  if ((counts.failures ?? 0) > 0) verdicts.push(`${counts.failures} operations failed`);
+  const activity = new Activity(results.flatMap((r) => r.activity));
+  const lat = latency(schedule, activity, results.find((r) => r.role === "probe")?.lat ?? []);
+  if (lat.samples.quiet < MIN_SAMPLES || lat.samples.loaded < MIN_SAMPLES)
+    verdicts.push(
+      `too few probe samples (quiet ${lat.samples.quiet}, loaded ${lat.samples.loaded})`,
+    );
+  if (!(lat.ratio <= MAX_RATIO))
+    verdicts.push(
+      `probe p99 chunk latency under load ${lat.loaded_p99.toFixed(1)} ms is ${lat.ratio.toFixed(2)}x the quiet ${lat.quiet_p99.toFixed(1)} ms (issue 11: ≤ ${MAX_RATIO}x)`,
+    );
+  const traces = readTraces(traceDir);
+
+  const rss: Record<string, RssRow> = {};
+  const loadedSamples = samples.filter((s) => s.t * 1000 + t0 >= firstLoaded);
+  const q = Math.max(1, Math.floor(loadedSamples.length / 4));
   for (const k of Object.keys(procs)) {
-    const first = median(loaded.slice(0, q).map((s) => s.rss[k] ?? 0));
-    const last = median(loaded.slice(-q).map((s) => s.rss[k] ?? 0));
+    const first = median(loadedSamples.slice(0, q).map((s) => s.rss[k] ?? 0));
+    const last = median(loadedSamples.slice(-q).map((s) => s.rss[k] ?? 0));
     const max = Math.max(...samples.map((s) => s.rss[k] ?? 0));
     const ok = last <= first * RSS_FACTOR + RSS_SLACK;
-    rssReport[k] = { first, last, max, ok };
+    rss[k] = { first, last, max, ok };
     if (!ok) verdicts.push(`${k}: RSS grew ${first} → ${last}`);
   }
-  for (const [k, n] of Object.entries(fds))
+  for (const [k, n] of Object.entries(fdEnd))
     if (n > (fdStart[k] ?? n) + FD_SLACK) verdicts.push(`${k}: fds grew ${fdStart[k]} → ${n}`);
-  if (counts.failures.length > 0) verdicts.push(`${counts.failures.length} transfers failed`);
-  const ratio = p99(lat.loaded) / p99(lat.unloaded);
 
-  const report = {
+  const report: SoakReport = {
     minutes,
-    bounds: { rss: `last quarter ≤ first quarter × ${RSS_FACTOR} + 48 MB`, fds: `+${FD_SLACK}` },
-    counts,
-    latency_ms: {
-      unloaded_p99: p99(lat.unloaded),
-      loaded_p99: p99(lat.loaded),
-      ratio,
-      samples: [lat.unloaded.length, lat.loaded.length],
-      goal: "ratio ≤ 2",
+    bounds: {
+      rss: `last quarter ≤ first quarter × ${RSS_FACTOR} + 48 MB`,
+      fds: `end ≤ first loaded phase + ${FD_SLACK}`,
+      latency: `probe p99 loaded ≤ ${MAX_RATIO} × quiet, ≥ ${MIN_SAMPLES} samples each`,
     },
-    rss: rssReport,
-    fds: { start: fdStart, end: fds, note: fdsStartSampleNote },
-    active_handles_soak_process: (
-      process as unknown as { _getActiveHandles(): unknown[] }
-    )._getActiveHandles().length,
+    counts,
+    latency_ms: { ...lat, goal: `ratio ≤ ${MAX_RATIO}` },
+    hops: hopTable(schedule, activity, traces).rows,
+    procs: procTable(schedule, activity, traces),
+    rss,
+    fds: { start: fdStart, end: fdEnd },
+    failures,
     verdicts,
     ok: verdicts.length === 0,
   };
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, "report.json"), JSON.stringify({ ...report, samples }, null, 2));
+  writeFileSync(
+    join(outDir, "report.json"),
+    JSON.stringify({ ...report, schedule, samples }, null, 2),
+  );
   writeFileSync(join(outDir, "rss.svg"), svg(samples, Object.keys(procs)));
   writeFileSync(join(outDir, "report.md"), markdown(report));
   console.log(`soak report: ${outDir} (${report.ok ? "ok" : "FAILED: " + verdicts.join("; ")})`);
 
-  await Promise.all(agents.map((a) => a.close()));
-  for (const p of Object.values(procs)) await p.kill("SIGTERM");
   rmSync(dir, { recursive: true, force: true });
   return report.ok ? 0 : 1;
 }
 
-/** fds per process at load start (filled by the sampler hook below). */
-const fdStart: Record<string, number> = {};
-
-function svg(samples: { t: number; rss: Record<string, number> }[], keys: string[]): string {
-  const W = 800;
-  const H = 300;
-  const maxT = Math.max(1, ...samples.map((s) => s.t));
-  const maxR = Math.max(1, ...samples.flatMap((s) => keys.map((k) => s.rss[k] ?? 0)));
-  const colors = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e"];
-  const lines = keys.map((k, i) => {
-    const pts = samples
-      .map(
-        (s) =>
-          `${((s.t / maxT) * (W - 60) + 50).toFixed(1)},${(H - 30 - ((s.rss[k] ?? 0) / maxR) * (H - 50)).toFixed(1)}`,
-      )
-      .join(" ");
-    return `<polyline fill="none" stroke="${colors[i % 4]}" points="${pts}"/><text x="${60 + i * 150}" y="15" fill="${colors[i % 4]}">${k}</text>`;
-  });
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">
-<text x="5" y="${H / 2}">RSS</text><text x="${W / 2}" y="${H - 5}">seconds (max ${maxT.toFixed(0)}; RSS max ${(maxR / 1e6).toFixed(0)} MB)</text>
-<line x1="50" y1="${H - 30}" x2="${W - 10}" y2="${H - 30}" stroke="#888"/><line x1="50" y1="20" x2="50" y2="${H - 30}" stroke="#888"/>
-${lines.join("\n")}
-</svg>
-`;
-}
-
-function markdown(r: {
-  minutes: number;
-  counts: object;
-  latency_ms: { unloaded_p99: number; loaded_p99: number; ratio: number; samples: number[] };
-  rss: Record<string, { first: number; last: number; max: number; ok: boolean }>;
-  fds: { start: Record<string, number>; end: Record<string, number> };
-  verdicts: string[];
-  ok: boolean;
-}): string {
-  const mb = (n: number): string => (n / 1e6).toFixed(1);
-  return [
-    `# Soak report (${r.minutes} min) — ${r.ok ? "PASS" : "FAIL"}`,
-    "",
-    `Traffic: \`${JSON.stringify(r.counts)}\``,
-    "",
-    `Probe p99 chunk latency: unloaded ${r.latency_ms.unloaded_p99.toFixed(1)} ms, under load ${r.latency_ms.loaded_p99.toFixed(1)} ms → ratio **${r.latency_ms.ratio.toFixed(2)}** (goal ≤ 2: ${r.latency_ms.ratio <= 2 ? "met" : "NOT MET"}; samples ${r.latency_ms.samples.join(" / ")})`,
-    "",
-    "| process | RSS first quarter (MB) | RSS last quarter (MB) | max (MB) | fds start | fds end | ok |",
-    "| --- | --- | --- | --- | --- | --- | --- |",
-    ...Object.entries(r.rss).map(
-      ([k, v]) =>
-        `| ${k} | ${mb(v.first)} | ${mb(v.last)} | ${mb(v.max)} | ${r.fds.start[k]} | ${r.fds.end[k]} | ${v.ok ? "yes" : "NO"} |`,
-    ),
-    "",
-    `Bounds: RSS last quarter ≤ first quarter × ${RSS_FACTOR} + 48 MB; fds ≤ start + ${FD_SLACK}.`,
-    "",
-    "![RSS](rss.svg)",
-    "",
-    r.verdicts.length
-      ? `Verdicts:\n${r.verdicts.map((v) => `- ${v}`).join("\n")}`
-      : "No violations.",
-    "",
-  ].join("\n");
-}
-
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
+void main()
+  .catch((err: unknown) => {
     console.error(err);
-    process.exit(1);
-  },
-);
+    for (const [k, p] of Object.entries(procs))
+      console.error(`--- ${k} (exit ${p.child.exitCode}):\n${p.output().slice(-600)}`);
+    return 1;
+  })
+  .then(async (code) => {
+    await Promise.all(Object.values(procs).map((p) => p.kill("SIGTERM")));
+    process.exit(code);
+  });

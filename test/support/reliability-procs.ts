@@ -20,8 +20,15 @@ export interface Proc {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
-  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, script), ...args], {
+/** `script` under tsx; `preload` modules (after tsx, so they may be TypeScript) load first. */
+export function spawnTs(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  preload: string[] = [],
+): Proc {
+  const imports = ["tsx", ...preload].flatMap((m) => ["--import", m]);
+  const child = spawn(process.execPath, [...imports, join(ROOT, script), ...args], {
     cwd: ROOT,
     env: { ...process.env, NODE_TEST_CONTEXT: "", A2C_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -79,8 +86,9 @@ export function spawnTs(script: string, args: string[], env: NodeJS.ProcessEnv =
 export async function spawnServer(
   port: number,
   env: NodeJS.ProcessEnv,
+  preload: string[] = [],
 ): Promise<{ proc: Proc; url: string }> {
-  const proc = spawnTs("server/main.ts", ["--port", String(port)], env);
+  const proc = spawnTs("server/main.ts", ["--port", String(port)], env, preload);
   const m = await proc.waitFor(/listening on (http:\/\/\S+)/);
   return { proc, url: m[1]! };
 }
@@ -95,6 +103,7 @@ export function spawnComputerProc(args: {
   stateDir: string;
   env?: NodeJS.ProcessEnv;
   extra?: string[];
+  preload?: string[];
 }): Proc {
   return spawnTs(
     "computer/main.ts",
@@ -116,6 +125,7 @@ export function spawnComputerProc(args: {
       ...(args.extra ?? []),
     ],
     args.env,
+    args.preload,
   );
 }
 

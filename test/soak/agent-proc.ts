@@ -1,0 +1,216 @@
+/**
+ * One soak Agent process (real users run their Agents in their own processes, so the probe's
+ * latency must not include the loaders' base64 decoding and hashing on the same event loop).
+ *
+ *   --role probe  office soak-probe: 64 KiB base64 chunks of f1.bin one at a time, the whole run;
+ *                 records [wall start ms, latency ms] of every chunk.
+ *   --role mix    one office: two loops of verified 4 MiB pulls, PNG tool calls, SKILL.md reads
+ *                 and pulls cancelled midway, during loaded phases.
+ *   --role burst  office soak-burst: rounds of BURST `client:get_blob` fired at once (issue 11:
+ *                 "one Agent firing 1,000 client:get_blob requests at once"); every answer must
+ *                 be a chunk or a clear busy (500, details.reason "busy").
+ *   --role many   N Agents (offices soak-many-1..N): rounds of all N pulling f300k.bin at once,
+ *                 verified (issue 11: "64 Agents pulling at once").
+ * Loaders record the wall-time interval of every operation (round) as activity, so the analysis
+ * can tell quiet probe samples from ones that overlapped load. Prints "ready" once connected,
+ * waits for the schedule file, runs, writes --out (JSON) and exits.
+ */
+import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { parseArgs } from "node:util";
+import { AgentClient } from "../../agent/client.ts";
+import { ProtocolError } from "../../agent/errors.ts";
+import { awaitSchedule, untilLoaded, type Schedule } from "./schedule.ts";
+
+const { values: a } = parseArgs({
+  options: {
+    role: { type: "string" },
+    url: { type: "string" },
+    token: { type: "string" },
+    office: { type: "string", default: "" },
+    count: { type: "string", default: "64" },
+    burst: { type: "string", default: "1000" },
+    schedule: { type: "string" },
+    out: { type: "string" },
+    sums: { type: "string" },
+  },
+});
+const sums = JSON.parse(a.sums ?? "{}") as Record<string, string>;
+
+export interface AgentResult {
+  role: string;
+  lat?: [number, number][];
+  activity: [number, number][];
+  counts: Record<string, number>;
+  failures: string[];
+}
+const result: AgentResult = { role: a.role ?? "", activity: [], counts: {}, failures: [] };
+const inc = (k: string, n = 1): void => {
+  result.counts[k] = (result.counts[k] ?? 0) + n;
+};
+const fail = (what: string, err: unknown): void => {
+  if (result.failures.length < 50) result.failures.push(`${what}: ${(err as Error).message}`);
+  inc("failures");
+};
+
+async function agentIn(office: string, name: string): Promise<AgentClient> {
+  const agent = new AgentClient({ url: a.url!, token: a.token!, name });
+  await agent.connect();
+  await agent.joinOffice(office);
+  await agent.waitForComputer("pc", { timeoutMs: 180_000 });
+  return agent;
+}
+
+/** Runs `op` and records its wall interval as activity. */
+async function active<T>(op: () => Promise<T>): Promise<T> {
+  const from = Date.now();
+  try {
+    return await op();
+  } finally {
+    result.activity.push([from, Date.now()]);
+  }
+}
+
+async function probe(agent: AgentClient, s: Schedule): Promise<void> {
+  const handle = (await agent.getSkill("pc", "data", "f1.bin")).blob_handle!;
+  const lat: [number, number][] = (result.lat = []);
+  let offset = 0;
+  while (Date.now() < s.end) {
+    const wall = Date.now();
+    const t = performance.now();
+    await agent.getBlobChunk("pc", handle, { offset, maxChunkBytes: 65_536, binary: false });
+    lat.push([wall, performance.now() - t]);
+    offset = (offset + 65_536) % (1 << 20);
+  }
+}
+
+async function mixLoop(agent: AgentClient, s: Schedule, seed: number): Promise<void> {
+  let i = seed;
+  while (await untilLoaded(s)) {
+    const kind = i++ % 4;
+    try {
+      await active(async () => {
+        if (kind === 0) {
+          const ret = await agent.getSkill("pc", "data", "f4.bin");
+          const data = await agent.readBlob("pc", ret.blob_handle!, { expectedSha256: sums.f4 });
+          if (createHash("sha256").update(data).digest("hex") !== sums.f4) throw new Error("sha");
+          inc("pulls");
+        } else if (kind === 1) {
+          const res = await agent.callTool("pc", "demo__png", { width: 256, height: 256 });
+          const img = res.content.find((c) => c.type === "image") as { data?: string } | undefined;
+          if (res.isError || !img?.data) throw new Error("png tool call failed");
+          inc("pngs");
+        } else if (kind === 2) {
+          const skill = await agent.getSkill("pc", "data");
+          if (!skill.body?.includes("Body.")) throw new Error("SKILL.md body");
+          inc("skills");
+        } else {
+          const ret = await agent.getSkill("pc", "data", "f4.bin");
+          const ac = new AbortController();
+          await agent
+            .readBlob("pc", ret.blob_handle!, {
+              signal: ac.signal,
+              onProgress: (pr) => pr.bytes > 1 << 20 && ac.abort(),
+            })
+            .catch((err: unknown) => {
+              if ((err as Error).name !== "AbortError") throw err;
+            });
+          inc("cancels");
+        }
+      });
+    } catch (err) {
+      fail(`mix ${kind}`, err);
+    }
+  }
+}
+
+async function burst(agent: AgentClient, s: Schedule, n: number): Promise<void> {
+  while (await untilLoaded(s)) {
+    await active(async () => {
+      const handle = (await agent.getSkill("pc", "data", "f1.bin")).blob_handle!;
+      const answers = await Promise.allSettled(
+        Array.from({ length: n }, (_, i) =>
+          agent.getBlobChunk("pc", handle, {
+            offset: (i * 65_536) % (1 << 20),
+            maxChunkBytes: 65_536,
+            binary: false,
+          }),
+        ),
+      );
+      inc("burst_rounds");
+      for (const r of answers) {
+        if (r.status === "fulfilled") inc("burst_chunks");
+        else if (isBusy(r.reason)) inc("burst_busy");
+        else fail("burst", r.reason);
+      }
+    }).catch((err: unknown) => fail("burst round", err));
+    await sleep(2_000);
+  }
+}
+
+function isBusy(err: unknown): boolean {
+  return (
+    err instanceof ProtocolError &&
+    err.code === 500 &&
+    (err.details as { reason?: unknown } | undefined)?.reason === "busy"
+  );
+}
+
+async function many(agents: AgentClient[], s: Schedule): Promise<void> {
+  while (await untilLoaded(s)) {
+    await active(() =>
+      Promise.all(
+        agents.map(async (agent) => {
+          try {
+            const ret = await agent.getSkill("pc", "data", "f300k.bin");
+            const data = await agent.readBlob("pc", ret.blob_handle!, {
+              expectedSha256: sums.f300k,
+            });
+            if (createHash("sha256").update(data).digest("hex") !== sums.f300k)
+              throw new Error("sha");
+            inc("many_pulls");
+          } catch (err) {
+            fail("many", err);
+          }
+        }),
+      ),
+    );
+    inc("many_rounds");
+    await sleep(2_000);
+  }
+}
+
+async function main(): Promise<void> {
+  const agents: AgentClient[] = [];
+  if (a.role === "many") {
+    const n = Number(a.count);
+    for (let i = 0; i < n; i += 16) {
+      const batch = Array.from({ length: Math.min(16, n - i) }, (_, k) => i + k + 1);
+      agents.push(
+        ...(await Promise.all(batch.map((k) => agentIn(`soak-many-${k}`, `agent-many-${k}`)))),
+      );
+    }
+  } else {
+    const name = a.role === "probe" ? "agent-probe" : `agent-${a.office}`;
+    agents.push(await agentIn(a.office ?? "", name));
+  }
+  process.stdout.write("ready\n");
+  const s = await awaitSchedule(a.schedule!);
+  const [first] = agents as [AgentClient];
+  if (a.role === "probe") await probe(first, s);
+  else if (a.role === "mix") await Promise.all([mixLoop(first, s, 0), mixLoop(first, s, 2)]);
+  else if (a.role === "burst") await burst(first, s, Number(a.burst));
+  else if (a.role === "many") await many(agents, s);
+  else throw new Error(`unknown --role ${a.role}`);
+  writeFileSync(a.out!, JSON.stringify(result));
+  await Promise.all(agents.map((x) => x.close()));
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`agent-proc ${a.role}: ${(err as Error).stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);
