@@ -28,35 +28,42 @@ export class RawArgs {
 /** Strings longer than this are not copied into the skeleton that JSON.parse validates. */
 const LONG_STRING = 64;
 
-/** Anything that makes the fast check unsure: an escape or a control character. */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what it looks for
-const UNSURE = /[\u0000-\u001f\\]/;
+/**
+ * The content of a string token up to its closing quote when it has no escape and no control
+ * character. Sticky and greedy: V8 runs it as one tight loop (~0.3 ns a character here), where an
+ * unanchored search for the first bad character (`/[\x00-\x1f\\]/.test`) costs ten times more
+ * than JSON.parse itself.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it excludes
+const PLAIN_CONTENT = /[^\u0000-\u001f"\\]*/y;
 
-/** Skeleton marker prefix: a value starting with a backslash cannot come from the text itself. */
+/** Skeleton marker prefix: a value starting with a backslash cannot come from a plain token. */
 const MARK = "\\";
 
 /**
  * Checks that `json` is a JSON array and measures its first argument's `blob` / `body` string.
  * Returns the byte count, or null if the text is not a JSON array.
  *
- * Fast path (every ack socket.io-client's JSON.stringify writes for a chunk): when the text holds
- * no backslash and no control character, every string token is `"…"` with no escape inside, so the
- * tokens are found with indexOf and any content between the quotes is valid string content. The
+ * Fast path (every ack socket.io-client's JSON.stringify writes for a chunk): each string token is
+ * found with indexOf and its content consumed by PLAIN_CONTENT. When every token is plain (no
+ * escape, no control character), any content between its quotes is valid string content, so the
  * text is valid JSON exactly when its skeleton — the text with each long string replaced by a
- * short marker string — is, and that skeleton is a few hundred bytes for a chunk ack. Otherwise
- * (escapes, control characters) the whole text goes through JSON.parse, as socket.io would.
+ * short marker string — is; that skeleton is a few hundred bytes for a chunk ack. Any other
+ * token (escapes, control characters, no closing quote) sends the whole text through JSON.parse,
+ * as socket.io would.
  */
 export function checkAckJson(json: string): number | null {
   if (json.charCodeAt(0) !== 0x5b /* [ */) return null;
-  if (UNSURE.test(json)) return fullCheck(json);
   const lengths: number[] = [];
   let skeleton = "";
   let from = 0;
   for (;;) {
     const open = json.indexOf('"', from);
     if (open < 0) break;
-    const close = json.indexOf('"', open + 1);
-    if (close < 0) return null; // an unterminated string
+    PLAIN_CONTENT.lastIndex = open + 1;
+    PLAIN_CONTENT.test(json);
+    const close = PLAIN_CONTENT.lastIndex;
+    if (json.charCodeAt(close) !== 0x22 /* " */) return fullCheck(json);
     if (close - open - 1 > LONG_STRING) {
       skeleton += `${json.slice(from, open)}"${MARK}${MARK}${lengths.length}"`;
       lengths.push(close - open - 1);
