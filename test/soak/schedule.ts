@@ -18,18 +18,23 @@ export interface Schedule {
   phases: Phase[];
 }
 
-/** Cycles of `cycleMs` (one third quiet, then loaded) from `start` for `durationMs`. */
+/**
+ * Cycles of `cycleMs` (one third quiet, then loaded) from `start` for `durationMs`, ending with a
+ * quiet phase (the end-of-run descriptor count is taken with no load in flight).
+ */
 export function makeSchedule(start: number, durationMs: number, warmupMs = 5_000): Schedule {
   const cycleMs = Math.min(60_000, Math.max(30_000, Math.round(durationMs / 6)));
   const quietMs = Math.round(cycleMs / 3);
   const end = start + durationMs;
+  const cycles = Math.max(1, Math.floor((durationMs - warmupMs - quietMs) / cycleMs));
   const phases: Phase[] = [{ from: start, to: start + warmupMs, loaded: false }];
-  for (let t = start + warmupMs; t < end; t += cycleMs) {
-    phases.push({ from: t, to: Math.min(end, t + quietMs), loaded: false });
-    if (t + quietMs < end)
-      phases.push({ from: t + quietMs, to: Math.min(end, t + cycleMs), loaded: true });
+  let t = start + warmupMs;
+  for (let k = 0; k < cycles; k++, t += cycleMs) {
+    phases.push({ from: t, to: t + quietMs, loaded: false });
+    phases.push({ from: t + quietMs, to: t + cycleMs, loaded: true });
   }
-  return { start, end, phases };
+  phases.push({ from: t, to: Math.max(end, t + quietMs), loaded: false });
+  return { start, end: Math.max(end, t + quietMs), phases };
 }
 
 export function phaseAt(s: Schedule, t: number): Phase | undefined {

@@ -20,15 +20,22 @@ export interface Proc {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** `script` under tsx; `preload` modules (after tsx, so they may be TypeScript) load first. */
+/**
+ * `script` under tsx; `preload` modules (after tsx, so they may be TypeScript) load first. With
+ * `nice` > 0 the process (every thread of it) runs at that lower CPU priority (nice(1) execs node,
+ * so the pid is node's).
+ */
 export function spawnTs(
   script: string,
   args: string[],
   env: NodeJS.ProcessEnv = {},
   preload: string[] = [],
+  nice = 0,
 ): Proc {
   const imports = ["tsx", ...preload].flatMap((m) => ["--import", m]);
-  const child = spawn(process.execPath, [...imports, join(ROOT, script), ...args], {
+  const argv = [process.execPath, ...imports, join(ROOT, script), ...args];
+  if (nice > 0) argv.unshift("nice", "-n", String(nice));
+  const child = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     env: { ...process.env, NODE_TEST_CONTEXT: "", A2C_LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -104,6 +111,7 @@ export function spawnComputerProc(args: {
   env?: NodeJS.ProcessEnv;
   extra?: string[];
   preload?: string[];
+  nice?: number;
 }): Proc {
   return spawnTs(
     "computer/main.ts",
@@ -126,6 +134,7 @@ export function spawnComputerProc(args: {
     ],
     args.env,
     args.preload,
+    args.nice,
   );
 }
 
