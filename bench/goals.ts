@@ -34,7 +34,8 @@ function defaultsGoal(r: Report): Goal {
   const sdk = sweep?.sdk.find((x) => x.carriage === "base64");
   const first = sweep?.buffers[0];
   const base64 = first?.points.filter((p) => p.carriage === "base64") ?? [];
-  if (!sweep || !sdk || base64.length === 0) {
+  const atBest = sweep?.sdkAtBest ?? [];
+  if (!sweep || !sdk || base64.length === 0 || atBest.length === 0) {
     return {
       id: "defaults",
       text,
@@ -44,21 +45,25 @@ function defaultsGoal(r: Report): Goal {
       why: why(r.sections.sweep, "sweep") || "no SDK run",
     };
   }
-  const best = base64.reduce((a, b) => (b.mbps > a.mbps ? b : a));
-  const overall = [...(first?.points ?? [])].reduce((a, b) => (b.mbps > a.mbps ? b : a));
-  const ratio = sdk.result.mbps / best.mbps;
+  // Like-for-like: SDK whole reads on both sides (same loop, same final sha256), medians of
+  // interleaved reads. The raw sweep only nominates the candidate settings.
+  const best = atBest.reduce((a, b) => (b.medianMbps > a.medianMbps ? b : a));
+  const ratio = sdk.medianMbps / best.medianMbps;
   const met = ratio >= 0.9;
+  const rawBest = base64.reduce((a, b) => (b.mbps > a.mbps ? b : a));
   const bin = sweep.sdk.find((x) => x.carriage === "binary");
+  const reads = (x: { perReadMbps: number[] }): string =>
+    x.perReadMbps.map((v) => v.toFixed(0)).join("/");
   return {
     id: "defaults",
     text,
     status: met ? "met" : "missed",
-    measured: `${pct(ratio)} (SDK defaults ${sdk.result.mbps.toFixed(1)} MB/s vs best base64 point ${best.mbps.toFixed(1)} MB/s at ${formatBytes(best.chunkBytes)} w${best.window})`,
-    evidence: `SDK readBlob, defaults (base64, ${formatBytes(sdk.chunkBytes)}, window ${sdk.window}), ${sdk.result.reads} verified whole reads; judged in spec (base64) mode, binary being an opt-in extension. Best point overall: ${overall.carriage} ${formatBytes(overall.chunkBytes)} w${overall.window} ${overall.mbps.toFixed(1)} MB/s${bin ? `; SDK with binary opt-in: ${bin.result.mbps.toFixed(1)} MB/s` : ""}.`,
+    measured: `${pct(ratio)} (SDK defaults median ${sdk.medianMbps.toFixed(1)} MB/s vs SDK at the best sweep point ${formatBytes(best.chunkBytes)} w${best.window} median ${best.medianMbps.toFixed(1)} MB/s)`,
+    evidence: `Both sides are SDK whole reads (readBlob loop, final sha256 included), ${sdk.perReadMbps.length} verified reads each, interleaved round by round, median per side (defaults ${reads(sdk)} MB/s; ${atBest.map((x) => `${formatBytes(x.chunkBytes)} w${x.window}: ${reads(x)}`).join("; ")}). Candidates: the ${atBest.length} best raw base64 sweep points (raw best ${formatBytes(rawBest.chunkBytes)} w${rawBest.window} ${rawBest.mbps.toFixed(1)} MB/s, one ${r.meta.plan.pointMs} ms point each). Judged in spec (base64) mode, binary being an opt-in extension${bin ? `; SDK defaults with binary opt-in: median ${bin.medianMbps.toFixed(1)} MB/s` : ""}.`,
     ...(met
       ? {}
       : {
-          why: `the SDK's whole-read loop (one ${formatBytes(sweep.fileBytes)} destination Buffer per read, first chunk alone before the window opens, final sha256 pass) costs more than the raw driver at the best point; or the best point uses a bigger chunk/window than the defaults. Fix: default chunk/window to the best point if it is stable across runs (see section 8), reuse destination buffers.`,
+          why: `with the same whole-read loop on both sides, the difference is the settings: the best point uses a bigger chunk or window than the defaults (${formatBytes(sdk.chunkBytes)} w${sdk.window}). Fix: move the defaults to that point if it wins again in the next runs (section 8 recommends the smallest chunk and window within 90% of the best).`,
         }),
   };
 }

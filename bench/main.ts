@@ -20,6 +20,7 @@ import { runRewrites } from "./sections/rewrites.ts";
 import { runComputerCost } from "./sections/computer-cost.ts";
 import { runHttpSurface } from "./sections/http-surface.ts";
 import { runCapacity } from "./sections/capacity.ts";
+import { runTwoNode } from "./sections/two-node.ts";
 import { evaluateGoals } from "./goals.ts";
 import { closeSharedStacks } from "./stack/harness.ts";
 import { buildBlocks } from "./report/build.ts";
@@ -35,6 +36,7 @@ const SECTIONS: Array<[SectionId, (ctx: Ctx) => Promise<unknown>]> = [
   ["rewrites", runRewrites],
   ["computerCost", runComputerCost],
   ["http", runHttpSurface],
+  ["twoNode", runTwoNode],
   ["capacity", runCapacity],
 ];
 
@@ -54,7 +56,7 @@ function parseArgs(argv: string[]): Args {
       args.only = (argv[++i] ?? "").split(",").filter(Boolean) as SectionId[];
     else if (a === "--help" || a === "-h") {
       console.log(
-        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,manyAgents,rewrites,computerCost,http,capacity]",
+        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,manyAgents,rewrites,computerCost,http,twoNode,capacity]",
       );
       process.exit(0);
     } else {

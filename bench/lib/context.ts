@@ -22,6 +22,7 @@ export type SectionId =
   | "rewrites"
   | "computerCost"
   | "http"
+  | "twoNode"
   | "capacity";
 
 export type SectionOutcome =

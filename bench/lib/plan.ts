@@ -28,6 +28,21 @@ export interface Plan {
   smallResourceBytes: number;
   perChunkSamples: number;
   autocannonSec: number;
+  /**
+   * The default-settings goal: whole SDK reads per setting (interleaved; the median counts), and
+   * how many of the best raw sweep points are re-measured as SDK whole reads.
+   */
+  sdkReads: number;
+  sdkBestCandidates: number;
+  /** Section twoNode: one node vs Agent and Computer on two nodes over Redis. */
+  twoNode: {
+    fileBytes: number;
+    /** Interleaved repetitions of every point (one whole read each); the median counts. */
+    reps: number;
+    carriages: Array<"base64" | "binary">;
+    /** Agents pulling at once in the concurrent case (0: not measured). */
+    concurrent: number;
+  };
 }
 
 export function makePlan(quick: boolean): Plan {
@@ -51,6 +66,10 @@ export function makePlan(quick: boolean): Plan {
       smallResourceBytes: MiB,
       perChunkSamples: 40,
       autocannonSec: 1,
+      sdkReads: 3,
+      sdkBestCandidates: 1,
+      // CI exercises the section (three placements, Redis, CPU sampling); speed is not judged.
+      twoNode: { fileBytes: 2 * MiB, reps: 2, carriages: ["base64"], concurrent: 0 },
     };
   }
   return {
@@ -72,5 +91,8 @@ export function makePlan(quick: boolean): Plan {
     smallResourceBytes: MiB,
     perChunkSamples: 300,
     autocannonSec: 4,
+    sdkReads: 5,
+    sdkBestCandidates: 3,
+    twoNode: { fileBytes: 32 * MiB, reps: 5, carriages: ["base64", "binary"], concurrent: 4 },
   };
 }

@@ -13,6 +13,8 @@ interface StartArgs {
   token: string;
   pingIntervalMs?: number;
   pingTimeoutMs?: number;
+  /** A node of a Redis cluster (issue 10) instead of the in-memory single process. */
+  redis?: { url: string; prefix: string };
 }
 
 serve({
@@ -25,6 +27,7 @@ serve({
       tokens: [a.token],
       ...(a.pingIntervalMs ? { pingIntervalMs: a.pingIntervalMs } : {}),
       ...(a.pingTimeoutMs ? { pingTimeoutMs: a.pingTimeoutMs } : {}),
+      ...(a.redis ? { redis: { url: a.redis.url, prefix: a.redis.prefix } } : {}),
     });
     return { url: server.url };
   },

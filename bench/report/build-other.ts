@@ -5,9 +5,10 @@ import type { RewritesData } from "../sections/rewrites.ts";
 import type { ComputerCostData } from "../sections/computer-cost.ts";
 import type { HttpData } from "../sections/http-surface.ts";
 import type { CapacityData } from "../sections/capacity.ts";
+import { PLACEMENTS, type TwoNodeData } from "../sections/two-node.ts";
 import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
-import { f1, f2, mib, ms } from "./format.ts";
+import { f1, f2, mib, ms, pct } from "./format.ts";
 import { barChart } from "./svg.ts";
 import type { Report } from "./types.ts";
 
@@ -165,6 +166,102 @@ function httpBlocks(d: HttpData): Block[] {
   ];
 }
 
+function twoNodeBlocks(d: TwoNodeData): Block[] {
+  const servers = (p: TwoNodeData["points"][number]): string =>
+    p.placement === "memory"
+      ? `${(p.cpu.serverMem ?? 0).toFixed(0)}%`
+      : `A ${(p.cpu.serverA ?? 0).toFixed(0)}% + B ${(p.cpu.serverB ?? 0).toFixed(0)}%`;
+  const blocks: Block[] = [
+    {
+      kind: "para",
+      text: `The same pull in three placements: one in-memory Server (the default mode); one node of a two-node Redis cluster with Agent and Computer both on it; Agent on node A and Computer on node B, so every request and chunk ack crosses Redis (${d.adapter}). Resource ${formatBytes(d.fileBytes)}, SDK whole reads with the default chunk and window of each carriage, every read verified by sha256; ${d.rounds} rounds, placements interleaved with a rotating order; medians. CPU is % of one core over the reads; "ms/MB" is CPU time per MB moved.`,
+    },
+    {
+      kind: "table",
+      head: [
+        "placement",
+        "carriage",
+        "Agents",
+        "chunk / window",
+        "median MB/s",
+        "each round MB/s",
+        "chunk p50 ms",
+        "chunk p99 ms",
+        "Server CPU",
+        "redis-server CPU",
+        "Server ms/MB",
+        "Redis ms/MB",
+      ],
+      rows: d.points.map((p) => [
+        PLACEMENTS[p.placement],
+        p.carriage,
+        String(p.agents),
+        `${formatBytes(p.chunkBytes)} / ${p.window}`,
+        f1(p.medianMbps),
+        p.perRoundMbps.map((x) => x.toFixed(0)).join(", "),
+        ms(p.p50Ms),
+        ms(p.p99Ms),
+        servers(p),
+        p.cpu.redis === undefined ? "–" : `${p.cpu.redis.toFixed(0)}%`,
+        f2(p.serverCpuMsPerMb),
+        p.redisCpuMsPerMb === null ? "–" : f2(p.redisCpuMsPerMb),
+      ]),
+    },
+    {
+      kind: "table",
+      head: [
+        "carriage",
+        "Agents",
+        "cross / one node (MB/s)",
+        "cross / in-memory (MB/s)",
+        "one Redis node / in-memory (MB/s)",
+        "Server CPU per MB, cross / one node",
+      ],
+      rows: d.ratios.map((r) => [
+        r.carriage,
+        String(r.agents),
+        f2(r.crossVsOne),
+        f2(r.crossVsMemory),
+        f2(r.oneVsMemory),
+        f2(r.serverCpuCrossVsOne),
+      ]),
+    },
+  ];
+  const cases = d.ratios.map((r) => ({ carriage: r.carriage, agents: r.agents }));
+  const short: Record<string, string> = {
+    memory: "1 node, memory",
+    redisOne: "1 Redis node",
+    cross: "2 nodes (cross)",
+  };
+  blocks.push({
+    kind: "chart",
+    file: "two-node.svg",
+    alt: "median MB/s by placement: one node vs two nodes over Redis",
+    svg: barChart({
+      title: `One node vs two nodes over Redis: median MB/s (${formatBytes(d.fileBytes)}, SDK defaults)`,
+      yLabel: "MB/s",
+      categories: Object.keys(PLACEMENTS).map((k) => short[k] ?? k),
+      series: cases.map((c) => ({
+        name: `${c.carriage}${c.agents > 1 ? `, ${c.agents} Agents` : ""}`,
+        values: (Object.keys(PLACEMENTS) as Array<keyof typeof PLACEMENTS>).map(
+          (pl) =>
+            d.points.find(
+              (p) => p.placement === pl && p.carriage === c.carriage && p.agents === c.agents,
+            )?.medianMbps ?? NaN,
+        ),
+      })),
+    }),
+  });
+  const base = d.ratios.find((r) => r.carriage === "base64" && r.agents === 1);
+  if (base) {
+    blocks.push({
+      kind: "para",
+      text: `Crossing the bus: a base64 pull from a Computer on another node ran at ${pct(base.crossVsOne)} of the same pull with both on one node, and spent ${f2(base.serverCpuCrossVsOne)}× the Server CPU per MB (both nodes together): each chunk ack is encoded once more (msgpack), published through Redis and decoded again on the requesting node. An Agent and its Computers on one node pay only one registry lookup per request (the one-Redis-node / in-memory column).`,
+    });
+  }
+  return blocks;
+}
+
 function capacityBlocks(d: CapacityData): Block[] {
   const rec = d.recommended;
   const blocks: Block[] = [
@@ -187,6 +284,11 @@ function capacityBlocks(d: CapacityData): Block[] {
               `Recommended with binary carriage: ${formatBytes(d.recommendedBinary.chunkBytes)} chunks, window ${d.recommendedBinary.window}: ${f1(d.recommendedBinary.mbps)} MB/s vs best ${f1(d.recommendedBinary.bestMbps)} MB/s.`,
             ]
           : []),
+        ...(d.crossNode
+          ? [
+              `Crossing nodes (Agent and Computer on different Server nodes over Redis): ${f2(d.crossNode.serverCpuFactor)}× the Server CPU per MB of one in-memory node, i.e. ${f1(d.crossNode.perCoreCrossMbps)} MB/s per Server core; one pull ran at ${pct(d.crossNode.throughputCrossVsOne)} of the one-node speed${d.crossNode.redisCpuMsPerMb !== null ? `; redis-server spends ${f2(d.crossNode.redisCpuMsPerMb)} ms CPU per MB crossing` : ""} (${d.crossNode.source}).`,
+            ]
+          : []),
       ],
     },
     {
@@ -199,6 +301,9 @@ function capacityBlocks(d: CapacityData): Block[] {
         "processes (70% CPU)",
         "2-core nodes",
         "8-core nodes",
+        ...(d.crossNode
+          ? ["processes if every chunk crosses nodes", "2-core nodes (crossing)", "Redis cores"]
+          : []),
       ],
       rows: d.rows.map((r) => [
         String(r.agents),
@@ -208,6 +313,13 @@ function capacityBlocks(d: CapacityData): Block[] {
         String(r.processes),
         String(r.nodes2),
         String(r.nodes8),
+        ...(d.crossNode
+          ? [
+              String(r.processesCross ?? "–"),
+              String(r.nodes2Cross ?? "–"),
+              r.redisCores === null ? "–" : f2(r.redisCores),
+            ]
+          : []),
       ]),
     },
   ];
@@ -226,6 +338,8 @@ export function otherBlocks(id: SectionId, d: unknown, _report: Report): Block[]
       return httpBlocks(d as HttpData);
     case "capacity":
       return capacityBlocks(d as CapacityData);
+    case "twoNode":
+      return twoNodeBlocks(d as TwoNodeData);
     default:
       return [];
   }

@@ -203,6 +203,30 @@ export function sweepBlocks(
       }),
     });
   }
+  const sdkRuns = [...d.sdk, ...(d.sdkAtBest ?? [])];
+  if (sdkRuns.length > 0) {
+    blocks.push({
+      kind: "heading",
+      level: 3,
+      text: "SDK whole reads: defaults vs the best sweep points (the default-settings goal)",
+    });
+    blocks.push({
+      kind: "para",
+      text: "The SDK's own pull loop (`readBlob`: windowed chunks, then the whole-resource sha256), one verified read per setting per round, settings interleaved with a rotating order; median of the rounds. The best raw sweep points only nominate the candidate settings: comparing an SDK whole read with a raw driver point would charge the defaults for the SDK's per-read work (first chunk alone, final hash) that any setting pays.",
+    });
+    blocks.push({
+      kind: "table",
+      head: ["setting", "chunk", "window", "median MB/s", "each read MB/s", "chunk p99 ms"],
+      rows: sdkRuns.map((r) => [
+        r.label,
+        formatBytes(r.chunkBytes),
+        String(r.window),
+        f1(r.medianMbps ?? r.result.mbps),
+        (r.perReadMbps ?? []).map((x) => x.toFixed(0)).join(", "),
+        f1(r.result.latencyMs.p99),
+      ]),
+    });
+  }
   return blocks;
 }
 

@@ -20,6 +20,7 @@ export const SECTION_TITLES: Record<SectionId, string> = {
   rewrites: "6. Consistency under rewrites",
   computerCost: "Computer cost: per-chunk time by resource size, event loop while hashing",
   http: "7. HTTP surface (autocannon)",
+  twoNode: "Two Server nodes over Redis: what crossing the bus costs",
   capacity: "8. Capacity model and recommended defaults",
 };
 
@@ -77,6 +78,7 @@ export function buildBlocks(report: Report): Block[] {
     "rewrites",
     "computerCost",
     "http",
+    "twoNode",
     "capacity",
   ];
   for (const id of order) {
@@ -116,7 +118,7 @@ export function buildBlocks(report: Report): Block[] {
   blocks.push({ kind: "heading", level: 2, text: "How to reproduce" });
   blocks.push({
     kind: "para",
-    text: "`npm run bench` (about 10 minutes on 2 cores) or `npm run bench -- --quick` (1–2 minutes, CI). Options: `--out DIR`, `--only micro,ceiling,...`. Raw numbers of every point are in report.json.",
+    text: "`npm run bench` (about 10 minutes on 2 cores) or `npm run bench -- --quick` (1–2 minutes, CI). Options: `--out DIR`, `--only micro,ceiling,...,twoNode` (twoNode needs `redis-server` on PATH). Raw numbers of every point are in report.json.",
   });
   return blocks;
 }

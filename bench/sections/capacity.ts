@@ -4,6 +4,9 @@
  *   CPU share at that point (a Node Server is one event loop, so one process per core);
  * - per-Agent demand: what one Agent pulls with the SDK defaults when nothing else limits it;
  * - memory per connected office from the many-Agents section;
+ * - the cost of crossing the Redis bus from section twoNode: Server CPU per MB when Agent and
+ *   Computer sit on different nodes vs one in-memory node, and redis-server CPU per MB, so the
+ *   rows also say how many processes (and Redis cores) a load needs when every chunk crosses;
  * - recommended defaults: the smallest chunk and window within 90% of the best base64 point (small
  *   chunks keep ack latency, memory and the page-fault cliff down), with the evidence.
  */
@@ -11,6 +14,7 @@ import { SkipSection, type Ctx } from "../lib/context.ts";
 import { formatBytes } from "../lib/stats.ts";
 import type { ManyAgentsData } from "./many-agents.ts";
 import type { SweepData, SweepPoint } from "./sweep.ts";
+import type { TwoNodeData } from "./two-node.ts";
 
 export interface CapacityRow {
   agents: number;
@@ -21,6 +25,24 @@ export interface CapacityRow {
   processes: number;
   nodes2: number;
   nodes8: number;
+  /** When every chunk crosses nodes (Agent and Computer on different nodes); null: not measured. */
+  processesCross: number | null;
+  nodes2Cross: number | null;
+  /** redis-server cores that traffic needs when it all crosses (Redis runs one core). */
+  redisCores: number | null;
+}
+
+export interface CrossNodeCost {
+  /** Server CPU per MB, Agent and Computer on two nodes (A + B) / one in-memory node. */
+  serverCpuFactor: number;
+  /** Server CPU per MB, one node of a Redis cluster / one in-memory node. */
+  oneNodeFactor: number;
+  redisCpuMsPerMb: number | null;
+  perCoreCrossMbps: number;
+  /** Median MB/s of one pull, cross-node / one Redis node / in-memory. */
+  throughputCrossVsOne: number;
+  throughputCrossVsMemory: number;
+  source: string;
 }
 
 export interface CapacityData {
@@ -47,6 +69,8 @@ export interface CapacityData {
     p99Ms: number;
   } | null;
   rows: CapacityRow[];
+  /** From section twoNode (base64, one Agent); null when it did not run. */
+  crossNode: CrossNodeCost | null;
   notes: string[];
 }
 
@@ -108,18 +132,22 @@ export async function runCapacity(ctx: Ctx): Promise<CapacityData> {
     : undefined;
   const perCoreBinary = binPoint ? binPoint.mbps / serverCpu(binPoint) : null;
   const sdk = sweep.sdk.find((s) => s.carriage === "base64");
-  const demand = sdk?.result.mbps ?? rec.mbps;
+  const demand = sdk?.medianMbps ?? rec.mbps;
   const rssPerOffice =
     many && many.rows.length > 0
       ? (many.rows[many.rows.length - 1]?.serverRssBytes ?? 0) / Math.max(1, many.totalOffices)
       : null;
 
+  const crossNode = crossNodeCost(ctx, perCore);
   const rows: CapacityRow[] = [];
   for (const agents of [10, 100, 1000]) {
     for (const demandMbps of [1, 10, demand]) {
       const totalMbps = agents * demandMbps;
       const cores = totalMbps / perCore;
       const processes = Math.max(1, Math.ceil(cores / TARGET_UTILISATION));
+      const processesCross = crossNode
+        ? Math.max(1, Math.ceil(totalMbps / crossNode.perCoreCrossMbps / TARGET_UTILISATION))
+        : null;
       rows.push({
         agents,
         demandMbps,
@@ -128,6 +156,12 @@ export async function runCapacity(ctx: Ctx): Promise<CapacityData> {
         processes,
         nodes2: Math.ceil(processes / 2),
         nodes8: Math.ceil(processes / 8),
+        processesCross,
+        nodes2Cross: processesCross === null ? null : Math.ceil(processesCross / 2),
+        redisCores:
+          crossNode?.redisCpuMsPerMb != null
+            ? (totalMbps * crossNode.redisCpuMsPerMb) / 1000
+            : null,
       });
     }
   }
@@ -145,10 +179,34 @@ export async function runCapacity(ctx: Ctx): Promise<CapacityData> {
     },
     recommendedBinary: recBin,
     rows,
+    crossNode,
     notes: [
       `Processes are sized at ${TARGET_UTILISATION * 100}% CPU each; one Server process per core (one event loop each). Per-Agent demand "${demand.toFixed(1)}" is what one Agent pulled with the SDK defaults in this run.`,
-      "Several Server processes or nodes need the Redis adapter (issue 10); a chunk relayed between an Agent and a Computer on different nodes crosses the adapter bus (performance anchors A2), so route an office's Agent and Computers to the same node (sticky by office) or budget twice the traffic on Redis.",
+      crossNode
+        ? `Several Server processes or nodes need the Redis adapter (issue 10). Measured in section twoNode: a chunk relayed between an Agent and a Computer on different nodes costs ${crossNode.serverCpuFactor.toFixed(2)}× the Server CPU per MB of one in-memory node (A and B together; one node of a Redis cluster with both on it: ${crossNode.oneNodeFactor.toFixed(2)}×)${crossNode.redisCpuMsPerMb !== null ? ` plus ${crossNode.redisCpuMsPerMb.toFixed(1)} ms of redis-server CPU per MB` : ""}. The "every chunk crosses" columns size for the worst placement; routing an office's Agent and Computers to the same node (sticky by office) keeps the first columns. Redis is one core: above ~0.7 Redis cores, shard (sharded Pub/Sub adapter, Redis Cluster) or keep offices on one node.`
+        : "Several Server processes or nodes need the Redis adapter (issue 10); a chunk relayed between an Agent and a Computer on different nodes crosses the adapter bus (performance anchors A2), so route an office's Agent and Computers to the same node (sticky by office) or budget twice the traffic on Redis. (Section twoNode measures that cost; it did not run.)",
       "The Computer side scales with Computers, not with the Server: its per-chunk time is in the Computer-cost section.",
     ],
+  };
+}
+
+/** The measured price of crossing nodes (section twoNode, base64, one Agent), or null. */
+function crossNodeCost(ctx: Ctx, perCore: number): CrossNodeCost | null {
+  const two =
+    ctx.results.twoNode?.status === "done" ? (ctx.results.twoNode.data as TwoNodeData) : null;
+  if (!two) return null;
+  const at = (placement: string): TwoNodeData["points"][number] | undefined =>
+    two.points.find((p) => p.placement === placement && p.carriage === "base64" && p.agents === 1);
+  const [mem, one, cross] = [at("memory"), at("redisOne"), at("cross")];
+  if (!mem || !one || !cross || !(mem.serverCpuMsPerMb > 0)) return null;
+  const serverCpuFactor = cross.serverCpuMsPerMb / mem.serverCpuMsPerMb;
+  return {
+    serverCpuFactor,
+    oneNodeFactor: one.serverCpuMsPerMb / mem.serverCpuMsPerMb,
+    redisCpuMsPerMb: cross.redisCpuMsPerMb,
+    perCoreCrossMbps: perCore / serverCpuFactor,
+    throughputCrossVsOne: cross.medianMbps / one.medianMbps,
+    throughputCrossVsMemory: cross.medianMbps / mem.medianMbps,
+    source: `section twoNode, base64 SDK defaults, ${formatBytes(two.fileBytes)}, median of ${two.rounds} interleaved rounds: Server CPU ${mem.serverCpuMsPerMb.toFixed(1)} ms/MB in memory, ${one.serverCpuMsPerMb.toFixed(1)} on one Redis node, ${cross.serverCpuMsPerMb.toFixed(1)} across two nodes`,
   };
 }

@@ -68,6 +68,8 @@ export interface SdkReadResult {
   latencyMs: LatencySummary;
   requests: number;
   restarts: number;
+  /** MB/s of each whole read, in order (a median of these is robust to one slow read). */
+  perReadMbps: number[];
   /** Every chunk latency (ms), when asked for (to merge percentiles across Agents). */
   samples?: number[];
 }
@@ -78,6 +80,8 @@ export interface SdkReadArgs {
   sha256: string;
   totalSize: number;
   durationMs: number;
+  /** Exactly this many whole reads (then `durationMs` is ignored). */
+  reads?: number;
   options: Pick<PullOptions, "window" | "chunkBytes" | "binary">;
   raw?: boolean;
 }
@@ -92,19 +96,26 @@ async function sdkRead(args: SdkReadArgs): Promise<SdkReadResult> {
   let bytes = 0;
   let requests = 0;
   let restarts = 0;
+  const perReadMbps: number[] = [];
+  const more = (): boolean =>
+    args.reads !== undefined ? reads < args.reads : performance.now() - start < args.durationMs;
   do {
+    const r0 = performance.now();
     const { value, info } = await readBlobWithInfo(fetcher, s.computer, args.handle, args.options);
+    // The read's own time (the SDK's pull and its final sha256), without the bench's check below.
+    const readSeconds = (performance.now() - r0) / 1000;
     const digest = sha256Hex(value);
     if (digest !== args.sha256 || value.length !== args.totalSize) {
       throw new IntegrityError(
         `SDK read of ${args.totalSize} bytes gave sha256 ${digest}, expected ${args.sha256}`,
       );
     }
+    perReadMbps.push(mbPerSec(value.length, readSeconds));
     reads++;
     bytes += value.length;
     requests += info.stats.requests;
     restarts += info.stats.restarts;
-  } while (performance.now() - start < args.durationMs);
+  } while (more());
   const seconds = (performance.now() - start) / 1000;
   return {
     reads,
@@ -114,6 +125,7 @@ async function sdkRead(args: SdkReadArgs): Promise<SdkReadResult> {
     latencyMs: summarize(latencies),
     requests,
     restarts,
+    perReadMbps,
     ...(args.raw ? { samples: latencies } : {}),
   };
 }
