@@ -1,0 +1,144 @@
+/**
+ * Open descriptors kept between `client:get_blob` requests for the same file, so a chunk costs a
+ * few cheap syscalls on an already-open descriptor instead of open + close (two libuv thread-pool
+ * round trips) every time.
+ *
+ * Reuse never weakens what a fresh open would guarantee. The engine takes a cached descriptor only
+ * after the producer re-authorized the request (every pull) and only when, at that moment:
+ *   - the path still names the descriptor's file: for a sandbox-checked realpath (`canonical`),
+ *     `/proc/self/fd/N` reads back exactly that path (the same check a fresh open gets); otherwise
+ *     `lstat(path)` (last component not followed, like O_NOFOLLOW) has the descriptor's dev:ino;
+ *   - the content signature (dev:ino:size:mtime_ns:ctime_ns) is the one seen when the descriptor
+ *     was opened. Any write, chmod or chown moves ctime, so a changed file is opened afresh and a
+ *     permission change is enforced by that open exactly as before.
+ * Serving the descriptor's bytes is then what a fresh open at the moment of the check would serve.
+ *
+ * Lifetime: entries are reference counted (a descriptor is never closed while a request or a hash
+ * computation reads it, so its number cannot be reused under a reader), bounded in number (LRU),
+ * and closed after `idleMs` without use, so a deleted file's space is not pinned and the process's
+ * descriptor count returns to its base when pulls stop.
+ */
+import { close } from "node:fs";
+
+export interface CachedFd {
+  readonly fd: number;
+  readonly path: string;
+  /** Content signature when opened (see `signatureOf`). */
+  readonly signature: string;
+}
+
+interface Entry extends CachedFd {
+  refs: number;
+  lastUsed: number;
+  /** No longer handed out; closed when the last reader releases it. */
+  dead: boolean;
+}
+
+export const DEFAULT_FD_CACHE_ENTRIES = 16;
+export const DEFAULT_FD_IDLE_MS = 500;
+
+export class FdCache {
+  readonly #byPath = new Map<string, Entry>();
+  readonly #maxEntries: number;
+  readonly #idleMs: number;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  /** Descriptors currently open through the cache (for tests). */
+  open = 0;
+
+  constructor(maxEntries = DEFAULT_FD_CACHE_ENTRIES, idleMs = DEFAULT_FD_IDLE_MS) {
+    this.#maxEntries = Math.max(0, Math.floor(maxEntries));
+    this.#idleMs = idleMs;
+  }
+
+  /** The live entry for `path`, with a reference taken; `undefined` when there is none. */
+  acquire(path: string): CachedFd | undefined {
+    const e = this.#byPath.get(path);
+    if (e === undefined) return undefined;
+    e.refs++;
+    e.lastUsed = performance.now();
+    this.#byPath.delete(path); // refresh LRU position
+    this.#byPath.set(path, e);
+    return e;
+  }
+
+  /**
+   * Adopts a freshly opened, checked descriptor (the caller's reference is taken). With the cache
+   * disabled or closed the entry is simply closed on release.
+   */
+  adopt(fd: number, path: string, signature: string): CachedFd {
+    this.open++;
+    const e: Entry = { fd, path, signature, refs: 1, lastUsed: performance.now(), dead: false };
+    if (this.#closed || this.#maxEntries === 0) {
+      e.dead = true;
+      return e;
+    }
+    const old = this.#byPath.get(path);
+    if (old) this.#kill(old);
+    this.#byPath.set(path, e);
+    this.#trim();
+    this.#arm();
+    return e;
+  }
+
+  /** Drops the caller's reference. */
+  release(c: CachedFd): void {
+    const e = c as Entry;
+    e.refs--;
+    e.lastUsed = performance.now();
+    if (e.dead && e.refs === 0) this.#close(e);
+  }
+
+  /** Stops handing `c` out (its file changed or moved); closed once nobody reads it. */
+  invalidate(c: CachedFd): void {
+    this.#kill(c as Entry);
+  }
+
+  /** Closes every idle descriptor now and the rest as they are released; adopts nothing more. */
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    for (const e of [...this.#byPath.values()]) this.#kill(e);
+  }
+
+  #kill(e: Entry): void {
+    if (!e.dead) {
+      e.dead = true;
+      if (this.#byPath.get(e.path) === e) this.#byPath.delete(e.path);
+    }
+    if (e.refs === 0) this.#close(e);
+  }
+
+  #close(e: Entry): void {
+    e.refs = -1; // closed exactly once
+    this.open--;
+    close(e.fd, () => undefined);
+  }
+
+  #trim(): void {
+    if (this.#byPath.size <= this.#maxEntries) return;
+    for (const e of this.#byPath.values()) {
+      if (this.#byPath.size <= this.#maxEntries) break;
+      if (e.refs === 0) this.#kill(e); // busy entries stay; the limiter bounds them
+    }
+  }
+
+  #arm(): void {
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => this.sweepIdle(), this.#idleMs);
+    this.#timer.unref();
+  }
+
+  /** Closes descriptors unused for `idleMs` as of `now` (the timer calls it; tests may too). */
+  sweepIdle(now = performance.now()): void {
+    const cutoff = now - this.#idleMs;
+    for (const e of [...this.#byPath.values()]) {
+      if (e.refs === 0 && e.lastUsed <= cutoff) this.#kill(e);
+    }
+    if (this.#byPath.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+}

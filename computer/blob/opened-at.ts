@@ -1,0 +1,22 @@
+/**
+ * Where an opened descriptor is (Linux: `/proc/self/fd`). A directory component swapped for a
+ * symlink between a sandbox check and the open (skill.md §9.2 "MUST stay inside realpath(root)")
+ * makes it resolve `elsewhere`; a file renamed over after the open reads as `<path> (deleted)`:
+ * `replaced`. Where /proc is unavailable the O_NOFOLLOW open is the only guard.
+ * Synchronous on purpose: a readlink in /proc is answered from kernel memory in microseconds, far
+ * less than a libuv thread-pool round trip.
+ */
+import { readlinkSync } from "node:fs";
+
+export type OpenedAt = "same" | "replaced" | "elsewhere";
+
+export function openedAtFd(fd: number, path: string): OpenedAt {
+  try {
+    const target = readlinkSync(`/proc/self/fd/${fd}`);
+    if (target === path) return "same";
+    return target === `${path} (deleted)` ? "replaced" : "elsewhere";
+  } catch (err) {
+    const noProc = (err as NodeJS.ErrnoException).code === "ENOENT" && process.platform !== "linux";
+    return noProc ? "same" : "elsewhere";
+  }
+}
