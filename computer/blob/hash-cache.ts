@@ -79,6 +79,20 @@ export class HashCache {
     return "sha256" in result ? result.sha256 : null;
   }
 
+  /**
+   * sha256 of a whole file's bytes that the caller already holds in memory (get_skill reads small
+   * text files whole to inline them). With a `signature`, the caller read the bytes through a
+   * descriptor whose content signature was `signature` before and after the read, and the digest
+   * is recorded for it: a pull of that content then finds it here instead of hashing it again.
+   */
+  fileBytesSha256(signature: string | null, bytes: Buffer): string {
+    const digest = createHash("sha256").update(bytes).digest("hex");
+    this.computations++;
+    this.#metrics?.hashComputations.inc({ path: "inline" });
+    if (signature !== null) this.#remember(signature, digest);
+    return digest;
+  }
+
   /** sha256 of in-memory content (remembered per Buffer object, computed inline). */
   bytesSha256(bytes: Buffer): string {
     let digest = this.#bytesDigests.get(bytes);
@@ -98,13 +112,18 @@ export class HashCache {
     if ("sha256" in result) {
       this.computations++;
       this.#metrics?.hashComputations.inc({ path: pool ? "pool" : "inline" });
-      this.#entries.set(signature, result.sha256);
-      while (this.#entries.size > this.#maxEntries) {
-        const oldest = this.#entries.keys().next().value;
-        if (oldest === undefined) break;
-        this.#entries.delete(oldest);
-      }
+      this.#remember(signature, result.sha256);
     }
     return result;
+  }
+
+  #remember(signature: string, sha256: string): void {
+    this.#entries.delete(signature);
+    this.#entries.set(signature, sha256);
+    while (this.#entries.size > this.#maxEntries) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.#entries.delete(oldest);
+    }
   }
 }

@@ -15,6 +15,8 @@ import {
   type GetSkillsReq,
   type GetSkillsRet,
 } from "../../protocol/index.ts";
+import { posix, win32 } from "node:path";
+import { DEFAULT_SETTLE_MS } from "../blob/engine.ts";
 import type { ComputerConfig, HandleMinter } from "../contracts.ts";
 import { isTextMime, mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
@@ -25,9 +27,12 @@ import {
   isSkillMd,
   openRegular,
   readAt,
+  restat,
   sha256Hex,
+  signatureNow,
   skillMdBody,
   type ContentCache,
+  type OpenedFile,
 } from "./resource.ts";
 import { DEFAULT_REL_PATH, resolveInPackage } from "./sandbox.ts";
 
@@ -39,11 +44,14 @@ export interface SkillDeps {
   registry(): SkillRegistry;
   /** The blob engine's hash cache, when wired: a file hashed at mint is not re-hashed at pull. */
   readonly fileHasher?: FileHasher;
+  /** The engine's settle window (default `DEFAULT_SETTLE_MS`): younger content is not recorded. */
+  readonly settleMs?: number;
 }
 
-/** `HashCache.fileSha256` of `computer/blob/hash-cache.ts` (same signature format). */
+/** `HashCache` of `computer/blob/hash-cache.ts` (same signature format). */
 export interface FileHasher {
   fileSha256(fd: number, signature: string, size: number): Promise<string | null>;
+  fileBytesSha256(signature: string | null, bytes: Buffer): string;
 }
 
 /** The fields of a `skill` handle record: the registry name and the normalized rel_path. */
@@ -68,6 +76,31 @@ function decodeUtf8(bytes: Buffer): string | null {
   }
 }
 
+/**
+ * `details.rel_path` of a 4017: the raw requested value (digest §4.5: optional, diagnostic), but
+ * never an absolute path (POSIX `/…`, or Windows `\\…`, `C:\…`): an error must not carry
+ * anything that reads like a real path on some machine (D23), so those are left out.
+ */
+function echoRelPath(raw: string | undefined): string | undefined {
+  if (raw === undefined || posix.isAbsolute(raw) || win32.isAbsolute(raw)) return undefined;
+  return raw;
+}
+
+/**
+ * sha256 of a small text file read whole. With the engine's cache wired, the digest is recorded
+ * for the file's content signature when that signature held across the read and is old enough to
+ * trust (the engine's settle rule, engine.ts), so a handle minted for it (not valid UTF-8, or an
+ * ack too big to inline) is pulled without hashing the same bytes again.
+ */
+function inlineDigest(file: OpenedFile, bytes: Buffer, deps: SkillDeps): string {
+  const hasher = deps.fileHasher;
+  if (!hasher) return sha256Hex(bytes);
+  const ageMs = Date.now() - Number(file.ctimeNs / 1_000_000n);
+  const settled = ageMs >= (deps.settleMs ?? DEFAULT_SETTLE_MS);
+  const stable = bytes.length === file.size && settled && signatureNow(file) === file.key;
+  return hasher.fileBytesSha256(stable ? file.key : null, bytes);
+}
+
 export async function getSkill(
   req: GetSkillReq,
   deps: SkillDeps,
@@ -79,15 +112,15 @@ export async function getSkill(
   // 2. Exact registry match; unknown or orphaned → 4014 (D22).
   const found = await deps.registry().lookup(req.name);
   if (!found || found.orphaned) return skillNotFound(req.name);
-  // 3. Sandbox. details.rel_path is the raw requested value (diagnostic, D23: never a real path).
+  // 3. Sandbox. details.rel_path is the raw requested value unless absolute (echoRelPath).
   const sandboxed = await resolveInPackage(found.entry.root, req.rel_path);
   if (!sandboxed.ok) {
     if (sandboxed.reason === "root_gone") return skillNotFound(req.name);
-    return skillResourceNotAccessible(sandboxed.reason, req.rel_path);
+    return skillResourceNotAccessible(sandboxed.reason, echoRelPath(req.rel_path));
   }
   const relPath = sandboxed.relPath;
   const file = await openRegular(sandboxed.target);
-  if (!file) return skillResourceNotAccessible("not_found", req.rel_path);
+  if (!file) return skillResourceNotAccessible("not_found", echoRelPath(req.rel_path));
   const mime = mimeForPath(relPath);
   const text = isTextMime(mime);
   let totalSize: number;
@@ -98,20 +131,30 @@ export async function getSkill(
     if (isSkillMd(relPath)) {
       const stripped = file.size - (await frontmatterLength(file));
       if (stripped > config.maxSize) {
-        return skillResourceNotAccessible("too_large", req.rel_path, stripped);
+        return skillResourceNotAccessible("too_large", echoRelPath(req.rel_path), stripped);
       }
       ({ bytes, sha256 } = await skillMdBody(file, deps.cache));
       totalSize = bytes.length;
     } else {
       if (file.size > config.maxSize) {
-        return skillResourceNotAccessible("too_large", req.rel_path, file.size);
+        return skillResourceNotAccessible("too_large", echoRelPath(req.rel_path), file.size);
       }
       if (text && file.size <= config.inlineBudget) {
         bytes = await readAt(file.fh, 0, file.size);
-        sha256 = sha256Hex(bytes);
+        sha256 = inlineDigest(file, bytes, deps);
         totalSize = bytes.length;
       } else {
-        const shared = await deps.fileHasher?.fileSha256(file.fh.fd, file.key, file.size);
+        // The engine's cache (and pool for big files): a handle minted here is pulled without
+        // hashing the same content again (one hash per content, D18).
+        let shared = await deps.fileHasher?.fileSha256(file.fh.fd, file.key, file.size);
+        if (shared === null) {
+          // Changed while hashed: once more with the new content before the local fallback.
+          restat(file);
+          if (file.size > config.maxSize) {
+            return skillResourceNotAccessible("too_large", echoRelPath(req.rel_path), file.size);
+          }
+          shared = await deps.fileHasher?.fileSha256(file.fh.fd, file.key, file.size);
+        }
         if (typeof shared === "string") [sha256, totalSize] = [shared, file.size];
         else ({ sha256, size: totalSize } = await fileSha256(file, deps.cache, signal));
       }

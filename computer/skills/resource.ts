@@ -10,8 +10,9 @@
  * instead of a re-read (the upstream SDK re-hashes per chunk).
  */
 import { createHash } from "node:crypto";
-import { constants, type BigIntStats } from "node:fs";
+import { constants, fstatSync, type BigIntStats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
+import { openedAtFd } from "../blob/opened-at.ts";
 import { MAX_FRONTMATTER_BYTES, splitFrontmatter } from "./frontmatter.ts";
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -79,26 +80,58 @@ export interface OpenedFile {
   fh: FileHandle;
   size: number;
   key: string;
+  /** ctime of the content signature `key` (ns since the epoch). */
+  ctimeNs: bigint;
 }
 
+/** Opens after an atomic rename-over before giving up (each sees newer content). */
+const OPEN_ATTEMPTS = 3;
+
+/**
+ * Opens `target`, a realpath the sandbox just checked, and makes sure the descriptor is that
+ * file: a directory component swapped for a symlink between the check and the open would
+ * otherwise let a read escape the package ("MUST stay inside realpath(root)"), so a descriptor
+ * that resolves anywhere else is not servable (the same /proc check the blob engine runs).
+ */
 export async function openRegular(target: string): Promise<OpenedFile | null> {
-  let fh: FileHandle;
-  try {
-    fh = await open(target, OPEN_FLAGS);
-  } catch {
-    return null; // vanished, swapped for a symlink (ELOOP), permissions...
-  }
-  try {
-    const st = await fh.stat({ bigint: true });
-    if (!st.isFile()) {
-      await fh.close();
-      return null;
+  for (let attempt = 0; attempt < OPEN_ATTEMPTS; attempt++) {
+    let fh: FileHandle;
+    try {
+      fh = await open(target, OPEN_FLAGS);
+    } catch {
+      return null; // vanished, swapped for a symlink (ELOOP), permissions...
     }
-    return { fh, size: Number(st.size), key: signature(st) };
-  } catch (err) {
-    await fh.close();
-    throw err;
+    try {
+      const where = openedAtFd(fh.fd, target);
+      if (where !== "same") {
+        await fh.close();
+        if (where === "replaced") continue; // renamed over after the open: open the new one
+        return null;
+      }
+      // fstat of an open descriptor: a cheap syscall, not worth a thread-pool round trip.
+      const st = fstatSync(fh.fd, { bigint: true });
+      if (!st.isFile()) {
+        await fh.close();
+        return null;
+      }
+      return { fh, size: Number(st.size), key: signature(st), ctimeNs: st.ctimeNs };
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
   }
+  return null;
+}
+
+/** The content signature of `file` now (fstat of its descriptor). */
+export function signatureNow(file: OpenedFile): string {
+  return signature(fstatSync(file.fh.fd, { bigint: true }));
+}
+
+/** Re-reads `file`'s size and signature from its descriptor (after it changed under a read). */
+export function restat(file: OpenedFile): void {
+  const st = fstatSync(file.fh.fd, { bigint: true });
+  [file.size, file.key, file.ctimeNs] = [Number(st.size), signature(st), st.ctimeNs];
 }
 
 /** Reads up to `length` bytes from `position`; shorter if the file shrank meanwhile. */

@@ -31,6 +31,8 @@ export interface SkillServiceOptions {
   onRefresh?: () => void;
   /** The engine's `HashCache`: shares mint-time hashes with pull time (one hash per content). */
   fileHasher?: FileHasher;
+  /** The engine's settle window, when not the default (tests). */
+  settleMs?: number;
 }
 
 export interface SkillService extends ComputerService {
@@ -82,6 +84,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
     cache,
     registry: () => registry,
     ...(opts.fileHasher ? { fileHasher: opts.fileHasher } : {}),
+    ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}),
   };
   // Rebuilds are serialized, so an older scan can never replace a newer registry.
   let building: Promise<void> = Promise.resolve();
