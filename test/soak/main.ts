@@ -119,7 +119,7 @@ async function main(): Promise<number> {
       token: TOKEN,
       skills: home,
       stateDir: join(dir, `state-${office}`),
-      env: env(key),
+      env: { ...env(key), A2C_LOG_LEVEL: "info" }, // "joined office" is an info line
       extra: mcp ? ["--mcp-config", join(dir, "mcp.json")] : [],
       preload: [TRACE],
       nice: key === "pc-probe" ? 0 : loadersNice,
@@ -135,6 +135,12 @@ async function main(): Promise<number> {
       loadersNice,
     );
   }
+  // Agents start once every Computer is in its office: an Agent's waitForComputer that raced the
+  // Computer's join was seen to miss it (180 s timeout) in 2 of ~8 soak starts.
+  await Promise.all([
+    ...pcs.map(([key]) => procs[key]!.waitFor(/joined office/, 300_000)),
+    ...(many > 0 ? [procs["pcs-many"]!.waitFor(/^ready$/m, 300_000)] : []),
+  ]);
   const schedFile = join(dir, "schedule.json");
   const agentArgs: [string, string[]][] = [
     ["agent-probe", ["--role", "probe", "--office", "soak-probe"]],
