@@ -53,6 +53,8 @@ const { values } = parseArgs({
     many: { type: "string", default: "64" },
     burst: { type: "string", default: "1000" },
     "loaders-nice": { type: "string", default: "10" },
+    /** A/A control: the same schedule with no load at all (the ratio's noise floor). */
+    control: { type: "boolean", default: false },
   },
 });
 const minutes = Number(values.minutes);
@@ -149,6 +151,7 @@ async function main(): Promise<number> {
     ["agent-burst", ["--role", "burst", "--office", "soak-burst", "--burst", values.burst]],
   ];
   if (many > 0) agentArgs.push(["agent-many", ["--role", "many", "--count", String(many)]]);
+  if (values.control) agentArgs.splice(1);
   const agents: Record<string, Proc> = {};
   for (const [key, args] of agentArgs) {
     const out = join(dir, `${key}.json`);
@@ -239,7 +242,9 @@ async function main(): Promise<number> {
     bounds: {
       rss: `last quarter ≤ first quarter × ${RSS_FACTOR} + 48 MB`,
       fds: `end of the last quiet phase ≤ end of the first quiet phase after load + ${FD_SLACK}`,
-      loaders: `load processes at nice ${loadersNice}`,
+      loaders: values.control
+        ? "CONTROL run: no load in the loaded phases"
+        : `load processes at nice ${loadersNice}`,
       latency: `probe p99 loaded ≤ ${MAX_RATIO} × quiet, ≥ ${MIN_SAMPLES} samples each`,
     },
     counts,
