@@ -46,7 +46,10 @@ export interface Producer {
    * not have this producer's shape resolve to `null` (→ `invalid_handle`). Never trusts a path
    * from the handle: the producer's own checks run again (defence in depth).
    */
-  resolve(fields: HandleFields, signal?: AbortSignal): Promise<ResolveResult | null>;
+  resolve(
+    fields: HandleFields,
+    ctx?: Partial<Pick<RequestContext, "signal">>,
+  ): Promise<ResolveResult | null>;
 }
 
 /** What producers need from the engine at mint time. */
@@ -60,7 +63,10 @@ export interface HandleMinter {
 
 /** Passed to every `client:*` handler. */
 export interface RequestContext {
-  /** Aborted when the Computer shuts down or the request is cancelled. */
+  /**
+   * Aborted when the Computer shuts down or the request is cancelled. The dispatcher makes it
+   * on first read: read it only when it is needed (producers get the context, not the signal).
+   */
   readonly signal: AbortSignal;
   readonly log: Logger;
 }

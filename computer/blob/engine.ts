@@ -206,7 +206,7 @@ export class BlobEngine implements HandleMinter {
     if (release === null) return busy("Too many blob reads in flight; retry later");
     try {
       // 2–3. The producer re-applies its own authorization and says where the bytes are.
-      const resolved = await producer.resolve(opened.fields, ctx?.signal);
+      const resolved = await producer.resolve(opened.fields, ctx);
       if (resolved === null) return fail("invalid_handle");
       if (!resolved.ok) return fail(resolved.reason);
       const source = resolved.source;
@@ -377,6 +377,12 @@ export class BlobEngine implements HandleMinter {
   #chunkLength(req: GetBlobReq, envelope: ChunkEnvelope, remaining: number): number | null {
     const requested = req.max_chunk_bytes;
     const wanted = requested === undefined || requested <= 0 ? this.#defaultChunk : requested;
+    // Far below the limit even with the worst-case envelope: the exact cap (a JSON.stringify of
+    // the envelope per chunk) cannot be smaller than `wanted`.
+    // (Binary over polling travels base64'd by engine.io, so it is counted as base64.)
+    const raw = req.blob_format === "binary" && this.#transport() === "websocket";
+    const carried = raw ? wanted : 4 * Math.ceil(wanted / 3);
+    if (carried + envelopeBound(envelope) <= this.#limit) return Math.min(wanted, remaining);
     const cap = maxChunkBytes({
       maxHttpBufferSize: this.#limit,
       envelope,
@@ -396,6 +402,17 @@ export class BlobEngine implements HandleMinter {
     this.#metrics?.blobBytes.inc(n);
     return ret;
   }
+}
+
+/**
+ * An upper bound of an ack's bytes besides the chunk (protocol/sizing.ts counts them exactly):
+ * every UTF-16 unit of the strings escaped as `\uXXXX` (6 bytes), two numbers of at most 24
+ * characters, and 512 bytes for keys, punctuation, `eof`, `blob_format`, the binary placeholder,
+ * the polling prefix and the socket.io / engine.io framing (namespace, ack id), which need < 250.
+ */
+function envelopeBound(e: ChunkEnvelope): number {
+  const chars = e.blob_handle.length + e.mime_type.length + e.sha256.length + e.req_id.length;
+  return 6 * chars + 2 * 24 + 512;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -45,8 +45,17 @@ export interface OpenedHandle {
   fields: HandleFields;
 }
 
+/**
+ * Handles opened recently, by wire string. Opening is a pure function of (key, handle), so a
+ * remembered result is exactly what a fresh AES-GCM open would return; only handles that
+ * authenticated are kept (a forged one is decided afresh every time, still with no I/O). It saves
+ * a decipher per chunk: an Agent pulls the same handle at many offsets.
+ */
+const OPENED_CACHE_ENTRIES = 1024;
+
 export class HandleCodec {
   readonly #key: Buffer;
+  readonly #opened = new Map<string, OpenedHandle>();
 
   constructor(key: Buffer) {
     if (key.length !== KEY_BYTES) throw new Error(`handle key must be ${KEY_BYTES} bytes`);
@@ -76,6 +85,19 @@ export class HandleCodec {
 
   /** The record inside `handle`, or `null` when it does not authenticate. Pure: no I/O. */
   open(handle: string): OpenedHandle | null {
+    const known = this.#opened.get(handle);
+    if (known !== undefined) return known;
+    const opened = this.#open(handle);
+    if (opened !== null) {
+      if (this.#opened.size >= OPENED_CACHE_ENTRIES) {
+        this.#opened.delete(this.#opened.keys().next().value!); // oldest first
+      }
+      this.#opened.set(handle, opened);
+    }
+    return opened;
+  }
+
+  #open(handle: string): OpenedHandle | null {
     if (handle.length === 0 || handle.length > MAX_HANDLE_CHARS || !BASE64URL.test(handle)) {
       return null;
     }
@@ -108,7 +130,8 @@ export class HandleCodec {
     const [kind, fields] = record as [unknown, unknown];
     if (typeof kind !== "string" || !HANDLE_KINDS.includes(kind as HandleKind)) return null;
     if (!isFieldRecord(fields)) return null;
-    return { kind: kind as HandleKind, fields };
+    // Frozen: the same record is handed to every later open of this handle.
+    return Object.freeze({ kind: kind as HandleKind, fields: Object.freeze(fields) });
   }
 }
 
