@@ -94,6 +94,8 @@ export interface AgentClientEvents {
 export interface RequestOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Runs on the raw ack arguments inside socket.io's callback, before any promise sees them. */
+  onAck?: (args: unknown[]) => void;
 }
 
 interface Pending {
@@ -280,6 +282,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     payload: unknown,
     timeoutMs: number,
     signal?: AbortSignal,
+    onAck?: (args: unknown[]) => void,
   ): Promise<unknown[]> {
     return new Promise<unknown[]>((resolve, reject) => {
       const socket = this.socket;
@@ -309,6 +312,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
       socket.emit(event, payload, (...args: unknown[]) => {
         if (!this.pending.has(id)) return; // timed out / aborted / disconnected meanwhile
         cleanup();
+        onAck?.(args);
         resolve(args);
       });
     });
@@ -328,6 +332,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
       payload,
       opts.timeoutMs ?? this.requestTimeoutMs,
       opts.signal,
+      opts.onAck,
     );
     return this.parseAnswer(event, answer, schema);
   }

@@ -32,6 +32,7 @@ import {
   type PullInfo,
   type PullOptions,
 } from "./pull.ts";
+import { decodeBlobEarly } from "./pull-chunk.ts";
 import { restoreSideband } from "./sideband.ts";
 import { drainSkill } from "./skill.ts";
 import type { FileSinkResult } from "./sinks.ts";
@@ -135,6 +136,9 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
     const opts: RequestOptions = {};
     if (req.timeoutMs !== undefined) opts.timeoutMs = req.timeoutMs;
     if (req.signal) opts.signal = req.signal;
+    const into = req.decodeInto;
+    if (into) opts.onAck = (args) => decodeBlobEarly(args, into);
+    else if (req.decodeEarly) opts.onAck = decodeBlobEarly;
     return this.clientRequest(Events.GetBlob, computer, body, GetBlobRetSchema, opts);
   }
 

@@ -38,6 +38,7 @@ import {
   DEFAULT_RETRIES,
   DEFAULT_WINDOW,
   type ChunkFetcher,
+  type DecodeTarget,
   type PullInfo,
   type PullOptions,
   type PullStats,
@@ -121,6 +122,7 @@ export class PullRun<R> {
           offset,
           maxChunkBytes: maxLen,
           binary: this.binary,
+          decodeEarly: true,
           ...(this.opts.timeoutMs !== undefined ? { timeoutMs: this.opts.timeoutMs } : {}),
           ...(this.opts.signal ? { signal: this.opts.signal } : {}),
         });
@@ -182,8 +184,8 @@ export class PullRun<R> {
     const check = (w: Work, ret: GetBlobRet): number => checkChunk(w, ret, identity);
 
     /** Accepts a checked answer: places it, queues the gap of a short answer, hashes. */
-    const accept = (w: Work, ret: GetBlobRet, len: number, gaps: Work[]): void => {
-      const [bytes, owned] = placeChunk(this.sink, ret, len);
+    const accept = (w: Work, ret: GetBlobRet, len: number, gaps: Work[], region?: Buffer): void => {
+      const [bytes, owned] = placeChunk(this.sink, ret, len, region);
       this.stats.bytesReceived += len;
       bytesHeld += len;
       if (len < w.len) gaps.push({ offset: w.offset + len, len: w.len - len });
@@ -275,30 +277,53 @@ export class PullRun<R> {
         inflight++;
         const myEpoch = epoch;
         this.stats.requests++;
+        // The answer's base64 is decoded in the ack callback straight into this chunk's region
+        // (never more than asked: a longer answer stays a string and is rejected below).
+        let region: Buffer | undefined;
+        const into: DecodeTarget = {
+          // Never after this read settled: a late answer must not write into a destination a
+          // restarted read (same Buffer) already filled and hashed.
+          take: (len) =>
+            !settled && len <= w.len ? (region = this.sink.region(w.offset, len)) : undefined,
+          give: (bytes) => {
+            this.sink.discard(bytes);
+            region = undefined;
+          },
+        };
+        const dropRegion = (): void => {
+          if (region !== undefined) this.sink.discard(region);
+          region = undefined;
+        };
         this.fetcher
           .getBlobChunk(this.computer, this.handle, {
             offset: w.offset,
             maxChunkBytes: w.len,
             binary: this.binary,
+            decodeInto: into,
             ...(this.opts.timeoutMs !== undefined ? { timeoutMs: this.opts.timeoutMs } : {}),
             ...(signal ? { signal } : {}),
           })
           .then(
             (ret) => {
               inflight--;
-              if (settled) return;
+              if (settled) return dropRegion();
               try {
                 const more: Work[] = [];
-                accept(w, ret, check(w, ret), more);
+                const placed = region !== undefined && ret.blob === region ? region : undefined;
+                if (placed === undefined) dropRegion();
+                accept(w, ret, check(w, ret), more, placed);
+                region = undefined;
                 queue.unshift(...more);
                 noProgress = 0;
               } catch (err) {
+                dropRegion();
                 failure ??= err;
               }
               wake();
             },
             (err: unknown) => {
               inflight--;
+              dropRegion();
               if (settled) return;
               if (isTransient(err)) {
                 queue.unshift(w); // held bytes stay; only this chunk is asked again

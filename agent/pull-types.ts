@@ -25,6 +25,19 @@ export interface ChunkRequest {
   binary: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /**
+   * Decode a base64 `blob` inside the ack callback, before any promise holds the string (see
+   * `decodeBlobEarly` in pull-chunk.ts): into `decodeInto.take(len)` when given (the pull loop
+   * hands out the chunk's own region), else into a fresh Buffer when `decodeEarly` is set.
+   */
+  decodeEarly?: boolean;
+  decodeInto?: DecodeTarget;
+}
+
+/** Where an early-decoded chunk goes; `undefined` from `take` leaves the blob a string. */
+export interface DecodeTarget {
+  take(len: number): Buffer | undefined;
+  give(bytes: Buffer): void;
 }
 
 /** What the pull loop needs from a connection (`AgentClient` implements it). */
