@@ -96,6 +96,7 @@ interface TraceLine {
   eld_max?: number;
   cpu_ms?: number;
   wait_ms?: number;
+  handles?: number;
   req?: string;
   [hop: string]: number | string | undefined;
 }
@@ -179,6 +180,8 @@ export interface ProcRow {
   role: string;
   quiet: { eld_p99: number; cpu_pct: number; wait_pct: number };
   loaded: { eld_p99: number; cpu_pct: number; wait_pct: number };
+  /** Active handles (median) in the first quiet phase after load and in the last quiet phase. */
+  handles: { first: number; last: number };
 }
 
 /** Per process: median ELD p99 and mean CPU / run-queue wait (% of one core) per phase. */
@@ -186,16 +189,27 @@ export function procTable(s: Schedule, act: Activity, t: TraceFiles): ProcRow[] 
   const rows: ProcRow[] = [];
   for (const [role, lines] of [...t.procs].sort((x, y) => x[0].localeCompare(y[0]))) {
     const by: Record<"quiet" | "loaded", TraceLine[]> = { quiet: [], loaded: [] };
+    const quietByPhase = new Map<number, number[]>();
     for (const l of lines) {
       const c = classify(s, act, l.t! - 1_000, l.t!);
       if (c !== "skip") by[c].push(l);
+      const i = s.phases.findIndex((p) => l.t! - 1_000 >= p.from && l.t! - 1_000 < p.to);
+      if (c === "quiet" && i >= 3 && l.handles !== undefined) {
+        if (!quietByPhase.has(i)) quietByPhase.set(i, []);
+        quietByPhase.get(i)!.push(l.handles);
+      }
     }
+    const phases = [...quietByPhase.keys()].sort((x, y) => x - y);
+    const handles = {
+      first: median(quietByPhase.get(phases[0]!) ?? []),
+      last: median(quietByPhase.get(phases.at(-1)!) ?? []),
+    };
     const sum = (ls: TraceLine[]) => ({
       eld_p99: median(ls.map((l) => l.eld_p99!)),
       cpu_pct: mean(ls.map((l) => l.cpu_ms! / 10)),
       wait_pct: mean(ls.map((l) => l.wait_ms! / 10)),
     });
-    rows.push({ role, quiet: sum(by.quiet), loaded: sum(by.loaded) });
+    rows.push({ role, quiet: sum(by.quiet), loaded: sum(by.loaded), handles });
   }
   return rows;
 }

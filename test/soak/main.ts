@@ -12,8 +12,11 @@
  * value" — the soak FAILS when p99(loaded) / p99(quiet) of the probe exceeds 2.
  * Every child loads test/soak/trace.ts (per-hop timestamps of the probe's requests, event-loop
  * delay, CPU, run-queue wait), so the report says where the probe's latency goes.
- * Also sampled: RSS of every process each second; fds per process at the first loaded phase and
- * at the end. Writes report.md, report.json and rss.svg; exits 1 on any violation.
+ * The load's processes run at nice 19 (--loaders-nice): they stand for other users' machines.
+ * `--control` runs the same schedule with no load (the ratio's noise floor on a shared box).
+ * Also sampled: RSS of every process each second; fds and active handles per process at the ends
+ * of quiet phases (first after load vs last). Writes report.md, report.json and rss.svg; exits 1
+ * on any violation (growth, a failed or timed-out operation, too few samples, ratio > 2).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -238,11 +241,17 @@ async function main(): Promise<number> {
   for (const [k, n] of Object.entries(fdEnd))
     if (n > (fdStart[k] ?? n) + FD_SLACK) verdicts.push(`${k}: fds grew ${fdStart[k]} → ${n}`);
 
+  const procRows = procTable(schedule, activity, traces);
+  for (const p of procRows)
+    if (p.handles.last > p.handles.first + FD_SLACK)
+      verdicts.push(`${p.role}: active handles grew ${p.handles.first} → ${p.handles.last}`);
+
   const report: SoakReport = {
     minutes,
     bounds: {
       rss: `last quarter ≤ first quarter × ${RSS_FACTOR} + 48 MB`,
       fds: `end of the last quiet phase ≤ end of the first quiet phase after load + ${FD_SLACK}`,
+      handles: `active handles, last quiet phase ≤ first quiet phase after load + ${FD_SLACK}`,
       loaders: values.control
         ? "CONTROL run: no load in the loaded phases"
         : `load processes at nice ${loadersNice}`,
@@ -251,7 +260,7 @@ async function main(): Promise<number> {
     counts,
     latency_ms: { ...lat, goal: `ratio ≤ ${MAX_RATIO}` },
     hops: hopTable(schedule, activity, traces).rows,
-    procs: procTable(schedule, activity, traces),
+    procs: procRows,
     rss,
     fds: { start: fdStart, end: fdEnd },
     failures,

@@ -72,11 +72,11 @@ export function markdown(r: SoakReport): string {
     "",
     "### Processes (median event-loop delay p99 per second; CPU and run-queue wait in % of one core)",
     "",
-    "| process | ELD p99 quiet | ELD p99 loaded | CPU quiet | CPU loaded | wait quiet | wait loaded |",
-    "| --- | --- | --- | --- | --- | --- | --- |",
+    "| process | ELD p99 quiet | ELD p99 loaded | CPU quiet | CPU loaded | wait quiet | wait loaded | handles first → last quiet |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ...r.procs.map(
       (p) =>
-        `| ${p.role} | ${f1(p.quiet.eld_p99)} | ${f1(p.loaded.eld_p99)} | ${f1(p.quiet.cpu_pct)} | ${f1(p.loaded.cpu_pct)} | ${f1(p.quiet.wait_pct)} | ${f1(p.loaded.wait_pct)} |`,
+        `| ${p.role} | ${f1(p.quiet.eld_p99)} | ${f1(p.loaded.eld_p99)} | ${f1(p.quiet.cpu_pct)} | ${f1(p.loaded.cpu_pct)} | ${f1(p.quiet.wait_pct)} | ${f1(p.loaded.wait_pct)} | ${p.handles.first} → ${p.handles.last} |`,
     ),
     "",
     "## Memory and descriptors",

@@ -1,8 +1,8 @@
 /**
  * Soak instrumentation, loaded with `--import` into every soak child process (Server, Computers,
  * Agents) when A2C_SOAK_TRACE names a directory. It changes no behaviour; it only records:
- *   - once a second: this process's event-loop delay (p99, max), CPU time used, and time spent
- *     runnable but waiting for a core (/proc/self/task/* /schedstat run_delay);
+ *   - once a second: this process's event-loop delay (p99, max), CPU time used, time spent
+ *     runnable but waiting for a core (/proc/self/task/* /schedstat run_delay), active handles;
  *   - for every `client:get_blob` of the probe Agent (payload `agent` = A2C_SOAK_PROBE): the wall
  *     time at each hop it crosses in this process, keyed by `req_id` (the relay forwards the
  *     payload unchanged, D13, so the key is the same in every process):
@@ -126,6 +126,8 @@ if (dir) {
         eld_max: eld.max / 1e6,
         cpu_ms: (c.user + c.system) / 1000,
         wait_ms: (w - wait) / 1e6,
+        handles: (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles()
+          .length,
       }),
     ];
     wait = w;
