@@ -73,8 +73,9 @@ const stamp = new Date().toISOString().replace(/[:.]/g, "-");
 const loadersNice = Number(values["loaders-nice"]);
 const outDir = values.out ?? join(ROOT, "reports", `soak-${stamp}`);
 
-/** Every child process, by role (killed on the way out, whatever happened). */
+/** Every child process, by role, and the temp dir (both cleaned up whatever happened). */
 const procs: Record<string, Proc> = {};
+let tempDir: string | undefined;
 
 function fdCount(pid: number): number {
   try {
@@ -85,7 +86,7 @@ function fdCount(pid: number): number {
 }
 
 async function main(): Promise<number> {
-  const dir = mkdtempSync(join(tmpdir(), "a2c-soak-"));
+  const dir = (tempDir = mkdtempSync(join(tmpdir(), "a2c-soak-")));
   const traceDir = join(dir, "trace");
   mkdirSync(traceDir);
   const home = join(dir, "home");
@@ -276,7 +277,6 @@ async function main(): Promise<number> {
   writeFileSync(join(outDir, "report.md"), markdown(report));
   console.log(`soak report: ${outDir} (${report.ok ? "ok" : "FAILED: " + verdicts.join("; ")})`);
 
-  rmSync(dir, { recursive: true, force: true });
   return report.ok ? 0 : 1;
 }
 
@@ -289,5 +289,6 @@ void main()
   })
   .then(async (code) => {
     await Promise.all(Object.values(procs).map((p) => p.kill("SIGTERM")));
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
     process.exit(code);
   });
