@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import type { AgentClient } from "../../agent/client.ts";
 import {
   COMPUTER,
-  connectAgent,
   serve,
-  startFakeServer,
+  useFakeComputer,
   testBytes,
   type FakeServer,
 } from "../support/agent-fake-computer.ts";
@@ -13,13 +12,9 @@ import {
 let fake: FakeServer;
 let agent: AgentClient;
 
-before(async () => {
-  fake = await startFakeServer();
-  agent = await connectAgent(fake);
-});
-after(async () => {
-  await agent.close();
-  await fake.close();
+useFakeComputer((f, a) => {
+  fake = f;
+  agent = a;
 });
 
 function requestsSince(n: number): Record<string, unknown>[] {

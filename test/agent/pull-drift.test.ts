@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import type { AgentClient } from "../../agent/client.ts";
 import { BlobChangedError, IntegrityError } from "../../agent/errors.ts";
 import { readBlobWithInfo } from "../../agent/pull.ts";
 import {
   COMPUTER,
   answerFor,
-  connectAgent,
   sha256,
-  startFakeServer,
+  useFakeComputer,
   testBytes,
   type FakeServer,
 } from "../support/agent-fake-computer.ts";
@@ -16,13 +15,9 @@ import {
 let fake: FakeServer;
 let agent: AgentClient;
 
-before(async () => {
-  fake = await startFakeServer();
-  agent = await connectAgent(fake);
-});
-after(async () => {
-  await agent.close();
-  await fake.close();
+useFakeComputer((f, a) => {
+  fake = f;
+  agent = a;
 });
 
 void test("source rewritten mid-read: restart from offset 0, never splice", async () => {

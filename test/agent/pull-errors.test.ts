@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import type { AgentClient } from "../../agent/client.ts";
 import {
   BlobGoneError,
@@ -11,8 +11,7 @@ import {
   COMPUTER,
   answerFor,
   blobError,
-  connectAgent,
-  startFakeServer,
+  useFakeComputer,
   testBytes,
   type FakeServer,
 } from "../support/agent-fake-computer.ts";
@@ -20,13 +19,9 @@ import {
 let fake: FakeServer;
 let agent: AgentClient;
 
-before(async () => {
-  fake = await startFakeServer();
-  agent = await connectAgent(fake);
-});
-after(async () => {
-  await agent.close();
-  await fake.close();
+useFakeComputer((f, a) => {
+  fake = f;
+  agent = a;
 });
 
 async function count(fn: () => Promise<unknown>): Promise<number> {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import type { AgentClient } from "../../agent/client.ts";
 import { ComputerNotFoundError } from "../../agent/errors.ts";
 import { readBlobWithInfo } from "../../agent/pull.ts";
@@ -10,8 +10,7 @@ import {
   COMPUTER,
   NO_ANSWER,
   answerFor,
-  connectAgent,
-  startFakeServer,
+  useFakeComputer,
   testBytes,
   type FakeServer,
 } from "../support/agent-fake-computer.ts";
@@ -19,14 +18,13 @@ import {
 let fake: FakeServer;
 let agent: AgentClient;
 
-before(async () => {
-  fake = await startFakeServer();
-  agent = await connectAgent(fake, { reconnectionDelayMs: 20, reconnectionDelayMaxMs: 50 });
-});
-after(async () => {
-  await agent.close();
-  await fake.close();
-});
+useFakeComputer(
+  (f, a) => {
+    fake = f;
+    agent = a;
+  },
+  { agent: { reconnectionDelayMs: 20, reconnectionDelayMaxMs: 50 } },
+);
 
 const notFound = {
   code: 404,

@@ -5,6 +5,7 @@
  * can make a "Computer" misbehave in exactly one way. Every request is recorded.
  */
 import { createHash } from "node:crypto";
+import { after, before } from "node:test";
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Server, type Socket } from "socket.io";
@@ -223,4 +224,28 @@ export async function connectAgent(
   await client.connect();
   await client.joinOffice(OFFICE);
   return client;
+}
+
+/**
+ * The usual file-level setup of an Agent SDK test: a fake Server/Computer and an Agent joined to
+ * its office, started in `before` and closed in `after`. `use` receives both once they are up.
+ */
+export function useFakeComputer(
+  use: (fake: FakeServer, agent: AgentClient) => void,
+  opts: {
+    server?: Parameters<typeof startFakeServer>[0];
+    agent?: Partial<AgentClientOptions>;
+  } = {},
+): void {
+  let fake: FakeServer | undefined;
+  let agent: AgentClient | undefined;
+  before(async () => {
+    fake = await startFakeServer(opts.server);
+    agent = await connectAgent(fake, opts.agent);
+    use(fake, agent);
+  });
+  after(async () => {
+    await agent?.close();
+    await fake?.close();
+  });
 }
