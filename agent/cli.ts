@@ -51,7 +51,7 @@ Options (flags win over env):
   --name N            Agent name (default cli-<random>) (env A2C_AGENT_NAME)
   --path P            Engine.IO path (default /socket.io/)
   --json              machine-readable output on stdout, no progress
-  --window N          chunks in flight (default 8)
+  --window N          chunks in flight (default 16)
   --chunk-bytes N     max_chunk_bytes per request
   --binary            ask for binary carriage (blob_format "binary")
   --cache DIR         content-addressed cache directory
