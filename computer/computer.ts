@@ -94,7 +94,10 @@ export interface StartComputerOptions {
    */
   services?: Array<ComputerService | ServiceFactory>;
   /** Blob engine tuning (chunk default, concurrency limits). */
-  blob?: Pick<BlobEngineOptions, "defaultChunkBytes" | "maxInFlight" | "maxQueue">;
+  blob?: Pick<
+    BlobEngineOptions,
+    "defaultChunkBytes" | "maxInFlight" | "maxQueue" | "maxQueueWaitMs"
+  >;
   /** Client transports, polling first (digest §1.2 MUST). */
   transports?: Transport[];
   /** Reject the start promise if not joined within this time (ms). 0 = wait forever. */

@@ -22,6 +22,8 @@ export const USAGE = `usage: npm run computer -- --server URL --office ID --name
   --inline-budget N            inline text/binary budget in bytes, default 32768 (env A2C_INLINE_BUDGET)
   --max-size N                 hard cap on a resource, default 104857600 (env A2C_MAX_SIZE)
   --workers N                  hashing threads; 0 = hash inline (env A2C_WORKERS)
+  --blob-queue-wait-ms N       longest wait of a get_blob for a read slot before it is answered
+                               busy, default 10000; 0 = no bound (env A2C_BLOB_QUEUE_WAIT_MS)
   --http-port P                serve GET /healthz and /metrics on this port; off when unset,
                                0 = any free port (env A2C_HTTP_PORT)
   --http-host H                interface of that endpoint, default 127.0.0.1 (env A2C_HTTP_HOST)
@@ -49,6 +51,7 @@ const INT_FLAGS = {
   "inline-budget": { env: "A2C_INLINE_BUDGET", min: 0 },
   "max-size": { env: "A2C_MAX_SIZE", min: 0 },
   workers: { env: "A2C_WORKERS", min: 0 },
+  "blob-queue-wait-ms": { env: "A2C_BLOB_QUEUE_WAIT_MS", min: 0 },
   "http-port": { env: "A2C_HTTP_PORT", min: 0, max: 65535 },
 } as const;
 
@@ -121,6 +124,8 @@ export function parseComputerArgs(
   assign("inlineBudget", int("inline-budget"));
   assign("maxSize", int("max-size"));
   assign("workers", int("workers"));
+  const queueWait = int("blob-queue-wait-ms");
+  if (queueWait !== undefined) out.blob = { maxQueueWaitMs: queueWait };
   const httpPort = int("http-port");
   const httpHost = str("http-host");
   if (httpPort !== undefined) {

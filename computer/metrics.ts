@@ -10,6 +10,8 @@ export interface ComputerMetrics {
   readonly requests: Counter<"event" | "outcome">;
   /** `client:get_blob` failures by 4018 reason (and `busy`). */
   readonly blobErrors: Counter<"reason">;
+  /** `client:get_blob` answered `busy` by the read limiter: queue_full, queue_wait, closed. */
+  readonly blobRefusals: Counter<"reason">;
   /** Bytes of resource served in chunks. */
   readonly blobBytes: Counter;
   readonly chunkSeconds: Histogram;
@@ -37,6 +39,12 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     blobErrors: new Counter({
       name: "a2c_computer_blob_errors_total",
       help: "client:get_blob failures by reason",
+      labelNames: ["reason"],
+      registers,
+    }),
+    blobRefusals: new Counter({
+      name: "a2c_computer_blob_refusals_total",
+      help: "client:get_blob refused busy by the read limiter, by reason (queue_full, queue_wait, closed)",
       labelNames: ["reason"],
       registers,
     }),

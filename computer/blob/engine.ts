@@ -70,7 +70,7 @@ import { FdCache, type CachedFd } from "./fd-cache.ts";
 import { openedAtFd, type OpenedAt } from "./opened-at.ts";
 import type { HandleCodec } from "./handle.ts";
 import type { HashCache } from "./hash-cache.ts";
-import { Limiter } from "./limiter.ts";
+import { Limiter, type LimiterClock } from "./limiter.ts";
 
 /**
  * Default chunk when `max_chunk_bytes` is absent or <= 0: 90 KiB. Measured on this machine type
@@ -84,6 +84,13 @@ import { Limiter } from "./limiter.ts";
 export const DEFAULT_CHUNK_BYTES = 90 * 1024;
 export const DEFAULT_MAX_IN_FLIGHT = 32;
 export const DEFAULT_MAX_QUEUE = 1024;
+/**
+ * Longest wait for a read slot before `busy` (limiter.ts). The Agent SDK waits 30 s for an ack
+ * and the Server's relay times out at 30 s (D10), both counted from before the request reached
+ * this queue; a third of that leaves the rest for transit, the read and the way back on a
+ * starved machine, so the Agent hears "busy, retry" instead of a timeout.
+ */
+export const DEFAULT_MAX_QUEUE_WAIT_MS = 10_000;
 /** Re-reads after the file changed mid-chunk before answering `gone`. */
 const MAX_SNAPSHOT_ATTEMPTS = 5;
 /**
@@ -108,6 +115,10 @@ export interface BlobEngineOptions {
   settleMs?: number;
   maxInFlight?: number;
   maxQueue?: number;
+  /** Longest wait for a read slot (ms) before `busy`; 0 = no wait bound. */
+  maxQueueWaitMs?: number;
+  /** Time source of the limiter (tests). */
+  limiterClock?: LimiterClock;
   /** The Computer's current transport (binary over polling is base64'd by engine.io). */
   transport?: () => Transport;
   metrics?: ComputerMetrics;
@@ -144,7 +155,12 @@ export class BlobEngine implements HandleMinter {
     this.#defaultChunk = options.defaultChunkBytes ?? DEFAULT_CHUNK_BYTES;
     this.#settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
     const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
-    this.#limiter = new Limiter(maxInFlight, options.maxQueue ?? DEFAULT_MAX_QUEUE);
+    this.#limiter = new Limiter({
+      maxInFlight,
+      maxQueue: options.maxQueue ?? DEFAULT_MAX_QUEUE,
+      maxQueueWaitMs: options.maxQueueWaitMs ?? DEFAULT_MAX_QUEUE_WAIT_MS,
+      ...(options.limiterClock ? { clock: options.limiterClock } : {}),
+    });
     this.#transport = options.transport ?? (() => "polling");
     this.#metrics = options.metrics;
     this.#log = options.log;
@@ -203,7 +219,10 @@ export class BlobEngine implements HandleMinter {
     const producer = opened && this.#producers.get(opened.kind);
     if (!opened || !producer) return fail("invalid_handle");
     const release = await this.#limiter.acquire();
-    if (release === null) return busy("Too many blob reads in flight; retry later");
+    if (typeof release === "string") {
+      this.#metrics?.blobRefusals.inc({ reason: release });
+      return busy("Too many blob reads in flight; retry later");
+    }
     try {
       // 2–3. The producer re-applies its own authorization and says where the bytes are.
       const resolved = await producer.resolve(opened.fields, ctx);
