@@ -31,6 +31,14 @@ export const REJOIN_ATTEMPTS = 8;
 export abstract class OfficeClient extends ClientConnection {
   private office: string | undefined;
   private readonly present = new Set<string>();
+  /**
+   * Enter/leave notifications are numbered; while a `server:list_room` is in flight, the latest
+   * number per Computer is kept, so `refreshComputers` can tell an arrival newer than its request
+   * from the snapshot's stale view (see there). Emptied whenever no refresh is in flight.
+   */
+  private notifySeq = 0;
+  private refreshing = 0;
+  private readonly notifiedDuringRefresh = new Map<string, number>();
 
   /** The office joined (kept across reconnects), if any. */
   get officeId(): string | undefined {
@@ -87,27 +95,53 @@ export abstract class OfficeClient extends ClientConnection {
     return this.parseAnswer(Events.ListRoom, answer, ListRoomRetSchema).sessions;
   }
 
-  /** Re-reads the office from the Server and emits joined/left for every difference. */
+  /**
+   * Re-reads the office from the Server and emits joined/left for every difference.
+   *
+   * The snapshot can be older than a notification the Agent has already applied: a Computer
+   * that joins just after the Server took the snapshot has its `notify:enter_office` sent right
+   * behind the answer, and when both arrive in one read (a starved Agent, a poll response) the
+   * notification is handled before this method's continuation runs; with a Redis registry the
+   * notification can even arrive before the answer. Applying the snapshot then would delete a
+   * Computer that is there and emit a false `computer_left` — and a `waitForComputer` would wait
+   * for an arrival that already happened (seen in the soak). So a Computer with an enter/leave
+   * notification since the request was sent keeps the notification's verdict; the snapshot
+   * decides for every other Computer. (A notification sent before the snapshot was taken agrees
+   * with it, or is followed by a newer one, so trusting it is never wrong.)
+   */
   async refreshComputers(opts: RequestOptions = {}): Promise<string[]> {
     const office = this.requireOffice();
-    const sessions = await this.listRoom(opts);
-    if (this.office !== office) return this.computers;
-    const now = new Set(
-      sessions.filter((s) => s.role === "computer" && s.office_id === office).map((s) => s.name),
-    );
-    for (const c of [...this.present]) {
-      if (!now.has(c)) {
-        this.present.delete(c);
-        this.emit("computer_left", c);
+    const since = this.notifySeq;
+    this.refreshing++;
+    try {
+      const sessions = await this.listRoom(opts);
+      if (this.office !== office) return this.computers;
+      const newer = (c: string): boolean => (this.notifiedDuringRefresh.get(c) ?? 0) > since;
+      const now = new Set(
+        sessions.filter((s) => s.role === "computer" && s.office_id === office).map((s) => s.name),
+      );
+      for (const c of [...this.present]) {
+        if (!now.has(c) && !newer(c)) {
+          this.present.delete(c);
+          this.emit("computer_left", c);
+        }
       }
-    }
-    for (const c of now) {
-      if (!this.present.has(c)) {
-        this.present.add(c);
-        this.computerEntered(c);
+      for (const c of now) {
+        if (!this.present.has(c) && !newer(c)) {
+          this.present.add(c);
+          this.computerEntered(c);
+        }
       }
+      return this.computers;
+    } finally {
+      if (--this.refreshing === 0) this.notifiedDuringRefresh.clear();
     }
-    return this.computers;
+  }
+
+  /** Numbers an enter/leave notification for `c` (see `refreshComputers`). */
+  private noteNotification(c: string): void {
+    this.notifySeq++;
+    if (this.refreshing > 0) this.notifiedDuringRefresh.set(c, this.notifySeq);
   }
 
   private requireOffice(): string {
@@ -141,12 +175,14 @@ export abstract class OfficeClient extends ClientConnection {
     socket.on(Events.EnterOfficeNotify, (raw: unknown) => {
       const c = mine(raw);
       if (c === undefined) return;
+      this.noteNotification(c);
       this.present.add(c);
       this.computerEntered(c);
     });
     socket.on(Events.LeaveOfficeNotify, (raw: unknown) => {
       const c = mine(raw);
       if (c === undefined) return;
+      this.noteNotification(c);
       this.present.delete(c);
       this.emit("computer_left", c);
     });

@@ -6,7 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { Limiter, type LimiterClock, type Refusal, type Release } from "../../computer/blob/limiter.ts";
+import {
+  Limiter,
+  type LimiterClock,
+  type Refusal,
+  type Release,
+} from "../../computer/blob/limiter.ts";
 
 class FakeClock implements LimiterClock {
   t = 0;
@@ -23,9 +28,7 @@ class FakeClock implements LimiterClock {
   advance(ms: number): void {
     const until = this.t + ms;
     for (;;) {
-      const due = this.timers
-        .filter((x) => x.live && x.at <= until)
-        .sort((a, b) => a.at - b.at)[0];
+      const due = this.timers.filter((x) => x.live && x.at <= until).sort((a, b) => a.at - b.at)[0];
       if (!due) break;
       this.t = due.at;
       due.live = false;
