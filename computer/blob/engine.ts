@@ -70,7 +70,7 @@ import { FdCache, type CachedFd } from "./fd-cache.ts";
 import { openedAtFd, type OpenedAt } from "./opened-at.ts";
 import type { HandleCodec } from "./handle.ts";
 import type { HashCache } from "./hash-cache.ts";
-import { Limiter, type LimiterClock } from "./limiter.ts";
+import { Limiter } from "./limiter.ts";
 
 /**
  * Default chunk when `max_chunk_bytes` is absent or <= 0: 90 KiB. Measured on this machine type
@@ -117,8 +117,6 @@ export interface BlobEngineOptions {
   maxQueue?: number;
   /** Longest wait for a read slot (ms) before `busy`; 0 = no wait bound. */
   maxQueueWaitMs?: number;
-  /** Time source of the limiter (tests). */
-  limiterClock?: LimiterClock;
   /** The Computer's current transport (binary over polling is base64'd by engine.io). */
   transport?: () => Transport;
   metrics?: ComputerMetrics;
@@ -159,7 +157,6 @@ export class BlobEngine implements HandleMinter {
       maxInFlight,
       maxQueue: options.maxQueue ?? DEFAULT_MAX_QUEUE,
       maxQueueWaitMs: options.maxQueueWaitMs ?? DEFAULT_MAX_QUEUE_WAIT_MS,
-      ...(options.limiterClock ? { clock: options.limiterClock } : {}),
     });
     this.#transport = options.transport ?? (() => "polling");
     this.#metrics = options.metrics;
