@@ -203,7 +203,13 @@ export async function spawnChild(
 ): Promise<Child> {
   const proc = fork(script, [], {
     cwd: root,
-    execArgv: ["--import", "tsx"],
+    // A2C_BENCH_EXEC_ARGV adds Node flags to every child (e.g. `--cpu-prof --cpu-prof-dir=DIR`
+    // to profile each process of a point: NODE_OPTIONS refuses --cpu-prof).
+    execArgv: [
+      "--import",
+      "tsx",
+      ...(process.env.A2C_BENCH_EXEC_ARGV ?? "").split(" ").filter(Boolean),
+    ],
     env: { ...process.env, A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent", ...env },
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     serialization: "advanced",

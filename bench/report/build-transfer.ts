@@ -119,7 +119,7 @@ export function sweepBlocks(
   const blocks: Block[] = [
     {
       kind: "para",
-      text: `Our stack: ${d.serverEntry}, ${d.computerEntry}, and the Agent SDK's \`getBlobChunk\` driven by the same windowed driver as the ceiling. Resource ${formatBytes(d.fileBytes)} served through the SKILL producer; handle length ${d.handleLength} characters. Ratio = stack MB/s / ceiling MB/s at the same carriage, chunk size and window.`,
+      text: `Our stack: ${d.serverEntry}, ${d.computerEntry}, and the Agent SDK's \`getBlobChunk\` driven by the same windowed driver as the ceiling. Resource ${formatBytes(d.fileBytes)} served through the SKILL producer; handle length ${d.handleLength} characters. Ratio = stack MB/s / the bare relay's MB/s at the same carriage, chunk size and window, measured right before or after that point (the side that goes first alternates), so both sides see the same machine load; report.json also keeps the ratio to the ceiling section's point (\`sectionRatio\`), measured minutes apart.`,
     },
   ];
   for (const b of d.buffers) {

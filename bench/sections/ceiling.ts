@@ -28,26 +28,55 @@ export function ensureSweepFile(ctx: Ctx): string {
   return path;
 }
 
-export async function runCeiling(ctx: Ctx): Promise<CeilingData> {
-  const path = ensureSweepFile(ctx);
-  const { plan } = ctx;
+/** The bare relay's three processes, connected and serving `path`. */
+export interface BareRelay {
+  agent: Child;
+  /** Every process with its role, for withCosts(). */
+  procs: Array<{ role: string; child: Child }>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the bare relay (server, Computer client, Agent client; each its own process) serving
+ * `path` with a handle string of `handleLength` characters, so its JSON envelope costs what ours
+ * does. The sweep starts its own to measure each of its points next to a ceiling point.
+ */
+export async function startBareRelay(path: string, handleLength: number): Promise<BareRelay> {
   const children: Child[] = [];
+  const close = async (): Promise<void> => {
+    for (const c of [...children].reverse()) await c.close();
+  };
   try {
     // Fork the three processes at once (start-up dominates on a busy machine).
-    const [server, computer, agent] = await Promise.all([
+    const spawned = await Promise.allSettled([
       spawnChild("bare-server", "bench/procs/bare-server.ts"),
       spawnChild("bare-computer", "bench/procs/bare-computer.ts"),
       spawnChild("bare-agent", "bench/procs/agent.ts"),
     ]);
-    children.push(server, computer, agent);
+    for (const r of spawned) if (r.status === "fulfilled") children.push(r.value);
+    for (const r of spawned) if (r.status === "rejected") throw r.reason;
+    const [server, computer, agent] = children as [Child, Child, Child];
     const { url } = await server.call<{ url: string }>("start");
-    await computer.call("start", { url, path, handleLength: SAMPLE_ENVELOPE.blob_handle.length });
+    await computer.call("start", { url, path, handleLength });
     await agent.call("bare-connect", { url });
     const procs = [
       { role: "agent", child: agent },
       { role: "server", child: server },
       { role: "computer", child: computer },
     ];
+    return { agent, procs, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+export async function runCeiling(ctx: Ctx): Promise<CeilingData> {
+  const path = ensureSweepFile(ctx);
+  const { plan } = ctx;
+  const bare = await startBareRelay(path, SAMPLE_ENVELOPE.blob_handle.length);
+  try {
+    const { agent, procs } = bare;
 
     const sizes = {
       base64: measurable(
@@ -82,7 +111,7 @@ export async function runCeiling(ctx: Ctx): Promise<CeilingData> {
     }
     return { fileBytes: plan.sweepFileBytes, sizes, points };
   } finally {
-    for (const c of children.reverse()) await c.close();
+    await bare.close();
   }
 }
 

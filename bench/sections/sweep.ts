@@ -25,14 +25,21 @@ import type { DriveResult } from "../lib/driver.ts";
 import type { ProcCost } from "../lib/ipc.ts";
 import type { SdkReadArgs, SdkReadResult } from "../stack/agent-side.ts";
 import { getHandle, requireStack, type Stack, sharedStack } from "../stack/harness.ts";
-import { ensureSweepFile, type CeilingData } from "./ceiling.ts";
+import { ensureSweepFile, startBareRelay, type BareRelay, type CeilingData } from "./ceiling.ts";
 
 type Carriage = "base64" | "binary";
 
 export interface SweepPoint extends PointResult {
   buffer: number;
-  /** Stack MB/s / ceiling MB/s at the same carriage, size (±3%) and window; null without one. */
+  /**
+   * Stack MB/s / ceiling MB/s at the same carriage, chunk size and window, the ceiling measured
+   * right before or after this point (`ceilingMbps`); null without one.
+   */
   ratio: number | null;
+  /** The bare relay's MB/s at this point, measured next to it (same driver, size, window). */
+  ceilingMbps: number | null;
+  /** Stack MB/s / the ceiling section's point (±3% size), measured minutes apart; for reference. */
+  sectionRatio: number | null;
 }
 
 export interface SweepBuffer {
@@ -98,84 +105,109 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
   const sdkAtBest: SdkRun[] = [];
   let handleLength = 0;
   const first = plan.maxHttpBufferSizes[0] ?? 1_000_000;
-
-  for (const buffer of plan.maxHttpBufferSizes) {
-    const stack = await sharedStack(ctx, { maxHttpBufferSize: buffer, offices: 1 });
-    {
-      const seat = stack.seats[0]!;
-      const h = await getHandle(seat, "sweep.bin");
-      if (h.sha256 !== source.sha256 || h.totalSize !== source.size) {
-        throw new IntegrityError(
-          `get_skill reported ${h.sha256}/${h.totalSize} for the sweep file, source is ${source.sha256}/${source.size}`,
-        );
-      }
-      handleLength = h.handle.length;
-      const envelope: ChunkEnvelope = {
-        blob_handle: h.handle,
-        mime_type: h.mimeType,
-        total_size: h.totalSize,
-        sha256: h.sha256,
-        chunk_offset: h.totalSize,
-        req_id: createHash("sha256").update("req").digest("hex").slice(0, 36),
-      };
-      const isFirst = buffer === first;
-      const windows = isFirst ? plan.windows : plan.bigBufferWindows;
-      const caps = {} as Record<Carriage, number>;
-      const sizes = {} as Record<Carriage, SizePoint[]>;
-      const points: SweepPoint[] = [];
-      for (const carriage of plan.carriages) {
-        caps[carriage] = await seat.child.call<number>("stack-probe-cap", {
-          agent: seat.index,
-          handle: h.handle,
-          carriage,
-        });
-        const all = sizePoints(plan.chunkSizes, [buffer], carriage, envelope);
-        const smaller = plan.maxHttpBufferSizes.filter((b) => b < buffer);
-        // At a bigger buffer, only what did not fit the smaller one, plus one common size.
-        sizes[carriage] = isFirst
-          ? all
-          : all.filter(
-              (s) =>
-                s.bytes === 512 * KiB ||
-                smaller.every((b) => !fitsBuffer(s.bytes, b, carriage, envelope)),
-            );
-        for (const size of sizes[carriage]) {
-          if (!size.fits[String(buffer)] || size.bytes > caps[carriage]) continue;
-          for (const window of windows) {
-            const args: DriveArgs = {
-              carrier: "stack",
-              path,
-              chunkBytes: size.bytes,
-              window,
-              durationMs: plan.pointMs,
-              carriage,
-              agent: seat.index,
-              handle: h.handle,
-            };
-            const { value, costs } = await withCosts(stack.procs, () =>
-              seat.child.call<DriveResult>("drive", args),
-            );
-            const p = toPoint(
-              ctx.ledger,
-              { carriage, chunkBytes: size.bytes, window },
-              value,
-              costs,
-            );
-            const c = ceilingPoint(ceiling, carriage, size.bytes, window);
-            points.push({ ...p, buffer, ratio: c && c.mbps > 0 ? p.mbps / c.mbps : null });
-            ctx.log(
-              `sweep ${(buffer / 1e6).toFixed(0)}MB ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s${c ? ` (${((100 * p.mbps) / c.mbps).toFixed(0)}% of ceiling)` : ""}`,
-            );
+  // Each point's ceiling is measured next to it, not taken from the ceiling section minutes
+  // earlier: on a shared VM the machine's load, and each process's allocator state (page faults
+  // cost 14-20 µs each here), drift between the two sections by more than the effect judged.
+  let bare: BareRelay | null = null;
+  try {
+    for (const buffer of plan.maxHttpBufferSizes) {
+      const stack = await sharedStack(ctx, { maxHttpBufferSize: buffer, offices: 1 });
+      {
+        const seat = stack.seats[0]!;
+        const h = await getHandle(seat, "sweep.bin");
+        if (h.sha256 !== source.sha256 || h.totalSize !== source.size) {
+          throw new IntegrityError(
+            `get_skill reported ${h.sha256}/${h.totalSize} for the sweep file, source is ${source.sha256}/${source.size}`,
+          );
+        }
+        handleLength = h.handle.length;
+        bare ??= await startBareRelay(path, handleLength);
+        const relay = bare;
+        const envelope: ChunkEnvelope = {
+          blob_handle: h.handle,
+          mime_type: h.mimeType,
+          total_size: h.totalSize,
+          sha256: h.sha256,
+          chunk_offset: h.totalSize,
+          req_id: createHash("sha256").update("req").digest("hex").slice(0, 36),
+        };
+        const isFirst = buffer === first;
+        const windows = isFirst ? plan.windows : plan.bigBufferWindows;
+        const caps = {} as Record<Carriage, number>;
+        const sizes = {} as Record<Carriage, SizePoint[]>;
+        const points: SweepPoint[] = [];
+        for (const carriage of plan.carriages) {
+          caps[carriage] = await seat.child.call<number>("stack-probe-cap", {
+            agent: seat.index,
+            handle: h.handle,
+            carriage,
+          });
+          const all = sizePoints(plan.chunkSizes, [buffer], carriage, envelope);
+          const smaller = plan.maxHttpBufferSizes.filter((b) => b < buffer);
+          // At a bigger buffer, only what did not fit the smaller one, plus one common size.
+          sizes[carriage] = isFirst
+            ? all
+            : all.filter(
+                (s) =>
+                  s.bytes === 512 * KiB ||
+                  smaller.every((b) => !fitsBuffer(s.bytes, b, carriage, envelope)),
+              );
+          for (const size of sizes[carriage]) {
+            if (!size.fits[String(buffer)] || size.bytes > caps[carriage]) continue;
+            for (const window of windows) {
+              const args: DriveArgs = {
+                carrier: "stack",
+                path,
+                chunkBytes: size.bytes,
+                window,
+                durationMs: plan.pointMs,
+                carriage,
+                agent: seat.index,
+                handle: h.handle,
+              };
+              const key = { carriage, chunkBytes: size.bytes, window };
+              const runStack = (): Promise<PointResult> =>
+                withCosts(stack.procs, () => seat.child.call<DriveResult>("drive", args)).then(
+                  ({ value, costs }) => toPoint(ctx.ledger, key, value, costs),
+                );
+              const runBare = (): Promise<PointResult> =>
+                withCosts(relay.procs, () =>
+                  relay.agent.call<DriveResult>("drive", { ...args, carrier: "bare" }),
+                ).then(({ value, costs }) => toPoint(ctx.ledger, key, value, costs));
+              // Alternate which side goes first, so neither always runs on the warmer machine.
+              let p: PointResult;
+              let b: PointResult;
+              if (points.length % 2 === 0) {
+                b = await runBare();
+                p = await runStack();
+              } else {
+                p = await runStack();
+                b = await runBare();
+              }
+              const c = ceilingPoint(ceiling, carriage, size.bytes, window);
+              points.push({
+                ...p,
+                buffer,
+                ratio: b.mbps > 0 ? p.mbps / b.mbps : null,
+                ceilingMbps: b.mbps,
+                sectionRatio: c && c.mbps > 0 ? p.mbps / c.mbps : null,
+              });
+              ctx.log(
+                `sweep ${(buffer / 1e6).toFixed(0)}MB ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s, ceiling next to it ${b.mbps.toFixed(1)} MB/s (${((100 * p.mbps) / b.mbps).toFixed(0)}%)${c ? `; ${((100 * p.mbps) / c.mbps).toFixed(0)}% of the ceiling section's point` : ""}`,
+              );
+            }
           }
         }
-      }
-      buffers.push({ maxHttpBufferSize: buffer, windows, caps, sizes, points });
-      if (isFirst) {
-        const runs = await sdkRuns(ctx, stack, h, points);
-        sdk.push(...runs.defaults);
-        sdkAtBest.push(...runs.atBest);
+        buffers.push({ maxHttpBufferSize: buffer, windows, caps, sizes, points });
+        if (isFirst) {
+          const runs = await sdkRuns(ctx, stack, h, points);
+          sdk.push(...runs.defaults);
+          sdkAtBest.push(...runs.atBest);
+        }
       }
     }
+  } finally {
+    await bare?.close();
   }
   return {
     fileBytes: source.size,
