@@ -102,6 +102,8 @@ export interface StartComputerOptions {
   transports?: Transport[];
   /** Reject the start promise if not joined within this time (ms). 0 = wait forever. */
   startTimeoutMs?: number;
+  /** How long one `server:join_office` waits for its answer before it is sent again (ms). */
+  joinTimeoutMs?: number;
   /** Called when the Computer gives up for good (401, 4008, refused join after start). */
   onFatal?: (err: Error) => void;
   logger?: Logger;
@@ -251,13 +253,24 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
   };
 
   const join = (): void => {
-    s.timeout(JOIN_TIMEOUT_MS).emit(
+    s.timeout(options.joinTimeoutMs ?? JOIN_TIMEOUT_MS).emit(
       Events.JoinOffice,
       { role: "computer", name, office_id: options.office },
       (err: Error | null, ok?: boolean, reason?: string | null) => {
         if (closing) return;
-        if (err || ok !== true) {
-          const why = err ? "no answer" : (reason ?? "refused");
+        if (err) {
+          // No answer is not a refusal: a starved or restarting Server may answer late. Ask
+          // again (joining the office one is in under the same name is a no-op on the Server);
+          // `startTimeoutMs` bounds how long a start waits in all.
+          log.warn(
+            { timeoutMs: options.joinTimeoutMs ?? JOIN_TIMEOUT_MS },
+            "join not answered; retrying",
+          );
+          rejoinTimer = setTimeout(() => s.connected && join(), REJOIN_DELAY_MS);
+          return;
+        }
+        if (ok !== true) {
+          const why = reason ?? "refused";
           if (!everJoined)
             return fatal(new ComputerConnectError("join_refused", `join refused: ${why}`));
           // After a reconnect the Server may still hold our old session for a moment: retry.
