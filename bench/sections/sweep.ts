@@ -24,7 +24,14 @@ import type { DriveArgs } from "../procs/agent.ts";
 import type { DriveResult } from "../lib/driver.ts";
 import type { ProcCost } from "../lib/ipc.ts";
 import type { SdkReadArgs, SdkReadResult } from "../stack/agent-side.ts";
-import { getHandle, requireStack, type Stack, sharedStack } from "../stack/harness.ts";
+import {
+  getHandle,
+  requireStack,
+  sharedStack,
+  startStack,
+  type HandleInfo,
+  type Stack,
+} from "../stack/harness.ts";
 import { ensureSweepFile, startBareRelay, type BareRelay, type CeilingData } from "./ceiling.ts";
 
 type Carriage = "base64" | "binary";
@@ -105,109 +112,107 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
   const sdkAtBest: SdkRun[] = [];
   let handleLength = 0;
   const first = plan.maxHttpBufferSizes[0] ?? 1_000_000;
-  // Each point's ceiling is measured next to it, not taken from the ceiling section minutes
-  // earlier: on a shared VM the machine's load, and each process's allocator state (page faults
-  // cost 14-20 µs each here), drift between the two sections by more than the effect judged.
-  let bare: BareRelay | null = null;
-  try {
-    for (const buffer of plan.maxHttpBufferSizes) {
-      const stack = await sharedStack(ctx, { maxHttpBufferSize: buffer, offices: 1 });
-      {
+  for (const buffer of plan.maxHttpBufferSizes) {
+    const isFirst = buffer === first;
+    const windows = isFirst ? plan.windows : plan.bigBufferWindows;
+    const caps = {} as Record<Carriage, number>;
+    const sizes = {} as Record<Carriage, SizePoint[]>;
+    const points: SweepPoint[] = [];
+    const options = { maxHttpBufferSize: buffer, offices: 1 };
+    for (const carriage of plan.carriages) {
+      // Each carriage runs on fresh processes, on both sides. Page faults cost 14-20 µs each on
+      // this VM, so a process's speed with big Buffers depends on its allocator's history: the
+      // bare Computer reads every base64 chunk into a fresh Buffer, and after the big base64
+      // chunks glibc serves the binary chunks from memory it already has (measured: the bare
+      // relay at 976.6 KiB binary w4 ran 141-145 MB/s after 2.8 MiB base64 chunks, 33-87 MB/s
+      // fresh), while our Computer's base64 path reuses pooled Buffers. The base64 stack is the
+      // shared one (later sections reuse it); the other carriages get their own.
+      const shared = carriage === "base64";
+      const stack = shared ? await sharedStack(ctx, options) : await startStack(ctx, options);
+      let relay: BareRelay | null = null;
+      try {
         const seat = stack.seats[0]!;
-        const h = await getHandle(seat, "sweep.bin");
-        if (h.sha256 !== source.sha256 || h.totalSize !== source.size) {
-          throw new IntegrityError(
-            `get_skill reported ${h.sha256}/${h.totalSize} for the sweep file, source is ${source.sha256}/${source.size}`,
-          );
-        }
+        const h = await checkedHandle(seat, source);
         handleLength = h.handle.length;
-        bare ??= await startBareRelay(path, handleLength);
-        const relay = bare;
-        const envelope: ChunkEnvelope = {
-          blob_handle: h.handle,
-          mime_type: h.mimeType,
-          total_size: h.totalSize,
-          sha256: h.sha256,
-          chunk_offset: h.totalSize,
-          req_id: createHash("sha256").update("req").digest("hex").slice(0, 36),
-        };
-        const isFirst = buffer === first;
-        const windows = isFirst ? plan.windows : plan.bigBufferWindows;
-        const caps = {} as Record<Carriage, number>;
-        const sizes = {} as Record<Carriage, SizePoint[]>;
-        const points: SweepPoint[] = [];
-        for (const carriage of plan.carriages) {
-          caps[carriage] = await seat.child.call<number>("stack-probe-cap", {
-            agent: seat.index,
-            handle: h.handle,
-            carriage,
-          });
-          const all = sizePoints(plan.chunkSizes, [buffer], carriage, envelope);
-          const smaller = plan.maxHttpBufferSizes.filter((b) => b < buffer);
-          // At a bigger buffer, only what did not fit the smaller one, plus one common size.
-          sizes[carriage] = isFirst
-            ? all
-            : all.filter(
-                (s) =>
-                  s.bytes === 512 * KiB ||
-                  smaller.every((b) => !fitsBuffer(s.bytes, b, carriage, envelope)),
+        // Each point's ceiling is measured next to it, not taken from the ceiling section
+        // minutes earlier: on a shared VM the machine's load drifts between the two sections by
+        // more than the effect judged.
+        relay = await startBareRelay(path, handleLength);
+        const bare = relay;
+        const envelope = envelopeOf(h);
+        caps[carriage] = await seat.child.call<number>("stack-probe-cap", {
+          agent: seat.index,
+          handle: h.handle,
+          carriage,
+        });
+        const all = sizePoints(plan.chunkSizes, [buffer], carriage, envelope);
+        const smaller = plan.maxHttpBufferSizes.filter((b) => b < buffer);
+        // At a bigger buffer, only what did not fit the smaller one, plus one common size.
+        sizes[carriage] = isFirst
+          ? all
+          : all.filter(
+              (s) =>
+                s.bytes === 512 * KiB ||
+                smaller.every((b) => !fitsBuffer(s.bytes, b, carriage, envelope)),
+            );
+        for (const size of sizes[carriage]) {
+          if (!size.fits[String(buffer)] || size.bytes > caps[carriage]) continue;
+          for (const window of windows) {
+            const args: DriveArgs = {
+              carrier: "stack",
+              path,
+              chunkBytes: size.bytes,
+              window,
+              durationMs: plan.pointMs,
+              carriage,
+              agent: seat.index,
+              handle: h.handle,
+            };
+            const key = { carriage, chunkBytes: size.bytes, window };
+            const runStack = (): Promise<PointResult> =>
+              withCosts(stack.procs, () => seat.child.call<DriveResult>("drive", args)).then(
+                ({ value, costs }) => toPoint(ctx.ledger, key, value, costs),
               );
-          for (const size of sizes[carriage]) {
-            if (!size.fits[String(buffer)] || size.bytes > caps[carriage]) continue;
-            for (const window of windows) {
-              const args: DriveArgs = {
-                carrier: "stack",
-                path,
-                chunkBytes: size.bytes,
-                window,
-                durationMs: plan.pointMs,
-                carriage,
-                agent: seat.index,
-                handle: h.handle,
-              };
-              const key = { carriage, chunkBytes: size.bytes, window };
-              const runStack = (): Promise<PointResult> =>
-                withCosts(stack.procs, () => seat.child.call<DriveResult>("drive", args)).then(
-                  ({ value, costs }) => toPoint(ctx.ledger, key, value, costs),
-                );
-              const runBare = (): Promise<PointResult> =>
-                withCosts(relay.procs, () =>
-                  relay.agent.call<DriveResult>("drive", { ...args, carrier: "bare" }),
-                ).then(({ value, costs }) => toPoint(ctx.ledger, key, value, costs));
-              // Alternate which side goes first, so neither always runs on the warmer machine.
-              let p: PointResult;
-              let b: PointResult;
-              if (points.length % 2 === 0) {
-                b = await runBare();
-                p = await runStack();
-              } else {
-                p = await runStack();
-                b = await runBare();
-              }
-              const c = ceilingPoint(ceiling, carriage, size.bytes, window);
-              points.push({
-                ...p,
-                buffer,
-                ratio: b.mbps > 0 ? p.mbps / b.mbps : null,
-                ceilingMbps: b.mbps,
-                sectionRatio: c && c.mbps > 0 ? p.mbps / c.mbps : null,
-              });
-              ctx.log(
-                `sweep ${(buffer / 1e6).toFixed(0)}MB ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s, ceiling next to it ${b.mbps.toFixed(1)} MB/s (${((100 * p.mbps) / b.mbps).toFixed(0)}%)${c ? `; ${((100 * p.mbps) / c.mbps).toFixed(0)}% of the ceiling section's point` : ""}`,
-              );
+            const runBare = (): Promise<PointResult> =>
+              withCosts(bare.procs, () =>
+                bare.agent.call<DriveResult>("drive", { ...args, carrier: "bare" }),
+              ).then(({ value, costs }) => toPoint(ctx.ledger, key, value, costs));
+            // Alternate which side goes first, so neither always runs on the warmer machine.
+            let p: PointResult;
+            let b: PointResult;
+            if (points.length % 2 === 0) {
+              b = await runBare();
+              p = await runStack();
+            } else {
+              p = await runStack();
+              b = await runBare();
             }
+            const c = ceilingPoint(ceiling, carriage, size.bytes, window);
+            points.push({
+              ...p,
+              buffer,
+              ratio: b.mbps > 0 ? p.mbps / b.mbps : null,
+              ceilingMbps: b.mbps,
+              sectionRatio: c && c.mbps > 0 ? p.mbps / c.mbps : null,
+            });
+            ctx.log(
+              `sweep ${(buffer / 1e6).toFixed(0)}MB ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s, ceiling next to it ${b.mbps.toFixed(1)} MB/s (${((100 * p.mbps) / b.mbps).toFixed(0)}%)${c ? `; ${((100 * p.mbps) / c.mbps).toFixed(0)}% of the ceiling section's point` : ""}`,
+            );
           }
         }
-        buffers.push({ maxHttpBufferSize: buffer, windows, caps, sizes, points });
-        if (isFirst) {
-          const runs = await sdkRuns(ctx, stack, h, points);
-          sdk.push(...runs.defaults);
-          sdkAtBest.push(...runs.atBest);
-        }
+      } finally {
+        await relay?.close();
+        if (!shared) await stack.close();
       }
     }
-  } finally {
-    await bare?.close();
+    buffers.push({ maxHttpBufferSize: buffer, windows, caps, sizes, points });
+    if (isFirst) {
+      const stack = await sharedStack(ctx, options);
+      const h = await checkedHandle(stack.seats[0]!, source);
+      const runs = await sdkRuns(ctx, stack, h, points);
+      sdk.push(...runs.defaults);
+      sdkAtBest.push(...runs.atBest);
+    }
   }
   return {
     fileBytes: source.size,
@@ -217,6 +222,32 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
     buffers,
     sdk,
     sdkAtBest,
+  };
+}
+
+/** The sweep file's handle from `seat`'s Computer, checked against the source on disk. */
+async function checkedHandle(
+  seat: Stack["seats"][number],
+  source: { sha256: string; size: number },
+): Promise<HandleInfo> {
+  const h = await getHandle(seat, "sweep.bin");
+  if (h.sha256 !== source.sha256 || h.totalSize !== source.size) {
+    throw new IntegrityError(
+      `get_skill reported ${h.sha256}/${h.totalSize} for the sweep file, source is ${source.sha256}/${source.size}`,
+    );
+  }
+  return h;
+}
+
+/** The envelope of a chunk ack for `h` (what the size math of protocol/sizing.ts needs). */
+function envelopeOf(h: HandleInfo): ChunkEnvelope {
+  return {
+    blob_handle: h.handle,
+    mime_type: h.mimeType,
+    total_size: h.totalSize,
+    sha256: h.sha256,
+    chunk_offset: h.totalSize,
+    req_id: createHash("sha256").update("req").digest("hex").slice(0, 36),
   };
 }
 
