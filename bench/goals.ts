@@ -103,7 +103,7 @@ function ceilingGoal(r: Report, carriage: "base64" | "binary"): Goal {
     ...(met
       ? {}
       : {
-          why: `per chunk our stack adds handle authentication (AES-GCM), the SKILL re-authorization of D17 (two realpath + two stat, ~36 µs of the Computer's ~75 µs per 16 KiB get_blob measured in-process) and the snapshot check of D18 (readlink + two fstat, ~15 µs) to what the bare relay does; zod parsing of an ack is ~0.5 µs. At large chunks both sides are dominated by first-touch page faults of the fresh Buffers each chunk needs (14–20 µs per 4 KiB page on this VM), which vary with each process's allocator state. Where the ratio is low, the per-point CPU columns show which process saturates.`,
+          why: `below 64 KiB the fixed per-chunk costs decide: our stack adds handle authentication (AES-GCM), the SKILL re-authorization of D17 (two realpath + two stat, ~36 µs of the Computer's ~75 µs per 16 KiB get_blob measured in-process) and the snapshot check of D18 (readlink + two fstat, ~15 µs); zod parsing of an ack is ~0.5 µs. From 512 KiB up our Computer saturates (85–93% CPU at ~110 MB/s in the 2026-12-03 run, the bare Computer 20–55% at 150–280 MB/s): a CPU profile at 2 MiB chunks puts 55% of its time in ws masking each chunk into a freshly allocated frame, i.e. first-touch page faults (14–20 µs per 4 KiB page on this VM), on top of the fresh Buffer each chunk is read into. Fix: read binary chunks into pooled Buffers, released once the transport has copied them (ws masks a client's frame into its own buffer), so that per chunk only ws's frame is fresh memory.`,
         }),
   };
 }
