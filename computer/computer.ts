@@ -88,6 +88,8 @@ export interface StartComputerOptions {
   maxSize?: number;
   /** Hashing threads (piscina). 0 = hash inline on the main thread. */
   workers?: number;
+  /** Nice offset of the hashing threads (0–19), default DEFAULT_HASH_NICE (blob/hash-cache.ts). */
+  hashNice?: number;
   /**
    * Services to run. Each entry is a service or a factory called with the engine as minter.
    * When absent, the defaults are built from `skills` / `mcpConfig` (see `defaultServices`).
@@ -179,7 +181,11 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
   const metrics = createComputerMetrics(name);
   const codec = new HandleCodec(await loadOrCreateHandleKey(config.stateDir, log));
   const pool = createHashPool(options.workers ?? defaultWorkerCount());
-  const hashCache = new HashCache({ pool, metrics });
+  const hashCache = new HashCache({
+    pool,
+    metrics,
+    ...(options.hashNice !== undefined ? { hashNice: options.hashNice } : {}),
+  });
   const s: Socket<ServerToClientEvents, ClientToServerEvents> = io(
     `${options.server.replace(/\/+$/, "")}${NAMESPACE}`,
     {

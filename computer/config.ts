@@ -24,6 +24,7 @@ export const USAGE = `usage: npm run computer -- --server URL --office ID --name
   --workers N                  hashing threads; 0 = hash inline (env A2C_WORKERS)
   --blob-queue-wait-ms N       longest wait of a get_blob for a read slot before it is answered
                                busy, default 10000; 0 = no bound (env A2C_BLOB_QUEUE_WAIT_MS)
+  --hash-nice N                nice offset of the hashing threads, 0-19, default 10 (env A2C_HASH_NICE)
   --http-port P                serve GET /healthz and /metrics on this port; off when unset,
                                0 = any free port (env A2C_HTTP_PORT)
   --http-host H                interface of that endpoint, default 127.0.0.1 (env A2C_HTTP_HOST)
@@ -52,6 +53,7 @@ const INT_FLAGS = {
   "max-size": { env: "A2C_MAX_SIZE", min: 0 },
   workers: { env: "A2C_WORKERS", min: 0 },
   "blob-queue-wait-ms": { env: "A2C_BLOB_QUEUE_WAIT_MS", min: 0 },
+  "hash-nice": { env: "A2C_HASH_NICE", min: 0, max: 19 },
   "http-port": { env: "A2C_HTTP_PORT", min: 0, max: 65535 },
 } as const;
 
@@ -126,6 +128,7 @@ export function parseComputerArgs(
   assign("workers", int("workers"));
   const queueWait = int("blob-queue-wait-ms");
   if (queueWait !== undefined) out.blob = { maxQueueWaitMs: queueWait };
+  assign("hashNice", int("hash-nice"));
   const httpPort = int("http-port");
   const httpHost = str("http-host");
   if (httpPort !== undefined) {

@@ -7,7 +7,8 @@
  * can report each process's cost for exactly the window of one data point.
  */
 import { fork, type ChildProcess } from "node:child_process";
-import { monitorEventLoopDelay, type IntervalHistogram } from "node:perf_hooks";
+import type { IntervalHistogram } from "node:perf_hooks";
+import { ELD_RESOLUTION_MS, startEldMonitor, summarizeEld, type EldSummary } from "./eld.ts";
 import { fileURLToPath } from "node:url";
 import { IntegrityError } from "./integrity.ts";
 
@@ -38,8 +39,11 @@ export interface ProcStats {
   wallMs: number;
   rssBytes: number;
   heapUsedBytes: number;
-  /** Event-loop delay since the last `eld-reset`, in ms. */
-  eld: { p50: number; p99: number; max: number; count: number };
+  /**
+   * Event-loop delay since the last `eld-reset`, in ms beyond the monitor's sampling interval
+   * (eld.ts says why), with the raw interval p99/max alongside.
+   */
+  eld: EldSummary;
 }
 
 export type Handler = (args: unknown) => Promise<unknown>;
@@ -47,14 +51,7 @@ export type Handler = (args: unknown) => Promise<unknown>;
 let histogram: IntervalHistogram | null = null;
 
 function eventLoopDelay(): ProcStats["eld"] {
-  if (!histogram) return { p50: 0, p99: 0, max: 0, count: 0 };
-  const ms = (ns: number): number => ns / 1e6;
-  return {
-    p50: ms(histogram.percentile(50)),
-    p99: ms(histogram.percentile(99)),
-    max: ms(histogram.max),
-    count: histogram.count,
-  };
+  return summarizeEld(histogram ?? { percentile: () => 0, max: 0, count: 0 }, ELD_RESOLUTION_MS);
 }
 
 export function procStats(): ProcStats {
@@ -76,8 +73,7 @@ export function procStats(): ProcStats {
  */
 export function serve(handlers: Record<string, Handler>): void {
   if (!process.send) throw new Error("serve() must run in a child forked with an IPC channel");
-  histogram = monitorEventLoopDelay({ resolution: 10 });
-  histogram.enable();
+  histogram = startEldMonitor(ELD_RESOLUTION_MS);
   const all: Record<string, Handler> = {
     stats: async () => procStats(),
     "eld-reset": async () => {

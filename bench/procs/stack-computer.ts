@@ -66,6 +66,11 @@ serve({
     }
     return byPath;
   },
+  /** Nice offset of every Computer's hash threads from the next hash on (bench computerCost). */
+  "hash-nice": async (raw) => {
+    for (const r of running) r.hashCache.hashNice = raw as number;
+    return null;
+  },
   stop: async () => {
     await Promise.all(running.map((r) => r.close()));
     running.length = 0;

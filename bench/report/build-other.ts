@@ -132,13 +132,40 @@ function costBlocks(d: ComputerCostData): Block[] {
     },
     {
       kind: "para",
-      text: `Event loop of the Computer process while the ${formatBytes(d.bigBytes)} file was hashed again (get_skill ${d.eld.mintSeconds.toFixed(2)} s, first chunk of the new content after ${d.eld.hashSeconds.toFixed(2)} s; engine hashes: ${Object.entries(
+      text: `Event loop of the Computer process while the ${formatBytes(d.bigBytes)} file was hashed again and another pull of the ${formatBytes(d.smallBytes)} file ran at window 4, measured with perf_hooks.monitorEventLoopDelay at a ${d.eld.resolutionMs} ms resolution. That histogram records the whole interval between two timer ticks, so an idle loop reads about ${d.eld.resolutionMs} ms; the delay reported here is the interval minus the ${d.eld.resolutionMs} ms resolution (the raw interval p99 is shown alongside; reports before 2026-12-03 gave the raw interval). Each measurement has its own baseline: the same pull just before, with no hashing. The Computer's hash threads ran at nice offset 0 and at the default +${d.eld.hashNice}, alternating (threads: nice value × threads of the Computer process after the hash). Goal figure: the default setting's worse run — delay p99 ${ms(d.eld.p99Ms)} ms, max ${ms(d.eld.maxMs)} ms over ${d.eld.seconds.toFixed(1)} s (raw interval p99 ${ms(d.eld.intervalP99Ms)} ms); the other pull: ${d.eld.otherChunks} chunks, p50 ${ms(d.eld.otherP50Ms)} ms, p99 ${ms(d.eld.otherP99Ms)} ms; engine hashes: ${Object.entries(
         d.eld.hashes,
       )
         .map(([k, v]) => `${v} ${k}`)
-        .join(
-          ", ",
-        )}) and another pull ran (${d.eld.otherChunks} chunks, p50 ${ms(d.eld.otherP50Ms)} ms, p99 ${ms(d.eld.otherP99Ms)} ms): delay p50 ${ms(d.eld.p50Ms)} ms, p99 ${ms(d.eld.p99Ms)} ms, max ${ms(d.eld.maxMs)} ms over ${d.eld.seconds.toFixed(1)} s. Baseline, the same pull with no hashing: p99 ${ms(d.eld.baselineP99Ms)} ms, max ${ms(d.eld.baselineMaxMs)} ms.`,
+        .join(", ")}.`,
+    },
+    {
+      kind: "table",
+      head: [
+        "hash nice",
+        "threads",
+        "delay p99 ms",
+        "delay max ms",
+        "interval p99 ms",
+        "baseline delay p99 ms",
+        "baseline interval p99 ms",
+        "get_skill s",
+        "first new chunk s",
+        "other pull p99 ms",
+      ],
+      rows: d.eld.runs.map((x) => [
+        `+${x.hashNice}`,
+        Object.entries(x.threadNices)
+          .map(([n, c]) => `${n}×${c}`)
+          .join(" "),
+        ms(x.p99Ms),
+        ms(x.maxMs),
+        ms(x.intervalP99Ms),
+        ms(x.baselineP99Ms),
+        ms(x.baselineIntervalP99Ms),
+        x.mintSeconds.toFixed(2),
+        x.hashSeconds.toFixed(2),
+        ms(x.otherP99Ms),
+      ]),
     },
   ];
 }

@@ -8,10 +8,12 @@
  *   so its content signature changed) and serves another pull at the same time.
  * `--quick` uses a 64 MiB file in place of 1 GiB (stated in the report).
  */
-import { utimesSync } from "node:fs";
+import { readdirSync, readFileSync, utimesSync } from "node:fs";
 import { writeContent } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import type { ProcStats } from "../lib/ipc.ts";
+import { ELD_RESOLUTION_MS } from "../lib/eld.ts";
+import { DEFAULT_HASH_NICE } from "../../computer/blob/hash-cache.ts";
 import type { DriveResult } from "../lib/driver.ts";
 import type { Ctx } from "../lib/context.ts";
 import type { DriveArgs } from "../procs/agent.ts";
@@ -34,25 +36,42 @@ export interface ComputerCostData {
   chunkBytes: number;
   firstHashSeconds: number;
   perChunk: { small: PerChunk; big: PerChunk; ratio: number; cpuRatio: number };
-  eld: {
-    p50Ms: number;
-    p99Ms: number;
-    maxMs: number;
-    seconds: number;
-    /** From the bump to the first verified chunk of the new content. */
-    hashSeconds: number;
-    /** Of which get_skill (its answer carries the sha256). */
-    mintSeconds: number;
-    /** The same other pull with no hashing going on. */
-    baselineP99Ms: number;
-    baselineMaxMs: number;
-    otherChunks: number;
-    otherP50Ms: number;
-    otherP99Ms: number;
-    /** Hash computations during the window, by path (pool / inline). */
-    hashes: Record<string, number>;
+  eld: EldRun & {
+    /** monitorEventLoopDelay resolution (ms); delays are beyond it (bench/lib/eld.ts). */
+    resolutionMs: number;
+    /** Every measurement, in run order: hash threads at nice offset 0 and at the default. */
+    runs: EldRun[];
   };
   notes: string[];
+}
+
+/** One event-loop measurement: a baseline pull, then the same pull while the big file is hashed. */
+export interface EldRun {
+  /** Nice offset of the Computer's hash threads during this run. */
+  hashNice: number;
+  /** Nice values of the Computer process's threads after the hash (Linux /proc), value → count. */
+  threadNices: Record<string, number>;
+  /** Delay beyond the sampling interval, ms. */
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  /** The raw histogram: whole timer interval (resolution + delay), ms. */
+  intervalP99Ms: number;
+  intervalMaxMs: number;
+  seconds: number;
+  /** From the bump to the first verified chunk of the new content. */
+  hashSeconds: number;
+  /** Of which get_skill (its answer carries the sha256). */
+  mintSeconds: number;
+  /** The same other pull with no hashing going on (delay beyond the interval). */
+  baselineP99Ms: number;
+  baselineMaxMs: number;
+  baselineIntervalP99Ms: number;
+  otherChunks: number;
+  otherP50Ms: number;
+  otherP99Ms: number;
+  /** Hash computations during the window, by path (pool / inline). */
+  hashes: Record<string, number>;
 }
 
 const CHUNK = 64 * KiB;
@@ -127,12 +146,31 @@ export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
       `computer cost: per chunk ${smallCost.computerMs.toFixed(3)} ms (small) vs ${bigCost.computerMs.toFixed(3)} ms (big)`,
     );
 
-    const eld = await eventLoopWhileHashing(ctx, stack, seat, {
-      smallPath,
-      smallHandle: small.handle,
-      bigPath,
-      bigSha,
-    });
+    // Side by side: hash threads at nice offset 0 (as before the setting existed), then at the
+    // default, alternating. Offset 0 comes first so that at least the first pair is right for an
+    // unprivileged run too: such a thread cannot take a lowered priority back (RLIMIT_NICE), which
+    // threadNices would show for later offset-0 runs.
+    const runs: EldRun[] = [];
+    const eldRounds = plan.quick ? 1 : 2;
+    for (let round = 0; round < eldRounds; round++) {
+      for (const hashNice of [0, DEFAULT_HASH_NICE]) {
+        await computer.call("hash-nice", hashNice);
+        runs.push(
+          await eventLoopWhileHashing(ctx, stack, seat, hashNice, {
+            smallPath,
+            smallHandle: small.handle,
+            bigPath,
+            bigSha,
+          }),
+        );
+      }
+    }
+    await computer.call("hash-nice", DEFAULT_HASH_NICE);
+    // The goal is judged on the default setting, on its worse run.
+    const judged = runs
+      .filter((x) => x.hashNice === DEFAULT_HASH_NICE)
+      .reduce((a, b) => (b.p99Ms > a.p99Ms ? b : a));
+    const eld = { ...judged, resolutionMs: ELD_RESOLUTION_MS, runs };
     return {
       smallBytes: plan.smallResourceBytes,
       bigBytes: plan.bigResourceBytes,
@@ -157,23 +195,26 @@ async function eventLoopWhileHashing(
   ctx: Ctx,
   stack: Stack,
   seat: Seat,
+  hashNice: number,
   r: { smallPath: string; smallHandle: string; bigPath: string; bigSha: string },
-): Promise<ComputerCostData["eld"]> {
+): Promise<EldRun> {
   const computer = stack.computers[0]!;
   const otherMs = ctx.plan.quick ? 1000 : 3000;
+  const pull = (): Promise<DriveResult> =>
+    seat.child.call<DriveResult>("drive", {
+      carrier: "stack",
+      path: r.smallPath,
+      chunkBytes: CHUNK,
+      window: 4,
+      durationMs: otherMs,
+      carriage: "base64",
+      agent: seat.index,
+      handle: r.smallHandle,
+    } satisfies DriveArgs);
   // Baseline: the same other pull without any hashing, so contention on a shared machine is told
   // apart from what hashing adds.
   await computer.call("eld-reset");
-  const base = await seat.child.call<DriveResult>("drive", {
-    carrier: "stack",
-    path: r.smallPath,
-    chunkBytes: CHUNK,
-    window: 4,
-    durationMs: otherMs,
-    carriage: "base64",
-    agent: seat.index,
-    handle: r.smallHandle,
-  } satisfies DriveArgs);
+  const base = await pull();
   ctx.ledger.add(base.chunks, base.bytes);
   const baseline = (await computer.stats()).eld;
   // A new mtime is a new content signature: the next read must hash the big file again.
@@ -183,16 +224,7 @@ async function eventLoopWhileHashing(
   await computer.call("eld-reset");
   const s0: ProcStats = await computer.stats();
   const t0 = performance.now();
-  const other = seat.child.call<DriveResult>("drive", {
-    carrier: "stack",
-    path: r.smallPath,
-    chunkBytes: CHUNK,
-    window: 4,
-    durationMs: otherMs,
-    carriage: "base64",
-    agent: seat.index,
-    handle: r.smallHandle,
-  } satisfies DriveArgs);
+  const other = pull();
   // get_skill hashes the file for its answer's sha256; the first get_blob of the new content
   // hashes it through the engine's hash cache. Both are Computer work on the 1 GiB file.
   let mintSeconds = 0;
@@ -216,6 +248,7 @@ async function eventLoopWhileHashing(
   });
   const [o, hashSeconds] = await Promise.all([other, hashing]);
   const s1 = await computer.stats();
+  const threadNices = threadNiceCounts(computer.pid);
   const hashesAfter = await computer.call<Record<string, number>>("hash-computations");
   ctx.ledger.add(o.chunks, o.bytes);
   const hashes: Record<string, number> = {};
@@ -226,20 +259,41 @@ async function eventLoopWhileHashing(
   if (Object.keys(hashes).length === 0)
     throw new Error("bumping the big file's mtime did not make the Computer hash it again");
   ctx.log(
-    `computer cost: event-loop p99 ${s1.eld.p99.toFixed(1)} ms while hashing (${hashSeconds.toFixed(2)} s)`,
+    `computer cost: hash nice +${hashNice}: event-loop delay p99 ${s1.eld.p99.toFixed(1)} ms beyond the ${s1.eld.resolutionMs} ms interval while hashing (${hashSeconds.toFixed(2)} s), baseline ${baseline.p99.toFixed(1)} ms`,
   );
   return {
+    hashNice,
+    threadNices,
     p50Ms: s1.eld.p50,
     p99Ms: s1.eld.p99,
     maxMs: s1.eld.max,
+    intervalP99Ms: s1.eld.intervalP99,
+    intervalMaxMs: s1.eld.intervalMax,
     seconds: (s1.wallMs - s0.wallMs) / 1000,
     hashSeconds,
     mintSeconds,
     baselineP99Ms: baseline.p99,
     baselineMaxMs: baseline.max,
+    baselineIntervalP99Ms: baseline.intervalP99,
     otherChunks: o.chunks,
     otherP50Ms: o.latencyMs.p50,
     otherP99Ms: o.latencyMs.p99,
     hashes,
   };
+}
+
+/** Nice value → number of threads of process `pid` (Linux /proc; empty elsewhere). */
+function threadNiceCounts(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      // Fields after "(comm) ": state is field 3, nice is field 19.
+      const nice = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16];
+      if (nice !== undefined) out[nice] = (out[nice] ?? 0) + 1;
+    }
+  } catch {
+    // not Linux, or the process is gone: no thread listing
+  }
+  return out;
 }

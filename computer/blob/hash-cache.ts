@@ -23,11 +23,18 @@ export interface HashCacheOptions {
   maxEntries?: number;
   /** Files up to this size are hashed inline even when a pool exists. */
   inlineMaxBytes?: number;
+  /** Nice offset of the pool's hash threads (hash-file.ts says why). Default DEFAULT_HASH_NICE. */
+  hashNice?: number;
   metrics?: ComputerMetrics;
 }
 
 export const DEFAULT_HASH_CACHE_ENTRIES = 10_000;
 export const DEFAULT_INLINE_HASH_BYTES = 1024 * 1024;
+/**
+ * Pool hash threads run this much nicer than the Computer's main thread, so chunk serving wins the
+ * CPU from a whole-file hash (bench computerCost measures the event-loop delay with and without).
+ */
+export const DEFAULT_HASH_NICE = 10;
 
 export class HashCache {
   readonly #pool: HashPool | null;
@@ -39,12 +46,15 @@ export class HashCache {
   readonly #bytesDigests = new WeakMap<Buffer, string>();
   /** Finished whole-resource hash computations (files and byte sources). */
   computations = 0;
+  /** Nice offset sent with every pool task; read per task so the bench can compare settings. */
+  hashNice: number;
 
   constructor(options: HashCacheOptions) {
     this.#pool = options.pool;
     this.#maxEntries = options.maxEntries ?? DEFAULT_HASH_CACHE_ENTRIES;
     this.#inlineMaxBytes = options.inlineMaxBytes ?? DEFAULT_INLINE_HASH_BYTES;
     this.#metrics = options.metrics;
+    this.hashNice = options.hashNice ?? DEFAULT_HASH_NICE;
   }
 
   get size(): number {
@@ -107,8 +117,9 @@ export class HashCache {
 
   async #compute(fd: number, signature: string, size: number): Promise<HashFileResult> {
     const pool = size > this.#inlineMaxBytes ? this.#pool : null;
-    const task = { fd, signature };
-    const result = pool ? await pool.hash(task) : await hashFileInline(task);
+    const result = pool
+      ? await pool.hash({ fd, signature, nice: this.hashNice })
+      : await hashFileInline({ fd, signature });
     if ("sha256" in result) {
       this.computations++;
       this.#metrics?.hashComputations.inc({ path: pool ? "pool" : "inline" });

@@ -70,7 +70,7 @@ export function markdown(r: SoakReport): string {
         `| ${h.segment} | ${f1(h.quiet_p50)} | ${f1(h.loaded_p50)} | ${f1(h.quiet_tail)} | ${f1(h.loaded_tail)} |`,
     ),
     "",
-    "### Processes (median event-loop delay p99 per second; CPU and run-queue wait in % of one core)",
+    "### Processes (median event-loop delay p99 per second, ms beyond the 5 ms sampling tick; CPU and run-queue wait in % of one core)",
     "",
     "| process | ELD p99 quiet | ELD p99 loaded | CPU quiet | CPU loaded | wait quiet | wait loaded | handles first → last quiet |",
     "| --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -1,7 +1,8 @@
 /**
  * Soak instrumentation, loaded with `--import` into every soak child process (Server, Computers,
  * Agents) when A2C_SOAK_TRACE names a directory. It changes no behaviour; it only records:
- *   - once a second: this process's event-loop delay (p99, max), CPU time used, time spent
+ *   - once a second: this process's event-loop delay (p99, max; beyond the monitor's 5 ms tick,
+ *     see bench/lib/eld.ts: the histogram itself holds whole tick intervals), CPU time used, time spent
  *     runnable but waiting for a core (/proc/self/task/* /schedstat run_delay), active handles;
  *   - for every `client:get_blob` of the probe Agent (payload `agent` = A2C_SOAK_PROBE): the wall
  *     time at each hop it crosses in this process, keyed by `req_id` (the relay forwards the
@@ -16,7 +17,7 @@
  */
 import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { monitorEventLoopDelay } from "node:perf_hooks";
+import { startEldMonitor, summarizeEld } from "../../bench/lib/eld.ts";
 
 const dir = process.env.A2C_SOAK_TRACE;
 const role = process.env.A2C_SOAK_ROLE ?? "proc";
@@ -111,19 +112,21 @@ if (dir) {
     patch(Socket.prototype as unknown as Patchable, "a_send", "a_recv", "c_in", "c_out");
   }
   const file = join(dir, `${role}-${process.pid}.jsonl`);
-  const eld = monitorEventLoopDelay({ resolution: 5 });
-  eld.enable();
+  // 5 ms ticks: ~200 samples a second, so the per-second p99 is about the second-worst tick.
+  const ELD_RES_MS = 5;
+  const eld = startEldMonitor(ELD_RES_MS);
   let cpu = process.cpuUsage();
   let wait = runDelayNs();
   const flush = (): void => {
     const c = process.cpuUsage(cpu);
     cpu = process.cpuUsage();
     const w = runDelayNs();
+    const e = summarizeEld(eld, ELD_RES_MS);
     const lines = [
       JSON.stringify({
         t: now(),
-        eld_p99: eld.percentile(99) / 1e6,
-        eld_max: eld.max / 1e6,
+        eld_p99: e.p99,
+        eld_max: e.max,
         cpu_ms: (c.user + c.system) / 1000,
         wait_ms: (w - wait) / 1e6,
         handles: (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles()
