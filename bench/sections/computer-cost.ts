@@ -51,7 +51,10 @@ export interface EldRun {
   hashNice: number;
   /** Nice values of the Computer process's threads after the hash (Linux /proc), value → count. */
   threadNices: Record<string, number>;
-  /** Delay beyond the sampling interval, ms. */
+  /**
+   * Delay beyond the sampling interval, ms, from the mtime bump to the first verified chunk of the
+   * new content (the hash; `seconds` long) while the other pull runs.
+   */
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
@@ -63,6 +66,9 @@ export interface EldRun {
   hashSeconds: number;
   /** Of which get_skill (its answer carries the sha256). */
   mintSeconds: number;
+  /** Delay p99 over the hash and the rest of the other pull (how reports before 2026-12-03 timed it). */
+  wholeP99Ms: number;
+  wholeSeconds: number;
   /** The same other pull with no hashing going on (delay beyond the interval). */
   baselineP99Ms: number;
   baselineMaxMs: number;
@@ -151,7 +157,7 @@ export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
     // unprivileged run too: such a thread cannot take a lowered priority back (RLIMIT_NICE), which
     // threadNices would show for later offset-0 runs.
     const runs: EldRun[] = [];
-    const eldRounds = plan.quick ? 1 : 2;
+    const eldRounds = plan.quick ? 1 : 3;
     for (let round = 0; round < eldRounds; round++) {
       for (const hashNice of [0, DEFAULT_HASH_NICE]) {
         await computer.call("hash-nice", hashNice);
@@ -199,7 +205,9 @@ async function eventLoopWhileHashing(
   r: { smallPath: string; smallHandle: string; bigPath: string; bigSha: string },
 ): Promise<EldRun> {
   const computer = stack.computers[0]!;
-  const otherMs = ctx.plan.quick ? 1000 : 3000;
+  // Long enough to outlast the hash (1 GiB: 0.8–3.5 s on the shared 2-core box), so the hash
+  // window is all "while serving".
+  const otherMs = ctx.plan.quick ? 1000 : 5000;
   const pull = (): Promise<DriveResult> =>
     seat.child.call<DriveResult>("drive", {
       carrier: "stack",
@@ -244,10 +252,15 @@ async function eventLoopWhileHashing(
       maxChunks: 1,
     } satisfies DriveArgs);
     ctx.ledger.add(first.chunks, first.bytes);
-    return (performance.now() - t0) / 1000;
+    const seconds = (performance.now() - t0) / 1000;
+    // The event loop over exactly the hash (the other pull is still running): the window the
+    // goal is about. The pull's remaining seconds without hashing would dilute the p99.
+    return { seconds, stats: await computer.stats() };
   });
-  const [o, hashSeconds] = await Promise.all([other, hashing]);
-  const s1 = await computer.stats();
+  const [o, hashed] = await Promise.all([other, hashing]);
+  const hashSeconds = hashed.seconds;
+  const s1 = hashed.stats;
+  const whole = (await computer.stats()).eld;
   const threadNices = threadNiceCounts(computer.pid);
   const hashesAfter = await computer.call<Record<string, number>>("hash-computations");
   ctx.ledger.add(o.chunks, o.bytes);
@@ -275,6 +288,8 @@ async function eventLoopWhileHashing(
     baselineP99Ms: baseline.p99,
     baselineMaxMs: baseline.max,
     baselineIntervalP99Ms: baseline.intervalP99,
+    wholeP99Ms: whole.p99,
+    wholeSeconds: (performance.now() - t0) / 1000,
     otherChunks: o.chunks,
     otherP50Ms: o.latencyMs.p50,
     otherP99Ms: o.latencyMs.p99,
