@@ -36,7 +36,8 @@ import {
   type ServerToClientEvents,
   type Transport,
 } from "../protocol/index.ts";
-import { BlobEngine, type BlobEngineOptions } from "./blob/engine.ts";
+import { DrainReleases } from "./blob/buffers.ts";
+import { BlobEngine, DEFAULT_MAX_IN_FLIGHT, type BlobEngineOptions } from "./blob/engine.ts";
 import { HandleCodec, loadOrCreateHandleKey } from "./blob/handle.ts";
 import { HashCache } from "./blob/hash-cache.ts";
 import { ComputerConnectError, describeConnectError } from "./connect-error.ts";
@@ -115,6 +116,8 @@ export interface RunningComputer {
   readonly name: string;
   readonly config: ComputerConfig;
   readonly engine: BlobEngine;
+  /** Pooled binary chunks returned / dropped after their ack (instrumentation). */
+  readonly binaryReleases: DrainReleases;
   readonly minter: HandleMinter;
   readonly hashCache: HashCache;
   readonly metrics: ComputerMetrics;
@@ -198,6 +201,8 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     },
   );
   const engine = new BlobEngine({
+    // Binary chunks are read into pooled buffers, returned after the transport drained (below).
+    lendBinary: true,
     ...options.blob,
     codec,
     hashCache,
@@ -214,6 +219,11 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     close: () => engine.close(),
   };
   const services: ComputerService[] = [blobService];
+  // Bounded like the pool: more pending buffers than reads in flight are dropped, not kept.
+  const binaryReleases = new DrainReleases(
+    (buf) => engine.giveBack(buf),
+    options.blob?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT,
+  );
   const handlers = new Map<ClientEvent, ClientHandler<ClientEvent>>();
   const closeAll = async (): Promise<void> => {
     await Promise.allSettled(services.map((s) => s.close()));
@@ -367,6 +377,10 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
             const outcome = isErrorPayload(result) ? String(result.code) : "ok";
             metrics.requests.inc({ event, outcome });
             (ack as (a: unknown) => void)(result);
+            // The ack has been written into the current engine (socket.io encodes and writes
+            // synchronously); its pooled binary chunk goes back once that engine has drained.
+            const lent = engine.lentBuffer((result as { blob?: unknown }).blob);
+            if (lent) binaryReleases.hold(s.io.engine, lent);
           },
           () => undefined,
         );
@@ -430,6 +444,7 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     name,
     config,
     engine,
+    binaryReleases,
     minter: engine,
     hashCache,
     metrics,

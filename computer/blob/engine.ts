@@ -123,6 +123,13 @@ export interface BlobEngineOptions {
   log?: Logger;
   /** Open descriptors kept for reuse between chunks (fd-cache.ts); 0 disables the cache. */
   fdCacheEntries?: number;
+  /**
+   * Read binary file chunks into pooled buffers (no first-touch page faults per chunk). The
+   * caller then owns each lent buffer: it takes it with `lentBuffer(blob)` after sending and
+   * returns it with `giveBack` only once the transport provably no longer references it
+   * (buffers.ts `DrainReleases`). Off by default: the fresh-Buffer path needs no caller care.
+   */
+  lendBinary?: boolean;
 }
 
 type Outcome = GetBlobRet | ErrorPayload;
@@ -143,6 +150,9 @@ export class BlobEngine implements HandleMinter {
   readonly #log: Logger | undefined;
   readonly #producers = new Map<HandleKind, Producer>();
   readonly #fds: FdCache;
+  readonly #lendBinary: boolean;
+  /** Binary blobs lent out (the `blob` subarray → its pooled buffer). */
+  readonly #lent = new WeakMap<Buffer, Buffer>();
   /** Files opened to serve chunks (instrumentation: the fuzz test proves it stays 0). */
   fileOpens = 0;
 
@@ -167,8 +177,26 @@ export class BlobEngine implements HandleMinter {
     };
     // The largest base64 chunk any envelope allows: an upper bound for the big buffer class.
     const largest = Math.floor(this.#limit / 4) * 3;
-    this.#buffers = new BufferPool([this.#defaultChunk, largest], maxInFlight);
+    // Binary over WebSocket carries raw bytes: its chunks can reach the limit itself.
+    this.#buffers = new BufferPool([this.#defaultChunk, largest, this.#limit], maxInFlight);
+    this.#lendBinary = options.lendBinary ?? false;
     this.#fds = new FdCache(options.fdCacheEntries);
+  }
+
+  /**
+   * The pooled buffer behind a binary `blob` this engine answered with (`lendBinary`), or
+   * undefined; the caller now owns it and hands it to `giveBack` when the transport is done.
+   */
+  lentBuffer(blob: unknown): Buffer | undefined {
+    if (!Buffer.isBuffer(blob)) return undefined;
+    const buf = this.#lent.get(blob);
+    this.#lent.delete(blob);
+    return buf;
+  }
+
+  /** Returns a buffer from `lentBuffer` to the pool (only once nothing else references it). */
+  giveBack(buf: Buffer): void {
+    this.#buffers.give(buf);
   }
 
   /** Registers the producer for `producer.kind` (one per kind). */
@@ -345,7 +373,9 @@ export class BlobEngine implements HandleMinter {
     const n = this.#chunkLength(req, envelope, total - offset);
     if (n === null) return tooSmallLimit();
     const binary = req.blob_format === "binary";
-    const buf = binary ? Buffer.allocUnsafeSlow(n) : this.#buffers.take(n);
+    const pooled = !binary || this.#lendBinary;
+    const buf = pooled ? this.#buffers.take(n) : Buffer.allocUnsafeSlow(n);
+    let lent = false;
     try {
       let got = 0;
       while (got < n) {
@@ -358,10 +388,18 @@ export class BlobEngine implements HandleMinter {
       }
       const after = fstatSync(fd, { bigint: true });
       if (signatureOf(after) !== signature) return RETRY;
-      const blob = binary ? buf : buf.toString("base64", 0, n);
+      let blob: Buffer | string;
+      if (!binary) blob = buf.toString("base64", 0, n);
+      else if (!pooled) blob = buf;
+      else {
+        blob = buf.subarray(0, n);
+        this.#lent.set(blob, buf);
+        lent = true;
+      }
       return this.#finish(envelope, blob, n, total);
     } finally {
-      if (!binary) this.#buffers.give(buf);
+      // A lent buffer now belongs to the caller (lentBuffer / giveBack).
+      if (pooled && !lent) this.#buffers.give(buf);
     }
   }
 
