@@ -8,9 +8,10 @@
  * pool only through `DrainReleases` below, at a point where no part of the transport can still
  * hold it. A buffer whose release cannot be proven is simply dropped (garbage collected).
  *
- * Two size classes: the default chunk size (the common case) and the largest chunk the buffer
- * limit allows (requests with a big `max_chunk_bytes`). Free lists are bounded by the number of
- * chunk reads in flight, which the engine's limiter bounds.
+ * Size classes: the default chunk size (the common case), the largest base64 chunk the buffer
+ * limit allows and the limit itself (raw binary over WebSocket), for requests with a big
+ * `max_chunk_bytes`. Only the pages a chunk touches are faulted in, once per pooled buffer. Free
+ * lists are bounded by the number of chunk reads in flight, which the engine's limiter bounds.
  */
 export class BufferPool {
   readonly #classes: number[];
