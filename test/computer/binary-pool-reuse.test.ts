@@ -12,16 +12,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import type { RunningComputer } from "../../computer/computer.ts";
 import { GetBlobRetSchema, type Transport } from "../../protocol/index.ts";
-import {
-  emitAck,
-  request,
-  ServerHarness,
-  TEST_TOKEN,
-  type Socket,
-} from "../support/server-harness.ts";
+import { emitAck, request, ServerHarness, type Socket } from "../support/server-harness.ts";
 import { TestProducer } from "./support/test-producer.ts";
+import { startHarnessComputer, producersOnly } from "./support/harness-computer.ts";
 
 const WINDOW = 16;
 const dir = mkdtempSync(join(tmpdir(), "a2c-binpool-"));
@@ -45,15 +40,12 @@ after(async () => {
 async function computerOn(name: string, transport: Transport): Promise<[RunningComputer, string]> {
   const producer = new TestProducer();
   const id = producer.addFile(path, "application/octet-stream");
-  const pc = await startComputer({
-    server: h.url,
-    office: "office-1",
+  const pc = await startHarnessComputer(h, dir, {
     name,
-    token: TEST_TOKEN,
     stateDir: join(dir, `state-${name}`),
     workers: 1,
     transports: [transport],
-    services: [{ handlers: {}, producers: [producer], close: async () => {} }],
+    services: [producersOnly(producer)],
   });
   return [pc, pc.minter.mint("tool", { id })];
 }

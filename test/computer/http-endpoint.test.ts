@@ -7,9 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { pino } from "pino";
-import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import type { RunningComputer } from "../../computer/computer.ts";
 import { startComputerHttp } from "../../computer/http.ts";
-import { ServerHarness, TEST_TOKEN } from "../support/server-harness.ts";
+import { ServerHarness } from "../support/server-harness.ts";
+import { startHarnessComputer } from "./support/harness-computer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "a2c-http-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,13 +45,7 @@ void test("healthz follows the Computer's life; metrics is Prometheus text", asy
     assert.equal(JSON.parse(starting.body).status, "starting");
     assert.equal((await get(`${http.url}/metrics`)).status, 503);
 
-    running.computer = await startComputer({
-      server: h.url,
-      office: "office-1",
-      name: "pc-1",
-      token: TEST_TOKEN,
-      stateDir: join(dir, "state"),
-      workers: 0,
+    running.computer = await startHarnessComputer(h, dir, {
       services: [],
       startTimeoutMs: 10_000,
     });

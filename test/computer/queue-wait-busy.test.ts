@@ -10,10 +10,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import type { RunningComputer } from "../../computer/computer.ts";
 import type { HandleFields, Producer, ResolveResult } from "../../computer/contracts.ts";
 import { busy, Events } from "../../protocol/index.ts";
-import { request, ServerHarness, TEST_TOKEN, type Socket } from "../support/server-harness.ts";
+import { request, ServerHarness, type Socket } from "../support/server-harness.ts";
+import { startHarnessComputer, producersOnly } from "./support/harness-computer.ts";
 
 /** The first resolve parks until `open()`; every resolve is counted. */
 class HeldProducer implements Producer {
@@ -54,15 +55,9 @@ let pc: RunningComputer;
 before(async () => {
   h = await ServerHarness.start();
   agent = await h.agent("office-1", "agent-1");
-  pc = await startComputer({
-    server: h.url,
-    office: "office-1",
-    name: "pc-1",
-    token: TEST_TOKEN,
-    stateDir: join(dir, "state"),
-    workers: 0,
+  pc = await startHarnessComputer(h, dir, {
     blob: { maxInFlight: 1, maxQueue: 8, maxQueueWaitMs: 50 },
-    services: [{ handlers: {}, producers: [producer], close: async () => {} }],
+    services: [producersOnly(producer)],
   });
 });
 

@@ -10,17 +10,17 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import type { RunningComputer } from "../../computer/computer.ts";
 import { GetBlobRetSchema, type GetBlobRet } from "../../protocol/index.ts";
 import {
   emitAck,
   request,
   ServerHarness,
-  TEST_TOKEN,
   waitFor,
   type Socket,
 } from "../support/server-harness.ts";
 import { TestProducer } from "./support/test-producer.ts";
+import { startHarnessComputer, producersOnly } from "./support/harness-computer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "a2c-pull-"));
 const content = randomBytes(3 * 1024 * 1024 + 17);
@@ -37,15 +37,7 @@ before(async () => {
   const id = producer.addFile(path, "application/pdf");
   h = await ServerHarness.start();
   agent = await h.agent("office-1", "agent-1");
-  pc = await startComputer({
-    server: h.url,
-    office: "office-1",
-    name: "pc-1",
-    token: TEST_TOKEN,
-    stateDir: join(dir, "state"),
-    workers: 1,
-    services: [{ handlers: {}, producers: [producer], close: async () => {} }],
-  });
+  pc = await startHarnessComputer(h, dir, { workers: 1, services: [producersOnly(producer)] });
   handle = pc.minter.mint("tool", { id });
 });
 

@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { startComputer, type RunningComputer } from "../../../computer/computer.ts";
+import type { RunningComputer } from "../../../computer/computer.ts";
 import type { SkillService } from "../../../computer/skills/index.ts";
 import {
   GetBlobRetSchema,
@@ -22,11 +22,11 @@ import {
   record,
   request,
   ServerHarness,
-  TEST_TOKEN,
   waitFor,
   type Socket,
 } from "../../support/server-harness.ts";
 import { skillMd, tempDir, writePackage } from "../../support/skills-fixtures.ts";
+import { startHarnessComputer } from "../support/harness-computer.ts";
 
 const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 const BODY = "# Remote skill\n" + "a line of skill documentation\n".repeat(3000); // ~90 KB
@@ -45,15 +45,7 @@ before(async () => {
   await writePackage(home, "user/remote", skillMd("remote", BODY), { "assets/pic.png": IMAGE });
   h = await ServerHarness.start();
   agent = await h.agent("office-1", "agent-1");
-  pc = await startComputer({
-    server: h.url,
-    office: "office-1",
-    name: "pc-1",
-    token: TEST_TOKEN,
-    stateDir: join(tmp.dir, "state"),
-    skills: home,
-    workers: 0,
-  });
+  pc = await startHarnessComputer(h, tmp.dir, { skills: home });
 });
 after(async () => {
   await pc?.close();

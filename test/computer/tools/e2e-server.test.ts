@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { startComputer, type RunningComputer } from "../../../computer/computer.ts";
+import type { RunningComputer } from "../../../computer/computer.ts";
 import { encodePng } from "../../../computer/tools/png.ts";
 import {
   CallToolResultSchema,
@@ -20,14 +20,9 @@ import {
   encodedAckBytes,
   type CallToolResult,
 } from "../../../protocol/index.ts";
-import {
-  request,
-  ServerHarness,
-  TEST_TOKEN,
-  waitFor,
-  type Socket,
-} from "../../support/server-harness.ts";
+import { request, ServerHarness, waitFor, type Socket } from "../../support/server-harness.ts";
 import { demoServer, textOf } from "../../support/tools-harness.ts";
+import { startHarnessComputer } from "../support/harness-computer.ts";
 
 const ACK_WAIT_MS = 120_000;
 const dir = mkdtempSync(join(tmpdir(), "a2c-tools-e2e-"));
@@ -40,15 +35,7 @@ before(async () => {
   writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { demo: demoServer() } }));
   h = await ServerHarness.start();
   agent = await h.agent("office-1", "agent-1");
-  pc = await startComputer({
-    server: h.url,
-    office: "office-1",
-    name: "pc-1",
-    token: TEST_TOKEN,
-    stateDir: join(dir, "state"),
-    mcpConfig,
-    workers: 0,
-  });
+  pc = await startHarnessComputer(h, dir, { mcpConfig });
 });
 after(async () => {
   await pc?.close();

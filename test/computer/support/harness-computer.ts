@@ -1,0 +1,34 @@
+/**
+ * A Computer joined to a `ServerHarness` office with the settings the Computer tests share
+ * (office-1, pc-1, the harness token, state under `dir`, hashing inline), so each test states
+ * only what it is about.
+ */
+import { join } from "node:path";
+import {
+  startComputer,
+  type RunningComputer,
+  type StartComputerOptions,
+} from "../../../computer/computer.ts";
+import type { ComputerService, Producer } from "../../../computer/contracts.ts";
+import { TEST_TOKEN, type ServerHarness } from "../../support/server-harness.ts";
+
+export function startHarnessComputer(
+  h: ServerHarness,
+  dir: string,
+  extra: Partial<StartComputerOptions> = {},
+): Promise<RunningComputer> {
+  return startComputer({
+    server: h.url,
+    office: "office-1",
+    name: "pc-1",
+    token: TEST_TOKEN,
+    stateDir: join(dir, "state"),
+    workers: 0,
+    ...extra,
+  });
+}
+
+/** A service that only contributes blob producers (no handlers). */
+export function producersOnly(...producers: Producer[]): ComputerService {
+  return { handlers: {}, producers, close: async () => {} };
+}
