@@ -268,8 +268,9 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     if (joined) s.emit(event, { computer: name });
   };
 
+  const joinTimeoutMs = options.joinTimeoutMs ?? JOIN_TIMEOUT_MS;
   const join = (): void => {
-    s.timeout(options.joinTimeoutMs ?? JOIN_TIMEOUT_MS).emit(
+    s.timeout(joinTimeoutMs).emit(
       Events.JoinOffice,
       { role: "computer", name, office_id: options.office },
       (err: Error | null, ok?: boolean, reason?: string | null) => {
@@ -278,10 +279,7 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
           // No answer is not a refusal: a starved or restarting Server may answer late. Ask
           // again (joining the office one is in under the same name is a no-op on the Server);
           // `startTimeoutMs` bounds how long a start waits in all.
-          log.warn(
-            { timeoutMs: options.joinTimeoutMs ?? JOIN_TIMEOUT_MS },
-            "join not answered; retrying",
-          );
+          log.warn({ timeoutMs: joinTimeoutMs }, "join not answered; retrying");
           rejoinTimer = setTimeout(() => s.connected && join(), REJOIN_DELAY_MS);
           return;
         }
