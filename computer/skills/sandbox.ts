@@ -19,7 +19,7 @@
  * `.skillenv` → `forbidden`); it must be a regular file (directories, FIFOs, devices, dangling
  * links, over-long names → `not_found`).
  */
-import { realpathSync, statSync } from "node:fs";
+import { lstatSync, realpathSync, statSync, type Stats } from "node:fs";
 import { relative, sep } from "node:path";
 
 /** Files no `rel_path` may ever reach (compared lower-cased; digest §5.4, D21). */
@@ -69,11 +69,19 @@ function isMissing(err: unknown): boolean {
  * path, and "regular file". `root` comes from the registry only (never from a name or a handle).
  * Throws only on unexpected I/O errors (EIO...).
  *
- * It runs on every pull (D17), so its cost is per chunk. The calls are synchronous on purpose:
- * realpath(3) and stat(2) of a package the registry just scanned are answered from the kernel's
- * dentry/inode caches in microseconds, while each libuv thread-pool round trip cost more CPU on
- * the main thread alone (a profile of 16 KiB pulls: 4 such calls here were ~20% of the
- * Computer's CPU). Same syscalls, same answers, same order of checks.
+ * It runs on every pull (D17), so its cost is per chunk, and on this VM the cost is the number of
+ * system calls (~2.3 µs each): realpath(3) reads every component of a path once (a readlink
+ * each), so `realpath(root)` then `realpath(root/rel)` walked the root twice (13 calls for a file
+ * at the top of a package five directories deep). `realpath(root)` is still taken every time;
+ * below it, each component of the lexically clean `rel` is lstat'ed once: while none is a
+ * symlink, `realpath(root)/rel` IS the realpath (no `.`, `..` or empty segment is left after
+ * lexRelPath), and the last lstat answers "regular file". The first symlink met sends the whole
+ * path through realpath(3) and the checks below, exactly as before. Same answers, same order of
+ * checks (test/computer/skills/sandbox-equivalence.test.ts compares both on a package of traps);
+ * as with realpath itself the walk is not atomic, which is why the engine opens the result with
+ * O_NOFOLLOW and checks the descriptor's /proc path before serving.
+ * Synchronous on purpose: these calls are answered from the kernel's dentry/inode caches in
+ * microseconds, less than the main thread's share of one libuv thread-pool round trip.
  */
 export async function resolveInPackage(
   root: string,
@@ -84,31 +92,78 @@ export async function resolveInPackage(
   let rootReal: string;
   try {
     rootReal = realpathSync.native(root);
-    if (!statSync(rootReal).isDirectory()) return { ok: false, reason: "root_gone" };
   } catch (err) {
     if (isMissing(err)) return { ok: false, reason: "root_gone" };
     throw err;
   }
-  if (lexed.directory) return { ok: false, reason: "not_found" };
+  if (lexed.directory) return rootIsDirectory(rootReal) ? NOT_FOUND : ROOT_GONE;
+  const walked = walkPlain(rootReal, lexed.relPath);
+  if (walked === "missing") return rootIsDirectory(rootReal) ? NOT_FOUND : ROOT_GONE;
+  if (walked !== "symlink") {
+    return walked.isFile()
+      ? { ok: true, relPath: lexed.relPath, target: rootReal + sep + lexed.relPath }
+      : NOT_FOUND;
+  }
+  return resolveThroughSymlinks(rootReal, lexed.relPath);
+}
+
+const NOT_FOUND = { ok: false, reason: "not_found" } as const;
+const ROOT_GONE = { ok: false, reason: "root_gone" } as const;
+
+/** "The package root is a directory" (stat of its realpath); a missing root is not one. */
+function rootIsDirectory(rootReal: string): boolean {
+  try {
+    return statSync(rootReal).isDirectory();
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * lstat of every component of `relPath` under `rootReal`: the last component's stats when none
+ * is a symlink and every earlier one is a directory; `"symlink"` at the first symlink;
+ * `"missing"` when a component does not exist or is not a directory (ENOENT / ENOTDIR).
+ */
+function walkPlain(rootReal: string, relPath: string): Stats | "symlink" | "missing" {
+  const parts = relPath.split("/");
+  let path = rootReal;
+  let st: Stats | undefined;
+  for (let i = 0; i < parts.length; i++) {
+    if (st !== undefined && !st.isDirectory()) return "missing";
+    path += sep + parts[i];
+    try {
+      st = lstatSync(path);
+    } catch (err) {
+      if (isMissing(err)) return "missing";
+      throw err;
+    }
+    if (st.isSymbolicLink()) return "symlink";
+  }
+  return st ?? "missing";
+}
+
+/** The general case: realpath(3) of the whole path, then containment, forbidden, regular file. */
+function resolveThroughSymlinks(rootReal: string, relPath: string): SandboxResult {
   let target: string;
   try {
-    target = realpathSync.native(rootReal + sep + lexed.relPath);
+    target = realpathSync.native(rootReal + sep + relPath);
   } catch (err) {
-    if (isMissing(err)) return { ok: false, reason: "not_found" };
+    if (isMissing(err)) return NOT_FOUND;
     throw err;
   }
   const inside = relative(rootReal, target);
   // "MUST stay inside realpath(root)" (skill.md §9.2): `relative` starting with `..` or absolute
   // (another drive/root) means the resolved path left the package.
   if (inside === "" || inside === ".." || inside.startsWith(".." + sep) || inside.startsWith(sep)) {
-    return { ok: false, reason: inside === "" ? "not_found" : "traversal" };
+    return inside === "" ? NOT_FOUND : { ok: false, reason: "traversal" };
   }
   if (inside.split(sep).some(isForbiddenSegment)) return { ok: false, reason: "forbidden" };
   try {
-    if (!statSync(target).isFile()) return { ok: false, reason: "not_found" };
+    if (!statSync(target).isFile()) return NOT_FOUND;
   } catch (err) {
-    if (isMissing(err)) return { ok: false, reason: "not_found" };
+    if (isMissing(err)) return NOT_FOUND;
     throw err;
   }
-  return { ok: true, relPath: lexed.relPath, target };
+  return { ok: true, relPath, target };
 }
