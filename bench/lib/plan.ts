@@ -16,6 +16,8 @@ export interface Plan {
   maxHttpBufferSizes: number[];
   /** Time per sweep / ceiling / direct point. */
   pointMs: number;
+  /** Unreported pulls on each fresh set of ceiling / sweep processes first (lib/warmup.ts). */
+  warmUpMs: number;
   /** The resource the sweep, ceiling and direct sections pull. */
   sweepFileBytes: number;
   manyAgents: number[];
@@ -56,6 +58,7 @@ export function makePlan(quick: boolean): Plan {
       carriages: ["base64", "binary"],
       maxHttpBufferSizes: [1_000_000, 4_000_000],
       pointMs: 250,
+      warmUpMs: 200,
       sweepFileBytes: 8 * MiB,
       manyAgents: [1, 4],
       manyAgentsMs: 1000,
@@ -81,6 +84,7 @@ export function makePlan(quick: boolean): Plan {
     carriages: ["base64", "binary"],
     maxHttpBufferSizes: [1_000_000, 4_000_000],
     pointMs: 1000,
+    warmUpMs: 2000,
     sweepFileBytes: 32 * MiB,
     manyAgents: [1, 4, 16, 64],
     manyAgentsMs: 4000,

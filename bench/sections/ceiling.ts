@@ -14,6 +14,7 @@ import type { Ctx } from "../lib/context.ts";
 import type { DriveArgs } from "../procs/agent.ts";
 import type { DriveResult } from "../lib/driver.ts";
 import { SAMPLE_ENVELOPE } from "./micro.ts";
+import { warmUp, WARM_UP_SIZES } from "../lib/warmup.ts";
 
 export interface CeilingData {
   fileBytes: number;
@@ -90,6 +91,16 @@ export async function runCeiling(ctx: Ctx): Promise<CeilingData> {
     const bare = await startBareRelay(path, SAMPLE_ENVELOPE.blob_handle.length);
     try {
       const { agent, procs } = bare;
+      await warmUp(ctx, WARM_UP_SIZES, Infinity, (chunkBytes, window, durationMs) =>
+        agent.call<DriveResult>("drive", {
+          carrier: "bare",
+          path,
+          chunkBytes,
+          window,
+          durationMs,
+          carriage,
+        }),
+      );
       for (const size of sizes[carriage]) {
         for (const window of plan.windows) {
           const args: DriveArgs = {

@@ -32,6 +32,7 @@ import {
   type HandleInfo,
   type Stack,
 } from "../stack/harness.ts";
+import { warmUp, WARM_UP_SIZES } from "../lib/warmup.ts";
 import { ensureSweepFile, startBareRelay, type BareRelay, type CeilingData } from "./ceiling.ts";
 
 type Carriage = "base64" | "binary";
@@ -145,6 +146,20 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
           handle: h.handle,
           carriage,
         });
+        // Fresh processes on both sides: compile their hot paths before the first point.
+        const warm = (carrier: "stack" | "bare") =>
+          warmUp(ctx, WARM_UP_SIZES, caps[carriage], (chunkBytes, window, durationMs) => {
+            const args: DriveArgs = { carrier, path, chunkBytes, window, durationMs, carriage };
+            return carrier === "bare"
+              ? bare.agent.call<DriveResult>("drive", args)
+              : seat.child.call<DriveResult>("drive", {
+                  ...args,
+                  agent: seat.index,
+                  handle: h.handle,
+                });
+          });
+        await warm("bare");
+        await warm("stack");
         const all = sizePoints(plan.chunkSizes, [buffer], carriage, envelope);
         const smaller = plan.maxHttpBufferSizes.filter((b) => b < buffer);
         // At a bigger buffer, only what did not fit the smaller one, plus one common size.
