@@ -189,6 +189,28 @@ function rebuildError(child: string, e: AnswerMsg["error"]): Error {
 const root = fileURLToPath(new URL("../..", import.meta.url));
 
 /**
+ * glibc malloc settings of every process the bench starts, ours and the bare relay's alike
+ * (`A2C_BENCH_MALLOC=default` leaves glibc's own). By default glibc serves a big Buffer (> 128 KiB,
+ * a threshold it raises as such blocks are freed) from fresh mmap'd memory, and gives freed heap
+ * memory back to the kernel once more than twice that threshold is free at the top of the heap;
+ * each fresh page then costs a page fault, 14–20 µs on this VM. Which process ends up in that
+ * churn depends on its allocation history, not on its code: the same process measured 4–150
+ * faults per MB at 512 KiB chunks from one minute to the next (2026-12-03), moving its MB/s by 2×
+ * either way, on either side of a comparison. Fixed thresholds take the churn away from both
+ * sides (the bare relay's 512 KiB binary chunks went 202 → 298 MB/s, ours 100 → 183), so a ratio
+ * compares code, not allocator luck. Operators can set the same (docs/configuration.md).
+ */
+export const BENCH_MALLOC_TUNABLES =
+  "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=134217728";
+
+/** The environment that applies `BENCH_MALLOC_TUNABLES` (empty with `A2C_BENCH_MALLOC=default`). */
+export function mallocEnv(): Record<string, string> {
+  if (process.env.A2C_BENCH_MALLOC === "default") return {};
+  const own = process.env.GLIBC_TUNABLES;
+  return { GLIBC_TUNABLES: own ? `${own}:${BENCH_MALLOC_TUNABLES}` : BENCH_MALLOC_TUNABLES };
+}
+
+/**
  * Forks `script` (a path relative to the repository root) through tsx and waits for its `ready`.
  */
 export async function spawnChild(
@@ -206,7 +228,12 @@ export async function spawnChild(
       "tsx",
       ...(process.env.A2C_BENCH_EXEC_ARGV ?? "").split(" ").filter(Boolean),
     ],
-    env: { ...process.env, A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent", ...env },
+    env: {
+      ...process.env,
+      A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent",
+      ...mallocEnv(),
+      ...env,
+    },
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     serialization: "advanced",
   });

@@ -29,6 +29,8 @@ export interface RunMeta {
   loadAvgEnd: number[];
   versions: Record<string, string>;
   bufferutil: boolean;
+  /** GLIBC_TUNABLES of every bench process (bench/lib/ipc.ts); null = glibc's defaults. */
+  mallocTunables?: string | null;
   plan: Plan;
 }
 
