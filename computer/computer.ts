@@ -37,6 +37,7 @@ import {
   type Transport,
 } from "../protocol/index.ts";
 import { DrainReleases } from "./blob/buffers.ts";
+import { batchWrites } from "./write-batching.ts";
 import { BlobEngine, DEFAULT_MAX_IN_FLIGHT, type BlobEngineOptions } from "./blob/engine.ts";
 import { HandleCodec, loadOrCreateHandleKey } from "./blob/handle.ts";
 import { HashCache } from "./blob/hash-cache.ts";
@@ -200,6 +201,8 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
       autoConnect: false,
     },
   );
+  // One flush and one write per answer, on every engine the Manager opens (write-batching.ts).
+  batchWrites(s.io);
   const engine = new BlobEngine({
     // Binary chunks are read into pooled buffers, returned after the transport drained (below).
     lendBinary: true,

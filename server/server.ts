@@ -36,6 +36,7 @@ import { Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
 import { attachSmcp, refuseOtherNamespaces } from "./wiring.ts";
+import { corkSessionSends, flushPacketsWhole, type BatchableSession } from "./write-batching.ts";
 
 export interface ServerOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -222,7 +223,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     limitMetrics,
     logger,
   );
-  engine.on("connection", (session: EngineSession) => connLimit.opened(session.request, session));
+  engine.on("connection", (session: EngineSession) => {
+    connLimit.opened(session.request, session);
+    corkSessionSends(session);
+  });
   const eventRate = options.maxEventsPerSecond ?? 0;
   const eventLimit = new EventRateLimiter(
     eventRate,
@@ -230,7 +234,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     limitMetrics,
     logger,
   );
-  nsp.on("connection", (socket) => eventLimit.attach(socket));
+  nsp.on("connection", (socket) => {
+    eventLimit.attach(socket);
+    flushPacketsWhole(socket.client);
+  });
 
   const startedAt = Date.now();
   const http = createServer((req, res) => {
@@ -345,8 +352,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   };
 }
 
-/** The part of an engine.io session the connection limiter follows. */
-interface EngineSession {
+/** The part of an engine.io session the connection limiter and write-batching.ts follow. */
+interface EngineSession extends BatchableSession {
   readonly request: IncomingMessage;
   once(event: "close", fn: () => void): unknown;
 }

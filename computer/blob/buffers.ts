@@ -53,7 +53,10 @@ export interface DrainingEngine {
  *   leave `writeBuffer` only by being handed to `transport.send` (spliced on the transport's
  *   drain) or by the whole buffer being dropped on close. The engine emits "drain" only when
  *   `writeBuffer` is empty, so at an engine "drain" every part of every ack written before it has
- *   been handed to `transport.send`.
+ *   been handed to `transport.send`. (computer/write-batching.ts holds the engine's flush back
+ *   until every part is in `writeBuffer` and corks the TCP socket around `transport.write`; the
+ *   parts still pass through `writeBuffer` and `transport.send`, and the cork is released before
+ *   `write` returns, so neither step changes this argument.)
  * - Polling: `transport.send` runs `encodePayload` synchronously, which base64-encodes the Buffer
  *   into a string (EIO 4 payloads are text); the HTTP request holds that string, not the Buffer.
  * - WebSocket: `transport.send` calls `ws.send` synchronously. ws copies the Buffer while masking

@@ -1,0 +1,102 @@
+/**
+ * Fewer writes per answer on WebSocket sessions: the parts of one socket.io packet leave in one
+ * engine.io flush, and one flush leaves in one `writev`.
+ *
+ * A binary-carriage chunk (D19) crosses the Server as one socket.io packet encoded in two
+ * engine.io packets: the ack's text part and its attachment. Stock socket.io writes them with
+ * two `conn.write` calls, and engine.io flushes after each: the first part is sent at once, the
+ * attachment waits in the write buffer until the transport reports the first write done (a later
+ * event-loop turn) and then goes out in a second flush. engine.io's WebSocket transport then
+ * hands each packet of a flush to ws separately, and ws writes each frame to the TCP socket on its
+ * own. So every binary ack cost the Server two `writev` calls, an extra event-loop turn, and the
+ * Agent two wake-ups; on this VM system calls and wake-ups are the largest fixed cost of a chunk.
+ *
+ * Here (1) socket.io's `Client.writeToEngine` writes every part with engine.io's flush held back
+ * and flushes once after the last part, and (2) the WebSocket transport's `send(packets)` runs with
+ * the TCP socket corked, so the frames of one flush reach the kernel in one `writev`. Bytes, their
+ * order and the frame boundaries are what stock socket.io sends (the Agent is a stock client).
+ *
+ * Why this is safe, from the installed code (socket.io 4.8, engine.io 6.6, ws 8.23):
+ * - `writeToEngine` only loops `conn.write(part, opts)`; engine.io's `write` pushes the packet to
+ *   `writeBuffer` and calls `flush()`, the prototype method shadowed here by an own no-op for the
+ *   duration of the loop (removed in `finally`), then called once. A flush that finds the
+ *   transport busy leaves the packets in `writeBuffer` for the drain, as before.
+ * - `WebSocket.send(packets)` encodes and calls `ws.send` for every packet synchronously; ws's
+ *   per-frame cork nests in ours (net.Socket counts corks); `uncork` in the `finally` writes the
+ *   buffered frames before `send` returns.
+ * Where an internal is missing or different (another version), that step is skipped and socket.io
+ * behaves as stock; test/server/write-batching.test.ts fails then.
+ */
+
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/** The parts of an engine.io server transport this module touches. */
+interface EngineTransport {
+  readonly name: string;
+  send(packets: unknown[]): void;
+  readonly socket?: { readonly _socket?: Corkable };
+}
+
+/** The parts of an engine.io server session (engine.io `Socket`). */
+export interface BatchableSession {
+  readonly transport: unknown;
+  on(event: "upgrade", listener: (transport: unknown) => void): unknown;
+}
+
+/** The parts of a socket.io server `Client` (one per engine.io session). */
+interface SocketIoClient {
+  readonly conn: { flush(): void };
+  writeToEngine(encoded: unknown, opts: unknown): void;
+}
+
+const patched = new WeakSet<object>();
+const noop = (): void => undefined;
+
+/** Wraps `transport.send` of a WebSocket transport (once) so one flush is one write. */
+export function corkSends(transport: unknown): boolean {
+  const t = transport as EngineTransport | null;
+  if (!t || t.name !== "websocket" || typeof t.send !== "function" || patched.has(t)) return false;
+  patched.add(t);
+  const send = t.send.bind(t);
+  t.send = (packets: unknown[]): void => {
+    const tcp = t.socket?._socket;
+    if (!tcp || packets.length < 2) return send(packets);
+    tcp.cork();
+    try {
+      send(packets);
+    } finally {
+      tcp.uncork();
+    }
+  };
+  return true;
+}
+
+/** Applies `corkSends` to a session's transport now and after an upgrade to WebSocket. */
+export function corkSessionSends(session: BatchableSession): void {
+  corkSends(session.transport);
+  session.on("upgrade", (transport) => corkSends(transport));
+}
+
+/** Makes a socket.io `Client` write all parts of a packet before engine.io flushes (once). */
+export function flushPacketsWhole(client: unknown): boolean {
+  const c = client as SocketIoClient | null;
+  const conn = c?.conn;
+  if (!c || !conn || typeof c.writeToEngine !== "function" || patched.has(c)) return false;
+  if (typeof conn.flush !== "function" || Object.hasOwn(conn, "flush")) return false;
+  patched.add(c);
+  const writeToEngine = c.writeToEngine.bind(c);
+  c.writeToEngine = (encoded: unknown, opts: unknown): void => {
+    if (!Array.isArray(encoded) || encoded.length < 2) return writeToEngine(encoded, opts);
+    conn.flush = noop;
+    try {
+      writeToEngine(encoded, opts);
+    } finally {
+      delete (conn as { flush?: unknown }).flush;
+    }
+    conn.flush();
+  };
+  return true;
+}

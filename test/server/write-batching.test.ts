@@ -1,0 +1,76 @@
+// server/write-batching.ts: a binary ack (two engine.io packets: the ack's text part and its
+// attachment) reaches the Agent's TCP socket in ONE write carrying both WebSocket frames, not one
+// write per frame, and the bytes arrive unchanged. Counted on the Server's own net.Socket of the
+// Agent's session (the write calls node's stream machinery makes), so without the cork this
+// test sees two writes.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, test } from "node:test";
+import { ServerHarness, emitAck, request, type Socket } from "../support/server-harness.ts";
+
+interface Tcp {
+  _write(...args: unknown[]): void;
+  _writev(...args: unknown[]): void;
+}
+
+let h: ServerHarness;
+let agent: Socket;
+let pc: Socket;
+before(async () => {
+  h = await ServerHarness.start();
+  agent = await h.agent("office-1", "agent-1", { transports: ["websocket"] });
+  pc = await h.computer("office-1", "pc-1", { transports: ["websocket"] });
+});
+after(() => h.close());
+
+/** Counts the write calls on the Server's TCP socket of the Agent's engine.io session. */
+function countWrites(): { writes: number; buffers: number } {
+  const clients = (h.server.io.engine as unknown as { clients: Record<string, unknown> }).clients;
+  const session = clients[agent.io.engine.id] as {
+    transport: { name: string; socket: { _socket: Tcp } };
+  };
+  assert.equal(session.transport.name, "websocket");
+  const tcp = session.transport.socket._socket;
+  const seen = { writes: 0, buffers: 0 };
+  const write = tcp._write.bind(tcp);
+  const writev = tcp._writev.bind(tcp);
+  tcp._write = (...args: unknown[]) => {
+    seen.writes += 1;
+    seen.buffers += 1;
+    write(...args);
+  };
+  tcp._writev = (...args: unknown[]) => {
+    seen.writes += 1;
+    seen.buffers += (args[0] as unknown[]).length;
+    writev(...args);
+  };
+  return seen;
+}
+
+void test("both frames of a binary ack leave the Server in one write", async () => {
+  const bytes = randomBytes(64 * 1024);
+  pc.once("client:get_blob", (_req: unknown, ack: (a: unknown) => void) =>
+    ack({
+      blob_handle: "h",
+      mime_type: "application/octet-stream",
+      total_size: bytes.length,
+      sha256: "0".repeat(64),
+      chunk_offset: 0,
+      eof: true,
+      blob: bytes,
+      req_id: "r1",
+      blob_format: "binary",
+    }),
+  );
+  const seen = countWrites();
+  const [answer] = await emitAck(
+    agent,
+    "client:get_blob",
+    request("agent-1", "pc-1", { blob_handle: "h", blob_format: "binary" }),
+  );
+  const blob = (answer as { blob: unknown }).blob;
+  assert.ok(Buffer.isBuffer(blob) && blob.equals(bytes));
+  assert.equal(seen.writes, 1, `${seen.writes} writes for one binary ack`);
+  // The text frame (header and payload merged by ws) plus the binary frame's header and payload.
+  assert.ok(seen.buffers >= 2, `${seen.buffers} buffers`);
+});
