@@ -11,7 +11,7 @@ import { join, resolve } from "node:path";
 import { IntegrityError, IntegrityLedger } from "./lib/integrity.ts";
 import { SkipSection, type Ctx, type SectionId, type SectionOutcome } from "./lib/context.ts";
 import { makePlan } from "./lib/plan.ts";
-import { mallocEnv } from "./lib/ipc.ts";
+import { benchNodeFlags, mallocEnv } from "./lib/ipc.ts";
 import { runMicro } from "./sections/micro.ts";
 import { runCeiling } from "./sections/ceiling.ts";
 import { runSweep } from "./sections/sweep.ts";
@@ -181,6 +181,7 @@ async function main(): Promise<number> {
       versions: versions(),
       bufferutil: hasBufferutil(),
       mallocTunables: mallocEnv().GLIBC_TUNABLES ?? null,
+      nodeFlags: benchNodeFlags(),
       plan,
     },
     sections: ctx.results,

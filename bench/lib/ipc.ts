@@ -211,6 +211,17 @@ export function mallocEnv(): Record<string, string> {
 }
 
 /**
+ * Node flags of every process the bench starts, ours and the bare relay's alike: the young
+ * generation capped at 4 MB, as `npm run server` / `npm run computer` run (scripts/stack/nodes.ts
+ * says why). `A2C_BENCH_SEMI_SPACE=default` leaves V8's default. At 512 KiB binary chunks with
+ * the default, our Computer spent over half its CPU in full mark-compacts forced by external
+ * memory (ArrayBuffers) while the bare relay's smaller heap got by with scavenges.
+ */
+export function benchNodeFlags(): string[] {
+  return process.env.A2C_BENCH_SEMI_SPACE === "default" ? [] : ["--max-semi-space-size=4"];
+}
+
+/**
  * Forks `script` (a path relative to the repository root) through tsx and waits for its `ready`.
  */
 export async function spawnChild(
@@ -224,6 +235,7 @@ export async function spawnChild(
     // A2C_BENCH_EXEC_ARGV adds Node flags to every child (e.g. `--cpu-prof --cpu-prof-dir=DIR`
     // to profile each process of a point: NODE_OPTIONS refuses --cpu-prof).
     execArgv: [
+      ...benchNodeFlags(),
       "--import",
       "tsx",
       ...(process.env.A2C_BENCH_EXEC_ARGV ?? "").split(" ").filter(Boolean),

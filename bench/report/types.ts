@@ -31,6 +31,8 @@ export interface RunMeta {
   bufferutil: boolean;
   /** GLIBC_TUNABLES of every bench process (bench/lib/ipc.ts); null = glibc's defaults. */
   mallocTunables?: string | null;
+  /** Node flags of every bench process (bench/lib/ipc.ts `benchNodeFlags`). */
+  nodeFlags?: string[];
   plan: Plan;
 }
 
