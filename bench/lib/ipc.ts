@@ -11,6 +11,7 @@ import type { IntervalHistogram } from "node:perf_hooks";
 import { ELD_RESOLUTION_MS, startEldMonitor, summarizeEld, type EldSummary } from "./eld.ts";
 import { fileURLToPath } from "node:url";
 import { IntegrityError } from "./integrity.ts";
+import { NODE_FLAGS } from "../../scripts/stack/nodes.ts";
 
 interface RequestMsg {
   kind: "req";
@@ -211,14 +212,12 @@ export function mallocEnv(): Record<string, string> {
 }
 
 /**
- * Node flags of every process the bench starts, ours and the bare relay's alike: the young
- * generation capped at 4 MB, as `npm run server` / `npm run computer` run (scripts/stack/nodes.ts
- * says why). `A2C_BENCH_SEMI_SPACE=default` leaves V8's default. At 512 KiB binary chunks with
- * the default, our Computer spent over half its CPU in full mark-compacts forced by external
- * memory (ArrayBuffers) while the bare relay's smaller heap got by with scavenges.
+ * Node flags of every process the bench starts, ours and the bare relay's alike: the ones
+ * `npm run server` / `npm run computer` use (scripts/stack/nodes.ts `NODE_FLAGS` says why).
+ * `A2C_BENCH_SEMI_SPACE=default` leaves V8's defaults.
  */
 export function benchNodeFlags(): string[] {
-  return process.env.A2C_BENCH_SEMI_SPACE === "default" ? [] : ["--max-semi-space-size=4"];
+  return process.env.A2C_BENCH_SEMI_SPACE === "default" ? [] : [...NODE_FLAGS];
 }
 
 /**

@@ -7,16 +7,18 @@ import { mkdirSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import type { ChildSet, ManagedChild } from "./children.ts";
 
-/** Node with the tsx loader: how every TypeScript entry point of the repo runs. */
 /**
- * How every child runs: through tsx, with the young generation capped at 4 MB. A Server or
+ * How every child runs: through tsx, with `NODE_FLAGS`: the young generation capped at 4 MB (as
+ * package.json's `server` / `computer` scripts and docker-compose.yml run them). A Server or
  * Computer moving big binary chunks allocates ArrayBuffers much faster than JS objects; with
  * V8's default (up to 16 MB semi-spaces) scavenges become rare, external memory reaches V8's
  * limit first, and every 64 MB of chunks forces a full mark-compact of the whole heap (measured
  * 2026-12-03: over half of a Computer's CPU at 512 KiB chunks). Small semi-spaces keep the chunks
- * dying in cheap scavenges. docs/configuration.md ("V8 young generation") has the numbers.
+ * dying in cheap scavenges. docs/configuration.md ("Process tuning") has the numbers.
  */
-export const NODE_TSX = [process.execPath, "--max-semi-space-size=4", "--import", "tsx"] as const;
+export const NODE_FLAGS = ["--max-semi-space-size=4"] as const;
+
+export const NODE_TSX = [process.execPath, ...NODE_FLAGS, "--import", "tsx"] as const;
 
 export interface RunningNode {
   name: string;

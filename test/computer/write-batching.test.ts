@@ -11,13 +11,9 @@ import { after, before, test } from "node:test";
 import type { RunningComputer } from "../../computer/computer.ts";
 import { GetBlobRetSchema } from "../../protocol/index.ts";
 import { emitAck, request, ServerHarness, type Socket } from "../support/server-harness.ts";
+import { countTcpWrites } from "../support/tcp-writes.ts";
 import { TestProducer } from "./support/test-producer.ts";
 import { startHarnessComputer, producersOnly } from "./support/harness-computer.ts";
-
-interface Tcp {
-  _write(...args: unknown[]): void;
-  _writev(...args: unknown[]): void;
-}
 
 const dir = mkdtempSync(join(tmpdir(), "a2c-wscork-"));
 const content = randomBytes(256 * 1024);
@@ -50,21 +46,10 @@ after(async () => {
 void test("the Computer writes both frames of a binary answer in one write", async () => {
   const transport = pc.socket.io.engine.transport as unknown as {
     name: string;
-    ws: { _socket: Tcp };
+    ws: { _socket: unknown };
   };
   assert.equal(transport.name, "websocket");
-  const tcp = transport.ws._socket;
-  let writes = 0;
-  const write = tcp._write.bind(tcp);
-  const writev = tcp._writev.bind(tcp);
-  tcp._write = (...args: unknown[]) => {
-    writes += 1;
-    write(...args);
-  };
-  tcp._writev = (...args: unknown[]) => {
-    writes += 1;
-    writev(...args);
-  };
+  const seen = countTcpWrites(transport.ws._socket);
   const req = request("agent-1", "pc-1", {
     blob_handle: handle,
     chunk_offset: 0,
@@ -74,5 +59,5 @@ void test("the Computer writes both frames of a binary answer in one write", asy
   const [answer] = await emitAck(agent, "client:get_blob", req);
   const ret = GetBlobRetSchema.parse(answer);
   assert.ok(Buffer.isBuffer(ret.blob) && ret.blob.equals(content.subarray(0, 64 * 1024)));
-  assert.equal(writes, 1, `${writes} writes for one binary answer`);
+  assert.equal(seen.writes, 1, `${seen.writes} writes for one binary answer`);
 });

@@ -7,11 +7,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
 import { ServerHarness, emitAck, request, type Socket } from "../support/server-harness.ts";
-
-interface Tcp {
-  _write(...args: unknown[]): void;
-  _writev(...args: unknown[]): void;
-}
+import { countTcpWrites, type WriteCount } from "../support/tcp-writes.ts";
 
 let h: ServerHarness;
 let agent: Socket;
@@ -24,27 +20,13 @@ before(async () => {
 after(() => h.close());
 
 /** Counts the write calls on the Server's TCP socket of the Agent's engine.io session. */
-function countWrites(): { writes: number; buffers: number } {
+function countWrites(): WriteCount {
   const clients = (h.server.io.engine as unknown as { clients: Record<string, unknown> }).clients;
   const session = clients[agent.io.engine.id] as {
-    transport: { name: string; socket: { _socket: Tcp } };
+    transport: { name: string; socket: { _socket: unknown } };
   };
   assert.equal(session.transport.name, "websocket");
-  const tcp = session.transport.socket._socket;
-  const seen = { writes: 0, buffers: 0 };
-  const write = tcp._write.bind(tcp);
-  const writev = tcp._writev.bind(tcp);
-  tcp._write = (...args: unknown[]) => {
-    seen.writes += 1;
-    seen.buffers += 1;
-    write(...args);
-  };
-  tcp._writev = (...args: unknown[]) => {
-    seen.writes += 1;
-    seen.buffers += (args[0] as unknown[]).length;
-    writev(...args);
-  };
-  return seen;
+  return countTcpWrites(session.transport.socket._socket);
 }
 
 void test("both frames of a binary ack leave the Server in one write", async () => {
