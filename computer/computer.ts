@@ -37,7 +37,8 @@ import {
   type Transport,
 } from "../protocol/index.ts";
 import { DrainReleases } from "./blob/buffers.ts";
-import { batchWrites } from "./write-batching.ts";
+import { ScratchBuffers, maskScratchInPlace } from "./mask-in-place.ts";
+import { batchWrites, onEveryTransport } from "./write-batching.ts";
 import { BlobEngine, DEFAULT_MAX_IN_FLIGHT, type BlobEngineOptions } from "./blob/engine.ts";
 import { HandleCodec, loadOrCreateHandleKey } from "./blob/handle.ts";
 import { HashCache } from "./blob/hash-cache.ts";
@@ -203,6 +204,9 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
   );
   // One flush and one write per answer, on every engine the Manager opens (write-batching.ts).
   batchWrites(s.io);
+  // Lent chunk buffers are masked in place by ws instead of copied (mask-in-place.ts).
+  const scratch = new ScratchBuffers();
+  onEveryTransport(s.io, (transport) => maskScratchInPlace(transport, scratch));
   const engine = new BlobEngine({
     // Binary chunks are read into pooled buffers, returned after the transport drained (below).
     lendBinary: true,
@@ -377,10 +381,13 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
           (result) => {
             const outcome = isErrorPayload(result) ? String(result.code) : "ok";
             metrics.requests.inc({ event, outcome });
+            // A pooled binary chunk is ours: the transport may mask it in place (mask-in-place.ts).
+            const blob = (result as { blob?: unknown }).blob;
+            const lent = engine.lentBuffer(blob);
+            if (lent) scratch.mark(blob as Buffer);
             (ack as (a: unknown) => void)(result);
             // The ack has been written into the current engine (socket.io encodes and writes
             // synchronously); its pooled binary chunk goes back once that engine has drained.
-            const lent = engine.lentBuffer((result as { blob?: unknown }).blob);
             if (lent) binaryReleases.hold(s.io.engine, lent);
           },
           () => undefined,

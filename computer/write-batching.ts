@@ -93,13 +93,24 @@ export function flushPacketsWhole(manager: BatchableManager): boolean {
   return true;
 }
 
-/** Both steps for a socket.io-client Manager, on every engine it opens (reconnects too). */
-export function batchWrites(manager: BatchableManager): void {
-  flushPacketsWhole(manager);
+/**
+ * Calls `fn` with every transport `manager`'s engines use: the one each (re)opened engine starts
+ * with and the one it upgrades to.
+ */
+export function onEveryTransport(
+  manager: BatchableManager,
+  fn: (transport: unknown) => void,
+): void {
   manager.on("open", () => {
     const engine = manager.engine;
     if (!engine) return;
-    corkWrites(engine.transport);
-    engine.on("upgrade", (transport) => corkWrites(transport));
+    fn(engine.transport);
+    engine.on("upgrade", fn);
   });
+}
+
+/** Both steps for a socket.io-client Manager, on every engine it opens (reconnects too). */
+export function batchWrites(manager: BatchableManager): void {
+  flushPacketsWhole(manager);
+  onEveryTransport(manager, corkWrites);
 }

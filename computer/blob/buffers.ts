@@ -59,14 +59,14 @@ export interface DrainingEngine {
  *   `write` returns, so neither step changes this argument.)
  * - Polling: `transport.send` runs `encodePayload` synchronously, which base64-encodes the Buffer
  *   into a string (EIO 4 payloads are text); the HTTP request holds that string, not the Buffer.
- * - WebSocket: `transport.send` calls `ws.send` synchronously. ws copies the Buffer while masking
- *   it into its own frame (`Sender.frame`, readOnly data, `merge`), EXCEPT (a) when the random
- *   mask is all zeros (`skipMasking`: the caller's Buffer goes to `net.Socket.write` as is), and
- *   (b) when the sender is busy (compression negotiated, which our Server disables; or a Blob
- *   being read): then the Buffer waits in ws's queue. `ws.bufferedAmount` is the net.Socket's
- *   unwritten length (a chunk counts until libuv has handed all of it to the kernel) plus the
- *   bytes queued in ws's Sender, so `bufferedAmount === 0` at the drain proves neither case still
- *   holds the Buffer. When it is not 0, the buffers stay pending until a later drain finds it 0.
+ * - WebSocket: `transport.send` calls `ws.send` synchronously. A lent Buffer is masked in place
+ *   and handed to `net.Socket.write` itself (computer/mask-in-place.ts; stock ws would mask a
+ *   copy), and so is any Buffer when the random mask is all zeros (`skipMasking`); when the sender
+ *   is busy (compression negotiated, which our Server disables; or a Blob being read) the Buffer
+ *   first waits in ws's queue. `ws.bufferedAmount` is the net.Socket's unwritten length (a chunk
+ *   counts until libuv has handed all of it to the kernel) plus the bytes queued in ws's Sender,
+ *   so `bufferedAmount === 0` at the drain proves that neither the socket nor ws still holds the
+ *   Buffer. When it is not 0, the buffers stay pending until a later drain finds it 0.
  * - Pending buffers are bounded (`maxPending` per engine, the oldest dropped) and dropped when the
  *   engine closes: dropping is always safe, the pool just allocates again.
  */
