@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { NODE_FLAGS } from "../../scripts/stack/nodes.ts";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -21,7 +22,8 @@ export interface Proc {
 }
 
 /**
- * `script` under tsx; `preload` modules (after tsx, so they may be TypeScript) load first. With
+ * `script` under tsx, with the Node flags `npm run server` / `npm run computer` use (NODE_FLAGS),
+ * so the soak and fault checks run the processes as production does; `preload` modules (after tsx, so they may be TypeScript) load first. With
  * `nice` > 0 the process (every thread of it) runs at that lower CPU priority (nice(1) execs node,
  * so the pid is node's).
  */
@@ -33,7 +35,7 @@ export function spawnTs(
   nice = 0,
 ): Proc {
   const imports = ["tsx", ...preload].flatMap((m) => ["--import", m]);
-  const argv = [process.execPath, ...imports, join(ROOT, script), ...args];
+  const argv = [process.execPath, ...NODE_FLAGS, ...imports, join(ROOT, script), ...args];
   if (nice > 0) argv.unshift("nice", "-n", String(nice));
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
