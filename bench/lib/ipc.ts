@@ -214,10 +214,10 @@ export function mallocEnv(): Record<string, string> {
 /**
  * Node flags of every process the bench starts, ours and the bare relay's alike: the ones
  * `npm run server` / `npm run computer` use (scripts/stack/nodes.ts `NODE_FLAGS` says why).
- * `A2C_BENCH_SEMI_SPACE=default` leaves V8's defaults.
+ * `A2C_BENCH_NODE_FLAGS=default` leaves V8's defaults.
  */
 export function benchNodeFlags(): string[] {
-  return process.env.A2C_BENCH_SEMI_SPACE === "default" ? [] : [...NODE_FLAGS];
+  return process.env.A2C_BENCH_NODE_FLAGS === "default" ? [] : [...NODE_FLAGS];
 }
 
 /**

@@ -8,15 +8,19 @@ import { connect, createServer } from "node:net";
 import type { ChildSet, ManagedChild } from "./children.ts";
 
 /**
- * How every child runs: through tsx, with `NODE_FLAGS`: the young generation capped at 4 MB (as
- * package.json's `server` / `computer` scripts and docker-compose.yml run them). A Server or
- * Computer moving big binary chunks allocates ArrayBuffers much faster than JS objects; with
- * V8's default (up to 16 MB semi-spaces) scavenges become rare, external memory reaches V8's
- * limit first, and every 64 MB of chunks forces a full mark-compact of the whole heap (measured
- * 2026-12-03: over half of a Computer's CPU at 512 KiB chunks). Small semi-spaces keep the chunks
- * dying in cheap scavenges. docs/configuration.md ("Process tuning") has the numbers.
+ * How every child runs: through tsx, with `NODE_FLAGS` (as package.json's `server` / `computer`
+ * scripts and docker-compose.yml run them). A process moving big binary chunks allocates
+ * ArrayBuffers (received frames) much faster than JS objects, and V8 counts that external memory
+ * against the old generation's limit. Dead chunks are freed by scavenges, but when a full
+ * mark-compact comes first it also empties the young generation, so no scavenge ever runs and
+ * every ~12 MB of chunks costs a mark-compact of the whole heap: a stable state, as is its
+ * opposite (measured 2026-12-03: the same Server at 1.5–3.1 ms per 512 KiB chunk in one, 0.5–0.7
+ * in the other, depending on what it had served before). Hence: the young generation capped at
+ * 4 MB (scavenges come often) and the old generation's growing factor pinned at 4, the top of
+ * V8's own dynamic range (a mark-compact only after the heap grew 3× its live size, far beyond
+ * what dies between two scavenges). docs/configuration.md ("Process tuning") has the numbers.
  */
-export const NODE_FLAGS = ["--max-semi-space-size=4"] as const;
+export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=300"] as const;
 
 export const NODE_TSX = [process.execPath, ...NODE_FLAGS, "--import", "tsx"] as const;
 
