@@ -13,7 +13,7 @@ import type { RunningComputer } from "../../computer/computer.ts";
 import { GetBlobRetSchema } from "../../protocol/index.ts";
 import { emitAck, request, ServerHarness, type Socket } from "../support/server-harness.ts";
 import { TestProducer } from "./support/test-producer.ts";
-import { startHarnessComputer, producersOnly } from "./support/harness-computer.ts";
+import { startHarnessComputer, producersOnly, upgraded } from "./support/harness-computer.ts";
 
 const CHUNK = 64 * 1024;
 const dir = mkdtempSync(join(tmpdir(), "a2c-maskinplace-"));
@@ -36,10 +36,7 @@ before(async () => {
   pc = await startHarnessComputer(h, dir, { services: [producersOnly(producer)] });
   fileHandle = pc.minter.mint("tool", { id: fileId });
   memoryHandle = pc.minter.mint("tool", { id: memoryId });
-  const engine = pc.socket.io.engine;
-  if (engine.transport.name !== "websocket") {
-    await new Promise<void>((resolve) => engine.once("upgrade", () => resolve()));
-  }
+  await upgraded(pc);
 });
 
 after(async () => {

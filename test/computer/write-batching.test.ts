@@ -13,7 +13,7 @@ import { GetBlobRetSchema } from "../../protocol/index.ts";
 import { emitAck, request, ServerHarness, type Socket } from "../support/server-harness.ts";
 import { countTcpWrites } from "../support/tcp-writes.ts";
 import { TestProducer } from "./support/test-producer.ts";
-import { startHarnessComputer, producersOnly } from "./support/harness-computer.ts";
+import { startHarnessComputer, producersOnly, upgraded } from "./support/harness-computer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "a2c-wscork-"));
 const content = randomBytes(256 * 1024);
@@ -31,10 +31,7 @@ before(async () => {
   // Polling first, as the Computer always connects: the cork must follow the upgrade.
   pc = await startHarnessComputer(h, dir, { services: [producersOnly(producer)] });
   handle = pc.minter.mint("tool", { id });
-  const engine = pc.socket.io.engine;
-  if (engine.transport.name !== "websocket") {
-    await new Promise<void>((resolve) => engine.once("upgrade", () => resolve()));
-  }
+  await upgraded(pc);
 });
 
 after(async () => {

@@ -32,3 +32,13 @@ export function startHarnessComputer(
 export function producersOnly(...producers: Producer[]): ComputerService {
   return { handlers: {}, producers, close: async () => {} };
 }
+
+/**
+ * Resolves once `pc` talks over WebSocket (it always connects by polling first): for tests of
+ * what the WebSocket transport writes.
+ */
+export async function upgraded(pc: RunningComputer): Promise<void> {
+  const engine = pc.socket.io.engine;
+  if (engine.transport.name === "websocket") return;
+  await new Promise<void>((resolve) => engine.once("upgrade", () => resolve()));
+}
