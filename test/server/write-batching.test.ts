@@ -14,8 +14,7 @@ let agent: Socket;
 let pc: Socket;
 before(async () => {
   h = await ServerHarness.start();
-  agent = await h.agent("office-1", "agent-1", { transports: ["websocket"] });
-  pc = await h.computer("office-1", "pc-1", { transports: ["websocket"] });
+  ({ agent, pc } = await h.webSocketPair());
 });
 after(() => h.close());
 

@@ -114,6 +114,16 @@ export class ServerHarness {
     return this.member("agent", officeId, name, options);
   }
 
+  /**
+   * Agent `agent-1` and Computer `pc-1` joined to `office-1`, both on WebSocket only: the pair the
+   * relay tests that look at what crosses the wire use.
+   */
+  async webSocketPair(): Promise<{ agent: Socket; pc: Socket }> {
+    const agent = await this.agent("office-1", "agent-1", { transports: ["websocket"] });
+    const pc = await this.computer("office-1", "pc-1", { transports: ["websocket"] });
+    return { agent, pc };
+  }
+
   /** Connects and joins as a Computer; fails the test if the join is refused. */
   async computer(officeId: string, name: string, options: ConnectOptions = {}): Promise<Socket> {
     return this.member("computer", officeId, name, options);
