@@ -13,21 +13,21 @@ export interface CliTarget {
   computer: string;
 }
 
-/** Arguments of `agent/cli.ts` that download `file` to `out`. */
+/**
+ * Arguments of `agent/cli.ts` that download `file` to `out`. Every value rides in its option
+ * (`--token=<t>`): a separate argument that starts with `-` (a base64url token may) would be read
+ * as an option by the CLI's parser, which then refuses `--token` as missing its value.
+ */
 export function cliDownloadArgs(t: CliTarget, file: DemoFile, out: string): string[] {
   return [
-    "--server",
-    t.serverUrl,
-    "--office",
-    t.officeId,
-    "--token",
-    t.token,
+    `--server=${t.serverUrl}`,
+    `--office=${t.officeId}`,
+    `--token=${t.token}`,
     "skill",
     t.computer,
     file.skill,
     file.rel_path,
-    "-o",
-    out,
+    `--output=${out}`,
   ];
 }
 

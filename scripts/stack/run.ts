@@ -112,7 +112,8 @@ export async function runStack(
   process.once("exit", lastResort);
 
   try {
-    const token = randomBytes(24).toString("base64url");
+    // Hex, not base64url: a token a person pastes after `--token` must not start with `-`.
+    const token = randomBytes(24).toString("hex");
     const say = (line: string): void => void io.err.write(`${line}\n`);
     say(`a2c stack: temp dir ${tmp}`);
     // Children get this stack's settings only: an A2C_* variable left in the user's shell (a

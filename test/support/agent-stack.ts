@@ -71,15 +71,16 @@ export async function writeRandomFile(path: string, size: number): Promise<strin
   return hash.digest("hex");
 }
 
-export async function startAgentStack(): Promise<AgentStack> {
+/** `token`: the one token the Server accepts (default TEST_TOKEN). */
+export async function startAgentStack(token = TEST_TOKEN): Promise<AgentStack> {
   const dir = await mkdtemp(join(tmpdir(), "agent-e2e-"));
   const home = join(dir, "home");
   await mkdir(home, { recursive: true, mode: 0o700 });
-  const harness = await ServerHarness.start();
+  const harness = await ServerHarness.start({ tokens: [token] });
   return {
     harness,
     url: harness.url,
-    token: TEST_TOKEN,
+    token,
     office: E2E_OFFICE,
     dir,
     home,
