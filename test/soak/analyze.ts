@@ -96,6 +96,8 @@ interface TraceLine {
   eld_max?: number;
   cpu_ms?: number;
   wait_ms?: number;
+  gc_ms?: number;
+  gc_max?: number;
   handles?: number;
   req?: string;
   [hop: string]: number | string | undefined;
@@ -176,10 +178,20 @@ export function hopTable(s: Schedule, act: Activity, t: TraceFiles): { rows: Hop
   return { rows, n: by.quiet.length + by.loaded.length };
 }
 
+/** One process in one kind of phase: per-second figures over the phase's seconds. */
+export interface PhaseLoad {
+  eld_p99: number;
+  cpu_pct: number;
+  wait_pct: number;
+  /** Time in GC pauses, % of wall time; longest single pause (ms). */
+  gc_pct: number;
+  gc_max: number;
+}
+
 export interface ProcRow {
   role: string;
-  quiet: { eld_p99: number; cpu_pct: number; wait_pct: number };
-  loaded: { eld_p99: number; cpu_pct: number; wait_pct: number };
+  quiet: PhaseLoad;
+  loaded: PhaseLoad;
   /** Active handles (median) in the first quiet phase after load and in the last quiet phase. */
   handles: { first: number; last: number };
 }
@@ -204,10 +216,12 @@ export function procTable(s: Schedule, act: Activity, t: TraceFiles): ProcRow[] 
       first: median(quietByPhase.get(phases[0]!) ?? []),
       last: median(quietByPhase.get(phases.at(-1)!) ?? []),
     };
-    const sum = (ls: TraceLine[]) => ({
+    const sum = (ls: TraceLine[]): PhaseLoad => ({
       eld_p99: median(ls.map((l) => l.eld_p99!)),
       cpu_pct: mean(ls.map((l) => l.cpu_ms! / 10)),
       wait_pct: mean(ls.map((l) => l.wait_ms! / 10)),
+      gc_pct: mean(ls.map((l) => (l.gc_ms ?? 0) / 10)),
+      gc_max: Math.max(0, ...ls.map((l) => l.gc_max ?? 0)),
     });
     rows.push({ role, quiet: sum(by.quiet), loaded: sum(by.loaded), handles });
   }

@@ -70,13 +70,13 @@ export function markdown(r: SoakReport): string {
         `| ${h.segment} | ${f1(h.quiet_p50)} | ${f1(h.loaded_p50)} | ${f1(h.quiet_tail)} | ${f1(h.loaded_tail)} |`,
     ),
     "",
-    "### Processes (median event-loop delay p99 per second, ms beyond the 5 ms sampling tick; CPU and run-queue wait in % of one core)",
+    "### Processes (median event-loop delay p99 per second, ms beyond the 5 ms sampling tick; CPU, run-queue wait and GC pauses in % of one core / of wall time; longest GC pause in ms)",
     "",
-    "| process | ELD p99 quiet | ELD p99 loaded | CPU quiet | CPU loaded | wait quiet | wait loaded | handles first → last quiet |",
-    "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    "| process | ELD p99 quiet | ELD p99 loaded | CPU quiet | CPU loaded | wait quiet | wait loaded | GC quiet | GC loaded | GC max loaded | handles first → last quiet |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ...r.procs.map(
       (p) =>
-        `| ${p.role} | ${f1(p.quiet.eld_p99)} | ${f1(p.loaded.eld_p99)} | ${f1(p.quiet.cpu_pct)} | ${f1(p.loaded.cpu_pct)} | ${f1(p.quiet.wait_pct)} | ${f1(p.loaded.wait_pct)} | ${p.handles.first} → ${p.handles.last} |`,
+        `| ${p.role} | ${f1(p.quiet.eld_p99)} | ${f1(p.loaded.eld_p99)} | ${f1(p.quiet.cpu_pct)} | ${f1(p.loaded.cpu_pct)} | ${f1(p.quiet.wait_pct)} | ${f1(p.loaded.wait_pct)} | ${f1(p.quiet.gc_pct)} | ${f1(p.loaded.gc_pct)} | ${f1(p.loaded.gc_max)} | ${p.handles.first} → ${p.handles.last} |`,
     ),
     "",
     "## Memory and descriptors",

@@ -3,7 +3,8 @@
  * Agents) when A2C_SOAK_TRACE names a directory. It changes no behaviour; it only records:
  *   - once a second: this process's event-loop delay (p99, max; beyond the monitor's 5 ms tick,
  *     see bench/lib/eld.ts: the histogram itself holds whole tick intervals), CPU time used, time spent
- *     runnable but waiting for a core (/proc/self/task/* /schedstat run_delay), active handles;
+ *     runnable but waiting for a core (/proc/self/task/* /schedstat run_delay), active handles,
+ *     and garbage-collection pauses (their total and the longest, from V8's `gc` entries);
  *   - for every `client:get_blob` of the probe Agent (payload `agent` = A2C_SOAK_PROBE): the wall
  *     time at each hop it crosses in this process, keyed by `req_id` (the relay forwards the
  *     payload unchanged, D13, so the key is the same in every process):
@@ -17,6 +18,7 @@
  */
 import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { PerformanceObserver } from "node:perf_hooks";
 import { startEldMonitor, summarizeEld } from "../../bench/lib/eld.ts";
 
 const dir = process.env.A2C_SOAK_TRACE;
@@ -117,6 +119,14 @@ if (dir) {
   const eld = startEldMonitor(ELD_RES_MS);
   let cpu = process.cpuUsage();
   let wait = runDelayNs();
+  let gcMs = 0;
+  let gcMax = 0;
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gcMs += e.duration;
+      gcMax = Math.max(gcMax, e.duration);
+    }
+  }).observe({ entryTypes: ["gc"] });
   const flush = (): void => {
     const c = process.cpuUsage(cpu);
     cpu = process.cpuUsage();
@@ -129,11 +139,14 @@ if (dir) {
         eld_max: e.max,
         cpu_ms: (c.user + c.system) / 1000,
         wait_ms: (w - wait) / 1e6,
+        gc_ms: gcMs,
+        gc_max: gcMax,
         handles: (process as unknown as { _getActiveHandles(): unknown[] })._getActiveHandles()
           .length,
       }),
     ];
     wait = w;
+    gcMs = gcMax = 0;
     eld.reset();
     for (const [req, h] of hops) lines.push(JSON.stringify({ req, ...h }));
     hops.clear();
