@@ -37,6 +37,7 @@ import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
 import { attachSmcp, refuseOtherNamespaces } from "./wiring.ts";
 import { corkSessionSends, flushPacketsWhole, type BatchableSession } from "./write-batching.ts";
+import { preframeLongTexts } from "./preframed-packets.ts";
 
 export interface ServerOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -227,6 +228,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     connLimit.opened(session.request, session);
     corkSessionSends(session);
   });
+  // `A2C_SERVER_PREFRAME=0`: long text packets stay strings (comparison, fallback).
+  const preframe = process.env.A2C_SERVER_PREFRAME !== "0";
   const eventRate = options.maxEventsPerSecond ?? 0;
   const eventLimit = new EventRateLimiter(
     eventRate,
@@ -237,6 +240,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   nsp.on("connection", (socket) => {
     eventLimit.attach(socket);
     flushPacketsWhole(socket.client);
+    if (preframe) preframeLongTexts(socket.client);
   });
 
   const startedAt = Date.now();

@@ -1,0 +1,113 @@
+/**
+ * Large text packets to WebSocket sessions leave as ready WebSocket frames (Buffers), so an
+ * answer waiting for a slow Agent is external memory instead of a JS string in the young
+ * generation.
+ *
+ * Why: every base64 chunk answer (a ~88 KB ack for a 64 KiB chunk) crosses the Server as a text
+ * packet. While an Agent's socket is busy, engine.io keeps the packets it has not yet handed to ws
+ * in the session's `writeBuffer`, as strings. An Agent that reads slowly thus keeps dozens of
+ * them alive across garbage collections, and every scavenge copies each survivor (twice: within
+ * the young generation, then into the old one). Under the soak's load (slow Agents beside a
+ * latency probe) the Server ran ~100 scavenges a second, hundreds of them 5–30 ms long — pauses
+ * every other Agent's request waited behind. A Buffer's bytes live outside the V8 heap: GC moves
+ * only the small Buffer object.
+ *
+ * How: engine.io's WebSocket transport sends a packet whose `options.wsPreEncodedFrame` is set as
+ * those bytes, through ws's `Sender#sendFrame` (socket.io's in-memory adapter uses the same path
+ * for broadcasts). Here socket.io's `Client.writeToEngine` builds that frame for one long text
+ * packet — a FIN text frame (opcode 1), unmasked as RFC 6455 §5.1 requires of a server, whose
+ * payload is engine.io's message type `4` and then the packet's UTF-8 — and hands engine.io the
+ * frame with no string. The bytes on the wire are those ws would have written for the string.
+ *
+ * When: only while the session's transport is WebSocket and will send the frame as is
+ * (`_canSendPreEncodedFrame`: no per-message deflate, a ws sender with `sendFrame`). engine.io
+ * never moves a session off WebSocket once it is there, so a buffered packet is sent by that
+ * transport or dropped with the session. A polling session (or one mid-upgrade) keeps the string
+ * path; so do short packets (copying a few KiB is cheaper than a Buffer of its own).
+ * If the installed engine.io lacks a piece this relies on, nothing is patched and socket.io
+ * behaves as stock; test/server/preframed-packets.test.ts fails then.
+ */
+
+/** Text packets shorter than this (UTF-16 code units) keep the string path. */
+export const MIN_PREFRAMED_CHARS = 16 * 1024;
+
+const FIN_TEXT = 0x81; // FIN bit + opcode 1 (text)
+const ENGINE_MESSAGE = 0x34; // "4": engine.io's `message` packet type
+
+interface WsTransport {
+  readonly name: string;
+  _canSendPreEncodedFrame(packet: { options?: { wsPreEncodedFrame?: unknown } }): boolean;
+}
+
+/** The parts of a socket.io server `Client` (one per engine.io session) used here. */
+interface SocketIoClient {
+  readonly conn: { readonly transport: unknown; readonly upgrading?: boolean };
+  writeToEngine(encoded: unknown, opts: unknown): void;
+}
+
+/**
+ * The frame header (RFC 6455 §5.2, server to client: no mask) for a text payload of
+ * `payloadBytes`, followed by engine.io's `4`, which counts as the payload's first byte.
+ */
+export function textFrameHead(payloadBytes: number): Buffer {
+  let head: Buffer;
+  if (payloadBytes < 126) {
+    head = Buffer.allocUnsafe(3);
+    head[1] = payloadBytes;
+  } else if (payloadBytes < 0x10000) {
+    head = Buffer.allocUnsafe(5);
+    head[1] = 126;
+    head.writeUInt16BE(payloadBytes, 2);
+  } else {
+    head = Buffer.allocUnsafe(11);
+    head[1] = 127;
+    head.writeUInt32BE(Math.floor(payloadBytes / 2 ** 32), 2);
+    head.writeUInt32BE(payloadBytes >>> 0, 6);
+  }
+  head[0] = FIN_TEXT;
+  head[head.length - 1] = ENGINE_MESSAGE;
+  return head;
+}
+
+/** [head, body]: the whole frame of engine.io message `text`, as ws's `sendFrame` takes it. */
+export function engineMessageFrame(text: string): [Buffer, Buffer] {
+  const body = Buffer.from(text, "utf8");
+  return [textFrameHead(body.length + 1), body];
+}
+
+/** Whether `transport` is a WebSocket transport that sends a pre-encoded frame as is. */
+function sendsFramesAsIs(transport: unknown): boolean {
+  const t = transport as WsTransport | null;
+  return (
+    t?.name === "websocket" &&
+    typeof t._canSendPreEncodedFrame === "function" &&
+    t._canSendPreEncodedFrame({ options: { wsPreEncodedFrame: [] } })
+  );
+}
+
+const patched = new WeakSet<object>();
+
+/** Makes a socket.io `Client` send long text packets as frames on WebSocket (once). */
+export function preframeLongTexts(client: unknown): boolean {
+  const c = client as SocketIoClient | null;
+  if (!c?.conn || typeof c.writeToEngine !== "function" || patched.has(c)) return false;
+  patched.add(c);
+  const writeToEngine = c.writeToEngine.bind(c);
+  c.writeToEngine = (encoded: unknown, opts: unknown): void => {
+    const text: unknown = Array.isArray(encoded) && encoded.length === 1 ? encoded[0] : encoded;
+    const o = opts as { wsPreEncodedFrame?: unknown } | undefined;
+    if (
+      typeof text !== "string" ||
+      text.length < MIN_PREFRAMED_CHARS ||
+      o?.wsPreEncodedFrame !== undefined ||
+      c.conn.upgrading ||
+      !sendsFramesAsIs(c.conn.transport)
+    ) {
+      return writeToEngine(encoded, opts);
+    }
+    // A new options object: socket.io may share `opts` between the recipients of a broadcast.
+    // The empty string: engine.io stores no data for the packet, only the frame.
+    writeToEngine([""], { ...o, wsPreEncodedFrame: engineMessageFrame(text) });
+  };
+  return true;
+}
