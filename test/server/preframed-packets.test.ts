@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
-import { Sender } from "ws";
+import WebSocket from "ws";
 import { MIN_PREFRAMED_CHARS, textFrameHead } from "../../server/preframed-packets.ts";
 import { ServerHarness, emitAck, request, type Socket } from "../support/server-harness.ts";
 
@@ -66,7 +66,7 @@ async function created<T>(socket: Socket, run: () => Promise<T>): Promise<[T, En
 /** The text packets `socket`'s engine receives, as they come off the wire. */
 function incomingTexts(socket: Socket): string[] {
   const seen: string[] = [];
-  socket.io.engine.on("packet", (p: EnginePacket) => {
+  socket.io.engine.on("packet", (p: { type: string; data?: unknown }) => {
     if (p.type === "message" && typeof p.data === "string") seen.push(p.data);
   });
   return seen;
@@ -75,15 +75,20 @@ function incomingTexts(socket: Socket): string[] {
 const getBlob = (socket: Socket, size: number, agentName = "agent-1"): Promise<unknown[]> =>
   emitAck(socket, "client:get_blob", request(agentName, "pc-1", { blob_handle: "h", size }));
 
+/** ws's own frame builder (untyped: ws ships no declarations for `Sender`). */
+const wsFrame = (
+  WebSocket as unknown as { Sender: { frame(this: void, d: Buffer, o: object): Buffer[] } }
+).Sender.frame;
+
 void test("the frame head is ws's own for every length class, plus engine.io's `4`", () => {
   for (const payload of [1, 125, 126, 127, 65_535, 65_536, 70_000, 3_000_000]) {
-    const [wsHead] = Sender.frame(Buffer.alloc(payload), {
+    const [wsHead] = wsFrame(Buffer.alloc(payload), {
       fin: true,
       opcode: 1,
       mask: false,
       readOnly: false,
       rsv1: false,
-    }) as Buffer[];
+    });
     assert.deepEqual(
       textFrameHead(payload),
       Buffer.concat([wsHead!, Buffer.from("4")]),

@@ -1,5 +1,6 @@
 /**
- * `npm run soak -- [--minutes 10] [--out reports/soak-<ts>] [--many 64] [--burst 1000]`: mixed
+ * `npm run soak -- [--minutes 10] [--out reports/soak-<ts>] [--many 64] [--burst 1000]
+ * [--keep-traces]`: mixed
  * traffic against a stack where every role is its own process, as real users run it: the Server,
  * one Computer per load office (the demo MCP server on the mix ones), 64 "many" Computers in one
  * process, and the Agents (test/soak/agent-proc.ts):
@@ -19,7 +20,15 @@
  * on any violation (growth, a failed or timed-out operation, too few samples, ratio > 2).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -58,6 +67,8 @@ const { values } = parseArgs({
     "loaders-nice": { type: "string", default: "19" },
     /** A/A control: the same schedule with no load at all (the ratio's noise floor). */
     control: { type: "boolean", default: false },
+    /** Copy the raw per-process traces (test/soak/trace.ts) into <out>/trace for analysis. */
+    "keep-traces": { type: "boolean", default: false },
   },
 });
 const minutes = Number(values.minutes);
@@ -225,6 +236,10 @@ async function main(): Promise<number> {
       `probe p99 chunk latency under load ${lat.loaded_p99.toFixed(1)} ms is ${lat.ratio.toFixed(2)}x the quiet ${lat.quiet_p99.toFixed(1)} ms (issue 11: ≤ ${MAX_RATIO}x)`,
     );
   const traces = readTraces(traceDir);
+  if (values["keep-traces"]) {
+    mkdirSync(outDir, { recursive: true });
+    cpSync(traceDir, join(outDir, "trace"), { recursive: true });
+  }
 
   const rss: Record<string, RssRow> = {};
   const loadedSamples = samples.filter((s) => s.t * 1000 + t0 >= firstLoaded);
