@@ -38,6 +38,7 @@ import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.t
 import { attachSmcp, refuseOtherNamespaces } from "./wiring.ts";
 import { corkSessionSends, flushPacketsWhole, type BatchableSession } from "./write-batching.ts";
 import { preframeLongTexts } from "./preframed-packets.ts";
+import { FairWebSocketServer } from "./fair-reads.ts";
 
 export interface ServerOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -170,6 +171,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     transports: ["polling", "websocket"],
     perMessageDeflate: false,
     httpCompression: false,
+    ...(process.env.A2C_SERVER_FAIR_READS !== "0" ? { wsEngine: FairWebSocketServer } : {}),
   });
   const io = new SocketServer({
     serveClient: false,
