@@ -21,22 +21,28 @@ export interface Proc {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** How a process competes for CPU: a nice level (0 = as everyone) or SCHED_IDLE. */
+export type CpuClass = number | "idle";
+
 /**
  * `script` under tsx, with the Node flags `npm run server` / `npm run computer` use (NODE_FLAGS),
  * so the soak and fault checks run the processes as production does; `preload` modules (after tsx, so they may be TypeScript) load first. With
- * `nice` > 0 the process (every thread of it) runs at that lower CPU priority (nice(1) execs node,
- * so the pid is node's).
+ * `cpu` a nice level > 0 the process (every thread of it) runs at that lower CPU priority; with
+ * `"idle"` it runs under SCHED_IDLE: it gets only CPU time no normal process wants, and a normal
+ * process that wakes takes the core from it at once (nice(1) / chrt(1) exec node, so the pid is
+ * node's).
  */
 export function spawnTs(
   script: string,
   args: string[],
   env: NodeJS.ProcessEnv = {},
   preload: string[] = [],
-  nice = 0,
+  cpu: CpuClass = 0,
 ): Proc {
   const imports = ["tsx", ...preload].flatMap((m) => ["--import", m]);
   const argv = [process.execPath, ...NODE_FLAGS, ...imports, join(ROOT, script), ...args];
-  if (nice > 0) argv.unshift("nice", "-n", String(nice));
+  if (cpu === "idle") argv.unshift("chrt", "--idle", "0");
+  else if (cpu > 0) argv.unshift("nice", "-n", String(cpu));
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: ROOT,
     env: { ...process.env, NODE_TEST_CONTEXT: "", A2C_LOG_LEVEL: "info", ...env },
@@ -113,7 +119,7 @@ export function spawnComputerProc(args: {
   env?: NodeJS.ProcessEnv;
   extra?: string[];
   preload?: string[];
-  nice?: number;
+  cpu?: CpuClass;
 }): Proc {
   return spawnTs(
     "computer/main.ts",
@@ -136,7 +142,7 @@ export function spawnComputerProc(args: {
     ],
     args.env,
     args.preload,
-    args.nice,
+    args.cpu,
   );
 }
 
