@@ -6,7 +6,13 @@ import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
 import WebSocket from "ws";
 import { MIN_PREFRAMED_CHARS, textFrameHead } from "../../server/preframed-packets.ts";
-import { ServerHarness, emitAck, request, type Socket } from "../support/server-harness.ts";
+import {
+  ServerHarness,
+  emitAck,
+  request,
+  wholeChunkAck,
+  type Socket,
+} from "../support/server-harness.ts";
 
 let h: ServerHarness;
 let agent: Socket;
@@ -16,17 +22,7 @@ before(async () => {
   ({ agent, pc } = await h.webSocketPair());
   // The Computer answers every get_blob with `size` bytes of base64 named in the request.
   pc.on("client:get_blob", (req: { req_id: string; size: number }, ack: (a: unknown) => void) => {
-    const bytes = randomBytes(req.size);
-    ack({
-      blob_handle: "h",
-      mime_type: "application/octet-stream",
-      total_size: bytes.length,
-      sha256: "0".repeat(64),
-      chunk_offset: 0,
-      eof: true,
-      blob: bytes.toString("base64"),
-      req_id: req.req_id,
-    });
+    ack(wholeChunkAck(randomBytes(req.size).toString("base64"), req.req_id));
   });
 });
 after(() => h.close());
@@ -43,12 +39,7 @@ interface EngineSession {
   off(event: "packetCreate", fn: (p: EnginePacket) => void): void;
 }
 
-/** The Server's engine.io session of a client socket. */
-function sessionOf(socket: Socket): EngineSession {
-  const clients = (h.server.io.engine as unknown as { clients: Record<string, EngineSession> })
-    .clients;
-  return clients[socket.io.engine.id]!;
-}
+const sessionOf = (socket: Socket): EngineSession => h.sessionOf<EngineSession>(socket);
 
 /** The message packets the Server creates for `socket`'s session while `run` runs. */
 async function created<T>(socket: Socket, run: () => Promise<T>): Promise<[T, EnginePacket[]]> {

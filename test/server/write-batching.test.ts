@@ -6,7 +6,13 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
-import { ServerHarness, emitAck, request, type Socket } from "../support/server-harness.ts";
+import {
+  ServerHarness,
+  emitAck,
+  request,
+  wholeChunkAck,
+  type Socket,
+} from "../support/server-harness.ts";
 import { countTcpWrites, type WriteCount } from "../support/tcp-writes.ts";
 
 let h: ServerHarness;
@@ -20,10 +26,7 @@ after(() => h.close());
 
 /** Counts the write calls on the Server's TCP socket of the Agent's engine.io session. */
 function countWrites(): WriteCount {
-  const clients = (h.server.io.engine as unknown as { clients: Record<string, unknown> }).clients;
-  const session = clients[agent.io.engine.id] as {
-    transport: { name: string; socket: { _socket: unknown } };
-  };
+  const session = h.sessionOf<{ transport: { name: string; socket: { _socket: unknown } } }>(agent);
   assert.equal(session.transport.name, "websocket");
   return countTcpWrites(session.transport.socket._socket);
 }
@@ -31,17 +34,7 @@ function countWrites(): WriteCount {
 void test("both frames of a binary ack leave the Server in one write", async () => {
   const bytes = randomBytes(64 * 1024);
   pc.once("client:get_blob", (_req: unknown, ack: (a: unknown) => void) =>
-    ack({
-      blob_handle: "h",
-      mime_type: "application/octet-stream",
-      total_size: bytes.length,
-      sha256: "0".repeat(64),
-      chunk_offset: 0,
-      eof: true,
-      blob: bytes,
-      req_id: "r1",
-      blob_format: "binary",
-    }),
+    ack(wholeChunkAck(bytes, "r1", { blob_format: "binary" })),
   );
   const seen = countWrites();
   const [answer] = await emitAck(

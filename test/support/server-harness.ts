@@ -124,6 +124,14 @@ export class ServerHarness {
     return { agent, pc };
   }
 
+  /** The Server's engine.io session of a client socket (engine.io internals, typed by the test). */
+  sessionOf<T>(socket: Socket): T {
+    const clients = (this.server.io.engine as unknown as { clients: Record<string, T> }).clients;
+    const session = clients[socket.io.engine.id];
+    if (!session) throw new Error(`no engine.io session ${socket.io.engine.id}`);
+    return session;
+  }
+
   /** Connects and joins as a Computer; fails the test if the join is refused. */
   async computer(officeId: string, name: string, options: ConnectOptions = {}): Promise<Socket> {
     return this.member("computer", officeId, name, options);
@@ -230,6 +238,28 @@ export function request(
 ): Record<string, unknown> {
   reqCounter += 1;
   return { agent, req_id: `req-${process.pid}-${reqCounter}`, computer, ...extra };
+}
+
+/**
+ * A get_blob answer carrying a whole resource in one chunk (offset 0, eof), as a Computer would
+ * ack it; the sha256 is a placeholder (the Server relays it unchecked).
+ */
+export function wholeChunkAck(
+  blob: Buffer | string,
+  reqId: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    blob_handle: "h",
+    mime_type: "application/octet-stream",
+    total_size: typeof blob === "string" ? Buffer.from(blob, "base64").length : blob.length,
+    sha256: "0".repeat(64),
+    chunk_offset: 0,
+    eof: true,
+    blob,
+    req_id: reqId,
+    ...extra,
+  };
 }
 
 /** Plain HTTP GET against the Server (no socket.io). */
