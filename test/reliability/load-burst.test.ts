@@ -2,6 +2,12 @@
  * Load (issue 11): one Agent firing 1,000 `client:get_blob` at once gets an answer for every one
  * of them — a chunk, or a clear `busy` (the Server's per-Agent in-flight cap, the Computer's read
  * queue) — while the heap stays bounded and everything still answers afterwards.
+ *
+ * The Computer does not read its socket while the burst arrives (its TCP socket is paused): the
+ * Server takes one message per connection per turn (server/fair-reads.ts), so in one process a
+ * Computer that kept reading would serve the burst as fast as it comes and no cap would be
+ * reached. Stalled, it lets the Server's cap answer the excess, and on resuming it finds the
+ * admitted requests at once, past its own read queue.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -17,6 +23,7 @@ import {
   type RelStack,
 } from "../support/reliability-stack.ts";
 import { TEST_TOKEN, type Socket } from "../support/server-harness.ts";
+import { upgraded } from "../computer/support/harness-computer.ts";
 
 const BURST = 1_000;
 const HEAP_BOUND = 64 * 1024 * 1024;
@@ -48,6 +55,18 @@ after(async () => {
 
 void test("1,000 get_blob at once: every one answered (chunk or busy), heap bounded", async (t) => {
   const heapStart = heapAfterGc();
+  await upgraded(stack.computer);
+  const tcp = (
+    stack.computer.socket.io.engine.transport as unknown as { ws: { _socket: NodeJS.Socket } }
+  ).ws._socket;
+  tcp.pause();
+  // Resumed once the Server holds everything it admitted and has answered the rest: then every
+  // request is either answered or in flight.
+  let answered = 0;
+  const onAnswer = (): void => {
+    answered++;
+    if (answered + stack.harness.server.inflight() === BURST && tcp.isPaused()) tcp.resume();
+  };
   const answers = await Promise.all(
     Array.from({ length: BURST }, (_, i) =>
       ask(agent, Events.GetBlob, {
@@ -57,6 +76,9 @@ void test("1,000 get_blob at once: every one answered (chunk or busy), heap boun
         blob_handle: handle,
         chunk_offset: (i * 65_536) % 983_040,
         max_chunk_bytes: 65_536,
+      }).then((a) => {
+        onAnswer();
+        return a;
       }),
     ),
   );
