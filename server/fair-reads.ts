@@ -15,7 +15,7 @@
  * Server pulls 5–15% less at windows 8–16 (an extra turn, often a pause and resume of the socket,
  * per message; within noise at window 1). Budgets that let a connection handle several messages
  * a turn (16 per read callback; 16 messages or 256 KiB per turn, through a getter on ws's
- * receiver) cost less (~0–5%) but gave back most of the tail (arrival hops 5.5–6.7 ms): socket.io
+ * receiver) cost less (~0–6%) but gave back most of the tail (arrival hops 5.5–6.7 ms): socket.io
  * runs handlers in `process.nextTick` after ws's parse loop, so a budget cannot see their cost.
  * A Server is shared by design; the option is ws's own, documented one.
  */
