@@ -10,7 +10,13 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { RunningComputer } from "../../computer/computer.ts";
 import { GetBlobRetSchema } from "../../protocol/index.ts";
-import { emitAck, request, ServerHarness, type Socket } from "../support/server-harness.ts";
+import {
+  clientTcp,
+  emitAck,
+  request,
+  ServerHarness,
+  type Socket,
+} from "../support/server-harness.ts";
 import { countTcpWrites } from "../support/tcp-writes.ts";
 import { TestProducer } from "./support/test-producer.ts";
 import { startHarnessComputer, producersOnly, upgraded } from "./support/harness-computer.ts";
@@ -41,12 +47,8 @@ after(async () => {
 });
 
 void test("the Computer writes both frames of a binary answer in one write", async () => {
-  const transport = pc.socket.io.engine.transport as unknown as {
-    name: string;
-    ws: { _socket: unknown };
-  };
-  assert.equal(transport.name, "websocket");
-  const seen = countTcpWrites(transport.ws._socket);
+  assert.equal(pc.socket.io.engine.transport.name, "websocket");
+  const seen = countTcpWrites(clientTcp(pc.socket));
   const req = request("agent-1", "pc-1", {
     blob_handle: handle,
     chunk_offset: 0,

@@ -22,7 +22,7 @@ import {
   watchProcess,
   type RelStack,
 } from "../support/reliability-stack.ts";
-import { TEST_TOKEN, type Socket } from "../support/server-harness.ts";
+import { TEST_TOKEN, clientTcp, type Socket } from "../support/server-harness.ts";
 import { upgraded } from "../computer/support/harness-computer.ts";
 
 const BURST = 1_000;
@@ -56,9 +56,7 @@ after(async () => {
 void test("1,000 get_blob at once: every one answered (chunk or busy), heap bounded", async (t) => {
   const heapStart = heapAfterGc();
   await upgraded(stack.computer);
-  const tcp = (
-    stack.computer.socket.io.engine.transport as unknown as { ws: { _socket: NodeJS.Socket } }
-  ).ws._socket;
+  const tcp = clientTcp(stack.computer.socket);
   tcp.pause();
   // Resumed once the Server holds everything it admitted and has answered the rest: then every
   // request is either answered or in flight.

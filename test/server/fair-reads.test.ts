@@ -3,6 +3,7 @@
 // flood is still handled, in order.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import { NAMESPACE } from "../../protocol/index.ts";
 import { ServerHarness, barrier, type Socket } from "../support/server-harness.ts";
 
 let h: ServerHarness;
@@ -15,7 +16,7 @@ after(() => h.close());
 
 void test("a flood of 300 messages is handled one per turn, all of them, in order", async () => {
   const n = 300;
-  const serverSide = h.server.io.of("/smcp").sockets.get(agent.id ?? "");
+  const serverSide = h.server.io.of(NAMESPACE).sockets.get(agent.id ?? "");
   assert.ok(serverSide, "the Server's socket of the Agent");
   const seen: number[] = [];
   // A turn is a stretch of synchronous work: `inTurn` stays set until the stack unwinds.

@@ -8,6 +8,7 @@ import WebSocket from "ws";
 import { MIN_PREFRAMED_CHARS, textFrameHead } from "../../server/preframed-packets.ts";
 import {
   ServerHarness,
+  clientTcp,
   emitAck,
   request,
   wholeChunkAck,
@@ -114,8 +115,7 @@ void test("a short ack keeps the string path", async () => {
 void test("a slow Agent's backlog waits as frames; every answer arrives once it reads", async () => {
   // The Agent stops reading its TCP socket: once the kernel's buffers are full the Server's
   // transport stays busy and engine.io keeps the next answers in the session's writeBuffer.
-  const tcp = (agent.io.engine.transport as unknown as { ws: { _socket: NodeJS.Socket } }).ws
-    ._socket;
+  const tcp = clientTcp(agent);
   tcp.pause();
   const session = sessionOf(agent);
   const n = 240; // ~21 MB of base64: well past loopback's socket buffers

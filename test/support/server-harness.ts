@@ -262,6 +262,22 @@ export function wholeChunkAck(
   };
 }
 
+/**
+ * The TCP socket under a client's WebSocket transport (engine.io-client's `ws`), to pause its
+ * reading or count its writes. Throws while the client is not on WebSocket.
+ */
+export function clientTcp(socket: { io: { engine: { transport: unknown } } }): NodeJS.Socket {
+  const transport = socket.io.engine.transport as {
+    name: string;
+    ws?: { _socket?: NodeJS.Socket };
+  };
+  const tcp = transport.ws?._socket;
+  if (transport.name !== "websocket" || !tcp) {
+    throw new Error(`client transport is ${transport.name}, not a WebSocket with a TCP socket`);
+  }
+  return tcp;
+}
+
 /** Plain HTTP GET against the Server (no socket.io). */
 export async function httpGet(
   url: string,
