@@ -103,6 +103,14 @@ export class HashCache {
     return digest;
   }
 
+  /**
+   * Records `sha256` for content signature `signature` without hashing: for a file whose bytes
+   * the caller hashed as it wrote them, and whose signature shows no write since (derived.ts).
+   */
+  record(signature: string, sha256: string): void {
+    this.#remember(signature, sha256);
+  }
+
   /** sha256 of in-memory content (remembered per Buffer object, computed inline). */
   bytesSha256(bytes: Buffer): string {
     let digest = this.#bytesDigests.get(bytes);

@@ -1,18 +1,22 @@
 /**
- * The Computer's piscina pool. It runs whole-file sha256 (`hash-file.ts`) so hashing a 1 GiB
- * file never blocks the event loop. Base64 stays inline on purpose: performance-anchors B8
- * measured base64 of 768 KiB inside the pool at 184–221 MB/s against 2781–6765 MB/s inline,
- * because the returned string is cloned into the main heap (page faults). Do not offload it.
+ * The Computer's piscina pool. It runs whole-file sha256 (`hash-file.ts`) and the production of
+ * derived files (`derive-file.ts`: a SKILL.md body stripped, hashed and written in one pass), so
+ * neither blocks the event loop for a 1 GiB file. Base64 stays inline on purpose:
+ * performance-anchors B8 measured base64 of 768 KiB inside the pool at 184–221 MB/s against
+ * 2781–6765 MB/s inline, because the returned string is cloned into the main heap (page faults).
+ * Do not offload it.
  *
- * `workers: 0` disables the pool: every hash then runs inline (same code, async reads, ~0.6 ms of
+ * `workers: 0` disables the pool: every task then runs inline (same code, async I/O, ~0.6 ms of
  * CPU per MiB between reads). The bench uses the switch to compare both paths.
  */
 import { availableParallelism } from "node:os";
 import { Piscina } from "piscina";
+import type { DeriveFileResult, DeriveFileTask } from "./derive-file.ts";
 import type { HashFileResult, HashFileTask } from "./hash-file.ts";
 
 export interface HashPool {
   hash(task: HashFileTask): Promise<HashFileResult>;
+  derive(task: DeriveFileTask): Promise<DeriveFileResult>;
   close(): Promise<void>;
 }
 
@@ -23,9 +27,10 @@ export function defaultWorkerCount(): number {
 
 export function createHashPool(workers: number): HashPool | null {
   if (workers <= 0) return null;
-  const filename = new URL("./hash-file.ts", import.meta.url).href;
-  const pool = new Piscina<HashFileTask, HashFileResult>({
-    filename,
+  const hashFile = new URL("./hash-file.ts", import.meta.url).href;
+  const deriveFile = new URL("./derive-file.ts", import.meta.url).href;
+  const pool = new Piscina({
+    filename: hashFile,
     minThreads: 0, // spawn on first large file, not at start
     maxThreads: workers,
     idleTimeout: 30_000, // avoid thread churn between pulls (piscina README)
@@ -34,7 +39,8 @@ export function createHashPool(workers: number): HashPool | null {
     execArgv: ["--import", "tsx"],
   });
   return {
-    hash: (task) => pool.run(task),
+    hash: (task) => pool.run(task) as Promise<HashFileResult>,
+    derive: (task) => pool.run(task, { filename: deriveFile }) as Promise<DeriveFileResult>,
     close: () => pool.destroy(),
   };
 }

@@ -1,0 +1,62 @@
+/**
+ * Three versions of one `SKILL.md` and a separate process that keeps rewriting it while a test
+ * pulls it. Versions A and B have the same frontmatter and body size (same-size in-place
+ * rewrites); C has a longer frontmatter and a bigger body (rewrites that change the size and
+ * where the body starts). Bodies are deterministic keystreams (`versionBytes`), so a test can
+ * tell which version a digest names and check a chunk's bytes at its offset.
+ *
+ * Rewrite k goes from version (k-1) mod 3 to k mod 3, alternately in place (odd k: one pwrite
+ * over the same inode when the size stays, else truncate-and-write as an editor saves) and by
+ * atomic rename (even k). Every fourth rewrite is followed by a pause longer than the Computer's
+ * settle window, so content also stays put long enough to be served; the others follow quickly.
+ *
+ * Usage: node --import tsx skill-md-rewriter.ts <path> <bodyBytes> <rewrites>
+ */
+import { closeSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
+import { versionBytes } from "./rewriter.ts";
+
+export interface SkillMdVersion {
+  /** The whole file. */
+  file: Buffer;
+  /** The served bytes: the file with its frontmatter stripped. */
+  body: Buffer;
+}
+
+const FRONTMATTER = "---\nname: live\ndescription: A SKILL.md rewritten while it is pulled\n";
+
+/** Version `v` (0, 1 or 2) of the SKILL.md whose A/B bodies have `bodyBytes` bytes. */
+export function skillMdVersion(v: number, bodyBytes: number): SkillMdVersion {
+  const long = v % 3 === 2;
+  const fm = FRONTMATTER + (long ? `metadata:\n  pad: "${"p".repeat(333)}"\n` : "") + "---\n";
+  const body = versionBytes(v % 3, long ? bodyBytes + 12_345 : bodyBytes);
+  return { file: Buffer.concat([Buffer.from(fm), body]), body };
+}
+
+function rewrite(path: string, k: number, from: Buffer, to: Buffer): void {
+  if (k % 2 === 0) {
+    writeFileSync(`${path}.tmp`, to);
+    renameSync(`${path}.tmp`, path);
+  } else if (from.length === to.length) {
+    const fd = openSync(path, "r+");
+    try {
+      writeSync(fd, to, 0, to.length, 0);
+    } finally {
+      closeSync(fd);
+    }
+  } else writeFileSync(path, to); // O_TRUNC, then the new bytes
+}
+
+async function main(): Promise<void> {
+  const [path, bodyArg, rewritesArg] = process.argv.slice(2);
+  const bodyBytes = Number(bodyArg);
+  const files = [0, 1, 2].map((v) => skillMdVersion(v, bodyBytes).file);
+  for (let k = 1; k <= Number(rewritesArg); k++) {
+    rewrite(path!, k, files[(k - 1) % 3]!, files[k % 3]!);
+    await sleep(k % 4 === 0 ? 250 : (k * 7) % 20);
+  }
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!)) {
+  await main();
+}
