@@ -48,6 +48,8 @@ export interface SkillServiceOptions {
 export interface SkillService extends ComputerService {
   /** Absolute skill home. */
   readonly home: string;
+  /** Where SKILL.md bodies are derived and kept (diagnostics, tests). */
+  readonly derived: DerivedStore;
   /** The current registry. */
   registry(): SkillRegistry;
   /** Rebuilds the registry now (no notification). */
@@ -145,6 +147,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
 
   return {
     home,
+    derived,
     handlers: {
       "client:get_skills": (req) => guard("get_skills", () => getSkills(req, deps)),
       "client:get_skill": (req) => guard("get_skill", () => getSkill(req, deps)),

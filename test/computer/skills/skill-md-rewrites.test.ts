@@ -5,7 +5,9 @@
  * random offsets, whole SDK reads and get_skill answers. Every answer's sha256 must name a
  * version that was written and every chunk must carry exactly that version's bytes at its
  * offset; every verified delivery must be one of the versions. Refusals (`gone`) are allowed,
- * torn bytes under a digest are not. Once the writer stops, the last version is served.
+ * torn bytes under a digest are not. The empty file a truncate-and-write leaves between its two
+ * calls is real content (skill-md-rewriter.ts says when it can be served): counted apart. Once
+ * the writer stops, the last version is served.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -20,13 +22,16 @@ import type { RunningComputer } from "../../../computer/computer.ts";
 import { ServerHarness, TEST_TOKEN } from "../../support/server-harness.ts";
 import { tempDir } from "../../support/skills-fixtures.ts";
 import { startHarnessComputer } from "../support/harness-computer.ts";
-import { skillMdVersion } from "../support/skill-md-rewriter.ts";
+import { EMPTY_SHA256, skillMdVersion } from "../support/skill-md-rewriter.ts";
 
 const BODY = 4 * 1024 * 1024;
 const REWRITES = 48;
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 const versions = new Map([0, 1, 2].map((v) => [sha(skillMdVersion(v, BODY).body), v]));
-const bodyOf = (digest: string) => skillMdVersion(versions.get(digest)!, BODY).body;
+const bodyOf = (digest: string) =>
+  digest === EMPTY_SHA256 ? Buffer.alloc(0) : skillMdVersion(versions.get(digest)!, BODY).body;
+/** A version, or the empty file between a truncate and its write. */
+const known = (digest: string) => versions.has(digest) || digest === EMPTY_SHA256;
 
 let h: ServerHarness;
 let pc: RunningComputer;
@@ -64,6 +69,8 @@ interface Tally {
   deliveries: number;
   /** Verified deliveries that are neither version. */
   neither: number;
+  /** Answers and deliveries of the empty file. */
+  empty: number;
   digests: Set<string>;
 }
 
@@ -75,10 +82,11 @@ function refusal(t: Tally, err: unknown): void {
 
 /** Checks one answer (sha256, total_size, bytes at offset) against the written versions. */
 function judge(t: Tally, digest: string, total: number, offset: number, bytes: Buffer): void {
-  if (!versions.has(digest)) {
+  if (!known(digest)) {
     t.unknownDigest++;
     return;
   }
+  if (digest === EMPTY_SHA256) t.empty++;
   const body = bodyOf(digest);
   const ok = total === body.length && bytes.equals(body.subarray(offset, offset + bytes.length));
   if (!ok) t.disagreeing++;
@@ -113,7 +121,8 @@ async function readWhole(t: Tally, handle: string, running: () => boolean) {
     try {
       const { value, info } = await readBlobWithInfo(agent, "pc-1", handle, { window: 8 });
       t.deliveries++;
-      if (!versions.has(info.sha256) || sha(value) !== info.sha256) t.neither++;
+      if (info.sha256 === EMPTY_SHA256 && value.length === 0) t.empty++;
+      else if (!versions.has(info.sha256) || sha(value) !== info.sha256) t.neither++;
     } catch (err) {
       refusal(t, err);
     }
@@ -124,7 +133,7 @@ async function askSkill(t: Tally, running: () => boolean) {
   while (running()) {
     try {
       const r = await agent.getSkillRaw("pc-1", "live");
-      if (!versions.has(r.sha256)) t.unknownDigest++;
+      if (!known(r.sha256)) t.unknownDigest++;
       else if (r.total_size !== bodyOf(r.sha256).length) t.disagreeing++;
     } catch (err) {
       refusal(t, err);
@@ -160,6 +169,7 @@ void test("a SKILL.md rewritten in place and by rename while pulled: no torn byt
     disagreeing: 0,
     deliveries: 0,
     neither: 0,
+    empty: 0,
     digests: new Set(),
   };
   const running = () => writing;
@@ -175,7 +185,7 @@ void test("a SKILL.md rewritten in place and by rename while pulled: no torn byt
     `during ${REWRITES} rewrites: ${t.served} chunks served (${t.digests.size} versions), ` +
       `${t.deliveries} whole reads, refused ${JSON.stringify(t.refused)}, ` +
       `${t.unknownDigest} answers under an unknown sha256, ${t.disagreeing} disagreeing, ` +
-      `${t.neither} deliveries of neither version`,
+      `${t.neither} deliveries of neither version, ${t.empty} answers of the empty file`,
   );
   assert.equal(t.unknownDigest, 0, "answers under a sha256 of no version written");
   assert.equal(t.disagreeing, 0, "answers whose bytes disagree with their sha256");

@@ -10,6 +10,12 @@
  * atomic rename (even k). Every fourth rewrite is followed by a pause longer than the Computer's
  * settle window, so content also stays put long enough to be served; the others follow quickly.
  *
+ * Truncate-and-write is two system calls with one real content between them: the empty file.
+ * The kernel sets the new size before it stamps the truncation's times, so a reader can briefly
+ * see the empty file under the previous, long-settled timestamps and serve it as what it is, the
+ * empty content (seen here in most runs). `EMPTY_SHA256` lets a test accept it apart from the
+ * versions; no other intermediate content exists, every other state is torn.
+ *
  * Usage: node --import tsx skill-md-rewriter.ts <path> <bodyBytes> <rewrites>
  */
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
@@ -22,6 +28,9 @@ export interface SkillMdVersion {
   /** The served bytes: the file with its frontmatter stripped. */
   body: Buffer;
 }
+
+/** sha256 of the empty file's body (the state between a truncate and its write). */
+export const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 const FRONTMATTER = "---\nname: live\ndescription: A SKILL.md rewritten while it is pulled\n";
 
