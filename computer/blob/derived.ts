@@ -50,6 +50,7 @@ import type { HashPool } from "../workers/pool.ts";
 import { DEFAULT_SETTLE_MS } from "./engine.ts";
 import type { HashCache } from "./hash-cache.ts";
 import { openedAtFd } from "./opened-at.ts";
+import { shareFlight } from "./single-flight.ts";
 
 /** Bound on the derived files' total size (at least the hard cap: see `DerivedStoreOptions`). */
 export const DEFAULT_DERIVED_MAX_BYTES = 1024 * 1024 * 1024;
@@ -161,17 +162,10 @@ export class DerivedStore {
       const key = `${derivation}\0${path}\0${signatureOf(st)}`;
       const hit = this.#lookup(key);
       if (hit) return { ok: true, derived: hit };
-      let flight = this.#flights.get(key);
-      if (flight === undefined) {
-        flight = this.#produce(path, st, key, derivation, limits);
-        this.#flights.set(key, flight);
-        const settled = flight;
-        const clear = (): void => {
-          if (this.#flights.get(key) === settled) this.#flights.delete(key);
-        };
-        settled.then(clear, clear);
-      }
-      const out = await flight;
+      const seen = st;
+      const out = await shareFlight(this.#flights, key, () =>
+        this.#produce(path, seen, key, derivation, limits),
+      );
       if (out !== CHANGED) return out;
     }
     this.#log?.warn("derived source kept changing while being read; answering gone");

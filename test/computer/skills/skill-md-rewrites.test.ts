@@ -10,19 +10,21 @@
  * the writer stops, the last version is served.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { AgentClient } from "../../../agent/client.ts";
 import { readBlobWithInfo } from "../../../agent/pull.ts";
 import type { RunningComputer } from "../../../computer/computer.ts";
 import { ServerHarness, TEST_TOKEN } from "../../support/server-harness.ts";
 import { tempDir } from "../../support/skills-fixtures.ts";
 import { startHarnessComputer } from "../support/harness-computer.ts";
-import { EMPTY_SHA256, skillMdVersion } from "../support/skill-md-rewriter.ts";
+import {
+  EMPTY_SHA256,
+  skillMdVersion,
+  startSkillMdRewriter,
+} from "../support/skill-md-rewriter.ts";
 
 const BODY = 4 * 1024 * 1024;
 const REWRITES = 48;
@@ -147,21 +149,7 @@ void test("a SKILL.md rewritten in place and by rename while pulled: no torn byt
   assert.ok(minted.blob_handle);
   assert.equal(minted.sha256, sha(skillMdVersion(0, BODY).body));
   const handle = minted.blob_handle;
-  const writer = spawn(
-    process.execPath,
-    [
-      "--import",
-      "tsx",
-      fileURLToPath(new URL("../support/skill-md-rewriter.ts", import.meta.url)),
-      path,
-      String(BODY),
-      String(REWRITES),
-    ],
-    { stdio: "inherit" },
-  );
-  let writing = true;
-  const exited = new Promise<number | null>((resolve) => writer.on("exit", resolve));
-  void exited.then(() => (writing = false));
+  const writer = startSkillMdRewriter(path, BODY, REWRITES);
   const t: Tally = {
     served: 0,
     refused: {},
@@ -172,7 +160,7 @@ void test("a SKILL.md rewritten in place and by rename while pulled: no torn byt
     empty: 0,
     digests: new Set(),
   };
-  const running = () => writing;
+  const running = () => writer.writing;
   await Promise.all([
     audit(t, handle, running, 1),
     audit(t, handle, running, 2),
@@ -180,7 +168,7 @@ void test("a SKILL.md rewritten in place and by rename while pulled: no torn byt
     readWhole(t, handle, running),
     askSkill(t, running),
   ]);
-  assert.equal(await exited, 0);
+  assert.equal(await writer.exited, 0);
   console.log(
     `during ${REWRITES} rewrites: ${t.served} chunks served (${t.digests.size} versions), ` +
       `${t.deliveries} whole reads, refused ${JSON.stringify(t.refused)}, ` +

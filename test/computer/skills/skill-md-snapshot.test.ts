@@ -7,15 +7,17 @@
  * leaves between its two calls is real content too (skill-md-rewriter.ts): counted, not failed.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { isErrorPayload } from "../../../protocol/index.ts";
 import { callGetSkill, startSkillRig, writePackage } from "../../support/skills-fixtures.ts";
-import { EMPTY_SHA256, skillMdVersion } from "../support/skill-md-rewriter.ts";
+import {
+  EMPTY_SHA256,
+  skillMdVersion,
+  startSkillMdRewriter,
+} from "../support/skill-md-rewriter.ts";
 
 const REWRITES = 40;
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
@@ -36,28 +38,14 @@ async function servedWhileRewritten(bodyBytes: number, expectTier: "memory" | "f
     const minted = await callGetSkill(rig.service, "live");
     assert.ok(!isErrorPayload(minted) && minted.blob_handle);
     const handle = minted.blob_handle;
-    const writer = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        fileURLToPath(new URL("../support/skill-md-rewriter.ts", import.meta.url)),
-        path,
-        String(bodyBytes),
-        String(REWRITES),
-      ],
-      { stdio: "inherit" },
-    );
-    const exited = new Promise<number | null>((resolve) => writer.on("exit", resolve));
-    let running = true;
-    void exited.then(() => (running = false));
+    const writer = startSkillMdRewriter(path, bodyBytes, REWRITES);
     stopWriter = () => writer.kill();
     let served = 0;
     let refused = 0;
     let offset = 0;
     let seq = 0;
     const seen = new Set<string>();
-    while (running) {
+    while (writer.writing) {
       // A chunk from memory or a cached descriptor may not yield: let the writer's exit be seen.
       await new Promise((resolve) => setImmediate(resolve));
       const r = await rig.engine.getBlob({
@@ -89,7 +77,7 @@ async function servedWhileRewritten(bodyBytes: number, expectTier: "memory" | "f
       seen.add(r.sha256);
       offset = r.eof ? 0 : r.chunk_offset + bytes.length;
     }
-    assert.equal(await exited, 0);
+    assert.equal(await writer.exited, 0);
     const { bytes } = await rig.drain(handle);
     assert.ok(bytes.equals(bodies.get(REWRITES % 3)!), "the last version is served at the end");
     assert.ok(rig.service.derived.productions[expectTier] > 0, `derived in ${expectTier}`);

@@ -18,8 +18,10 @@
  *
  * Usage: node --import tsx skill-md-rewriter.ts <path> <bodyBytes> <rewrites>
  */
+import { spawn } from "node:child_process";
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { versionBytes } from "./rewriter.ts";
 
 export interface SkillMdVersion {
@@ -40,6 +42,34 @@ export function skillMdVersion(v: number, bodyBytes: number): SkillMdVersion {
   const fm = FRONTMATTER + (long ? `metadata:\n  pad: "${"p".repeat(333)}"\n` : "") + "---\n";
   const body = versionBytes(v % 3, long ? bodyBytes + 12_345 : bodyBytes);
   return { file: Buffer.concat([Buffer.from(fm), body]), body };
+}
+
+export interface RunningWriter {
+  /** True until the writer process has exited. */
+  readonly writing: boolean;
+  /** Its exit code. */
+  readonly exited: Promise<number | null>;
+  kill(): void;
+}
+
+/** Starts the writer process on `path` (a SKILL.md now holding version 0). */
+export function startSkillMdRewriter(path: string, bodyBytes: number, rewrites: number) {
+  const writer = spawn(
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(import.meta.url), path, String(bodyBytes), String(rewrites)],
+    { stdio: "inherit" },
+  );
+  let writing = true;
+  const exited = new Promise<number | null>((resolve) => writer.on("exit", resolve));
+  void exited.then(() => (writing = false));
+  const running: RunningWriter = {
+    get writing() {
+      return writing;
+    },
+    exited,
+    kill: () => void writer.kill(),
+  };
+  return running;
 }
 
 function rewrite(path: string, k: number, from: Buffer, to: Buffer): void {
