@@ -266,7 +266,10 @@ export class DerivedStore {
     derivation: DerivationName,
     maxBytes: number,
   ): Promise<DeriveResult | typeof CHANGED> {
-    this.#dirReady ??= mkdir(this.dir, { recursive: true, mode: 0o700 });
+    this.#dirReady ??= mkdir(this.dir, { recursive: true, mode: 0o700 }).catch((err: unknown) => {
+      this.#dirReady = undefined; // tried again by the next production
+      throw err;
+    });
     await this.#dirReady;
     const task = {
       fd,
@@ -276,19 +279,23 @@ export class DerivedStore {
       maxBytes,
       nice: this.#hashes.hashNice,
     };
-    let r: DeriveFileResult;
     try {
-      r = this.#pool ? await this.#pool.derive(task) : await deriveFile(task);
+      const r = this.#pool ? await this.#pool.derive(task) : await deriveFile(task);
+      if ("changed" in r) return CHANGED;
+      if ("tooLarge" in r) return { ok: false, reason: "too_large", size: r.tooLarge };
+      this.productions.file++;
+      this.#metrics?.derivedProductions.inc({ tier: "file" });
+      return { ok: true, derived: await this.#commit(key, r) };
     } catch (err) {
       // The folder was removed under us (another Computer sharing it started): make it again.
       if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
       this.#dirReady = undefined;
       return CHANGED;
     }
-    if ("changed" in r) return CHANGED;
-    if ("tooLarge" in r) return { ok: false, reason: "too_large", size: r.tooLarge };
-    this.productions.file++;
-    this.#metrics?.derivedProductions.inc({ tier: "file" });
+  }
+
+  /** Names a finished temp file by its sha256 (once per content) and indexes it under `key`. */
+  async #commit(key: string, r: Extract<DeriveFileResult, { tmp: string }>): Promise<Derived> {
     const path = join(this.dir, r.sha256);
     if (this.#files.has(r.sha256)) await rm(r.tmp, { force: true });
     else {
@@ -299,13 +306,16 @@ export class DerivedStore {
       if (`${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}` === r.written) {
         this.#hashes.record(signatureOf(st), r.sha256);
       }
+    }
+    // Checked again: another source with the same body may have been committed meanwhile.
+    if (!this.#files.has(r.sha256)) {
       this.#files.set(r.sha256, { size: r.size, keys: new Set() });
       this.#fileBytes += r.size;
     }
     this.#link(key, r.sha256);
     this.#evictFiles(r.sha256);
     this.#metrics?.derivedBytes.set({ tier: "file" }, this.#fileBytes);
-    return { ok: true, derived: { sha256: r.sha256, size: r.size, path } };
+    return { sha256: r.sha256, size: r.size, path };
   }
 
   #keepInMemory(key: string, sha256: string, bytes: Buffer): void {
