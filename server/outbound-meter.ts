@@ -58,7 +58,7 @@ export interface MeteredSession {
   on(event: "packetCreate", fn: (packet: EnginePacket) => void): unknown;
   on(event: "flush", fn: (packets: unknown) => void): unknown;
   on(event: "upgrade", fn: (transport: unknown) => void): unknown;
-  on(event: "close", fn: () => void): unknown;
+  on(event: "close", fn: (reason: string) => void): unknown;
   close(discard?: boolean): unknown;
 }
 

@@ -190,6 +190,7 @@ export class Relay {
         { event, sid: sender.sid },
         "client:* under another agent's name refused",
       );
+      this.opts.metrics.refusals.inc({ reason: "agent_mismatch" });
       return refuse(agentMismatch(), "agent_mismatch");
     }
     if (this.inflight.countForOrigin(sender.sid) >= this.opts.maxInflightPerAgent) {

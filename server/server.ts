@@ -128,8 +128,8 @@ export interface RunningServer {
   readonly io: SocketServer;
   /** Requests forwarded to a Computer and not answered yet. */
   inflight(): number;
-  /** Bytes queued for clients and reserved for answers in flight, across every connection. */
-  outbound(): { queued: number; reserved: number };
+  /** What the Server holds for each client (bytes queued, reserved for answers; outbound.ts). */
+  readonly outbound: OutboundGuard;
   /** Leaves every office (others are told), drops in-flight requests, closes every socket. */
   close(): Promise<void>;
 }
@@ -395,7 +395,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     metrics,
     io,
     inflight: () => relay.inflight.size,
-    outbound: () => ({ queued: outbound.queuedTotal, reserved: outbound.reservedTotal }),
+    outbound,
     close: () => (closing ??= close()),
   };
 }

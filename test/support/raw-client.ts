@@ -31,8 +31,11 @@ export class RawClient {
   pingTimeout = 0;
   /** Pings received from the Server. */
   pings = 0;
+  private pingWaiters: (() => void)[] = [];
   private nextId = 1;
   private readonly acks = new Map<number, (args: unknown[]) => void>();
+  /** Events the Server sends (to a raw client joined as a Computer): name, arguments, ack id. */
+  onEvent: ((event: string, args: unknown[], ackId: number | undefined) => void) | undefined;
   private isClosed = false;
 
   private constructor(
@@ -86,6 +89,11 @@ export class RawClient {
     return tcp;
   }
 
+  /** Resolves when the Server's next ping has arrived (and been answered, if `answerPings`). */
+  nextPing(): Promise<void> {
+    return new Promise((resolve) => this.pingWaiters.push(resolve));
+  }
+
   /** `server:join_office`; resolves with the ack's two arguments. */
   join(role: "agent" | "computer", officeId: string, name: string): Promise<unknown[]> {
     return this.request("server:join_office", { role, name, office_id: officeId });
@@ -93,16 +101,25 @@ export class RawClient {
 
   /** Emits with an ack and resolves with the ack's arguments. */
   request(event: unknown, ...args: unknown[]): Promise<unknown[]> {
+    return this.requestText(JSON.stringify([event, ...args]));
+  }
+
+  /**
+   * Emits an event whose data array is `json`, written as is (payloads socket.io-client could not
+   * encode), and resolves with the ack's arguments.
+   */
+  requestText(json: string): Promise<unknown[]> {
     return new Promise((resolve, reject) => {
-      const id = this.emit(event, ...args);
+      const id = this.nextId++;
       const timer = setTimeout(() => {
         this.acks.delete(id);
-        reject(new Error(`no ack for ${String(event).slice(0, 64)} within ${WAIT_MS} ms`));
+        reject(new Error(`no ack for ${json.slice(0, 64)} within ${WAIT_MS} ms`));
       }, WAIT_MS);
       this.acks.set(id, (answer) => {
         clearTimeout(timer);
         resolve(answer);
       });
+      this.sendRaw(`42${NAMESPACE},${id}${json}`);
     });
   }
 
@@ -123,6 +140,11 @@ export class RawClient {
     if (this.ws.readyState === WebSocket.OPEN) this.ws.send(text);
   }
 
+  /** Answers the Server's event `ackId` with `json`, the ack's data array as raw JSON text. */
+  ackRaw(ackId: number, json: string): void {
+    this.sendRaw(`43${NAMESPACE},${ackId}${json}`);
+  }
+
   /** Stops reading the TCP socket: what the Server sends stays in the kernel, then in the Server. */
   stopReading(): void {
     this.tcp.pause();
@@ -136,6 +158,13 @@ export class RawClient {
     if (text === "2") {
       this.pings += 1;
       if (this.answerPings) this.sendRaw("3");
+      for (const wake of this.pingWaiters.splice(0)) wake();
+      return;
+    }
+    const event = new RegExp(`^42${NAMESPACE},(\\d*)`).exec(text);
+    if (event) {
+      const [name, ...args] = JSON.parse(text.slice(event[0].length)) as [string, ...unknown[]];
+      this.onEvent?.(name, args, event[1] ? Number(event[1]) : undefined);
       return;
     }
     const ack = new RegExp(`^43${NAMESPACE},(\\d+)`).exec(text);
