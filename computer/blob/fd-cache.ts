@@ -103,7 +103,9 @@ export class FdCache {
     e.refs--;
     this.#readers--;
     e.lastUsed = performance.now();
-    if (e.dead && e.refs === 0) this.#close(e);
+    if (e.refs !== 0) return;
+    if (e.dead) this.#close(e);
+    else this.#trim(); // over the bound while every entry was being read
   }
 
   /** Stops handing `c` out (its file changed or moved); closed once nobody reads it. */

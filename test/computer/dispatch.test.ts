@@ -1,8 +1,9 @@
 /**
  * The Computer's dispatch, seen from the relay's side. A bare socket.io server plays a relay that
  * forwards anything (buggy or hostile), so the Computer's own checks are what answers:
- * schema → 400, wrong `computer` → 404 and not executed (D15, checklist 60), no handler / unknown
- * event / throwing handler / oversized answer → 500, cancel → service.cancel, attach/detach.
+ * schema → 400, wrong `computer` → 404 and not executed (D15, checklist 60), no handler / throwing
+ * handler / oversized answer → 500, unknown event → 404 (unknown-events.test.ts has the names),
+ * cancel → service.cancel, attach/detach.
  */
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
@@ -125,13 +126,13 @@ void test("a request for another Computer is answered 404 and not executed", asy
   assert.equal(executed.length, before);
 });
 
-void test("throwing handler, missing handler, unknown event, oversized answer: flat 500", async () => {
+void test("throwing handler, missing handler, oversized answer: flat 500; unknown event 404", async () => {
   const thrown = (await ask("client:get_skills", base())) as Record<string, unknown>;
   assert.deepEqual(thrown, { code: 500, message: "Internal error" }, "no stack or path leaks");
   const missing = (await ask("client:get_skill", base({ name: "x" }))) as { code: number };
   assert.equal(missing.code, 500);
   const unknown = (await ask("client:frobnicate", base())) as { code: number };
-  assert.equal(unknown.code, 500);
+  assert.equal(unknown.code, 404);
   const huge = (await ask(
     "client:tool_call",
     base({ tool_name: "t", params: {}, timeout: 5 }),
