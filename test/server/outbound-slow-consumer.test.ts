@@ -2,12 +2,14 @@
 // outbound.ts): the Server stops forwarding its requests once the answers it already holds or
 // expects for it reach `maxQueuedBytes` (busy, never relayed), drops the connection once its
 // queue has not moved for `outboundStallMs` (logged, counted as outbound_stalled), and frees
-// what it held. An Agent of another office is served throughout.
+// what it held: after a full GC the process's Buffers are back to their level before the attack.
+// An Agent of another office is served throughout.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
 import { NAMESPACE } from "../../protocol/index.ts";
 import { RawClient } from "../support/raw-client.ts";
+import { memoryAfterGc } from "../support/reliability-stack.ts";
 import {
   ServerHarness,
   TEST_TOKEN,
@@ -56,6 +58,7 @@ void test("a non-reading flooder is bounded, refused, dropped; the other office 
     (s) => s.data.member?.name === "attacker",
   );
   const gone = new Promise((resolve) => serverSide!.once("disconnect", resolve));
+  const buffersBefore = memoryAfterGc().arrayBuffers;
   attacker.stopReading();
   let sent = 0;
   const flood = setInterval(() => {
@@ -91,6 +94,11 @@ void test("a non-reading flooder is bounded, refused, dropped; the other office 
   assert.equal(h.server.outbound.queuedTotal, 0, "the dropped client's backlog is freed");
   assert.equal(h.server.outbound.reservedTotal, 0);
   assert.equal(h.server.inflight(), 0);
+  const buffersAfter = memoryAfterGc().arrayBuffers;
+  assert.ok(
+    buffersAfter - buffersBefore <= 4 * 1024 * 1024,
+    `Buffers ${buffersBefore} → ${buffersAfter}: something of the dropped client is still referenced`,
+  );
   const text = await (await fetch(`${h.url}/metrics`)).text();
   assert.match(text, /a2c_disconnects_total\{reason="outbound_stalled"\} 1\b/);
   assert.match(text, /a2c_limit_refusals_total\{limit="queued_bytes_per_connection"\} [1-9]/);
