@@ -1,3 +1,4 @@
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=300
 /**
  * The `agent` command: talk to an office as its Agent from a shell.
  * `npm run agent -- --server URL --office ID [--token T] <command> ...` (see HELP below).
@@ -31,7 +32,7 @@ export const EXIT = {
   interrupted: 130,
 };
 
-const HELP = `Usage: npm run agent -- [options] <command> [args]
+const HELP = `Usage: a2c-agent [options] <command> [args]
 
 Commands:
   computers                                   Computers in the office

@@ -1,3 +1,4 @@
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=300
 /**
  * `npm run computer -- --server URL --office ID --name NAME [...]`: runs one Computer until
  * SIGINT/SIGTERM (clean leave + close, exit 0). Exit 2 on bad usage, 1 when the Computer gives up

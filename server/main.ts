@@ -1,3 +1,4 @@
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=300
 /**
  * `npm run server -- [flags]` (see config.ts). Prints exactly one line to stdout,
  * `listening on http://HOST:PORT`, logs JSON to stderr, and stops cleanly on SIGINT/SIGTERM:

@@ -253,7 +253,12 @@ export function writeDemoMcpConfig(file: string, repoRoot: string): void {
     mcpServers: {
       demo: {
         command: process.execPath,
-        args: ["--import", "tsx", join(repoRoot, "computer", "tools", "demo-server.ts")],
+        args: [
+          "--conditions=@a2c-smcp/source",
+          "--import",
+          "tsx",
+          join(repoRoot, "computer", "tools", "demo-server.ts"),
+        ],
         cwd: repoRoot,
       },
     },

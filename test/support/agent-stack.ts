@@ -116,6 +116,7 @@ export function spawnComputer(stack: AgentStack, name: string): ChildProcess {
   return spawn(
     process.execPath,
     [
+      "--conditions=@a2c-smcp/source",
       "--import",
       "tsx",
       join(REPO_ROOT, "computer/main.ts"),
@@ -158,7 +159,13 @@ export function runCli(
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", join(REPO_ROOT, "agent/cli.ts"), ...args],
+      [
+        "--conditions=@a2c-smcp/source",
+        "--import",
+        "tsx",
+        join(REPO_ROOT, "agent/cli.ts"),
+        ...args,
+      ],
       {
         cwd: REPO_ROOT,
         env: { ...process.env, A2C_LOG_LEVEL: "silent", ...env },
