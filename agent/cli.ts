@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { CallToolResult } from "../protocol/index.ts";
+import type { CallToolResult } from "@a2c-smcp/protocol";
 import { BlobCache } from "./cache.ts";
 import { AgentClient } from "./client.ts";
 import {

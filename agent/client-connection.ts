@@ -23,7 +23,7 @@ import {
   isErrorPayload,
   type A2CSkillRef,
   type SMCPTool,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { classifyConnectError, isVersionClose, versionClose4900 } from "./connect-error.ts";
 import {
   DisconnectedError,

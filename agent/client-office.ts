@@ -13,7 +13,7 @@ import {
   type A2CSkillRef,
   type SMCPTool,
   type SessionInfo,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { ClientConnection, type RequestOptions } from "./client-connection.ts";
 import {
   DisconnectedError,

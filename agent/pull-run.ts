@@ -19,7 +19,7 @@
  *    mismatch re-reads from 0, then gives up with an `IntegrityError`.
  */
 import { createHash, type Hash } from "node:crypto";
-import type { GetBlobRet } from "../protocol/index.ts";
+import type { GetBlobRet } from "@a2c-smcp/protocol";
 import type { BlobCache } from "./cache.ts";
 import {
   BlobChangedError,

@@ -3,7 +3,7 @@
  * in a module of their own so the loop's parts (`pull-run.ts`, `pull-chunk.ts`,
  * `pull-resume.ts`), `pull.ts` and `client.ts` share them without an import cycle.
  */
-import type { GetBlobRet } from "../protocol/index.ts";
+import type { GetBlobRet } from "@a2c-smcp/protocol";
 import type { BlobCache } from "./cache.ts";
 
 /**

@@ -35,7 +35,7 @@ import {
   type ClientToServerEvents,
   type ServerToClientEvents,
   type Transport,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { DrainReleases } from "./blob/buffers.ts";
 import { ScratchBuffers, maskScratchInPlace } from "./mask-in-place.ts";
 import { batchWrites, onEveryTransport } from "./write-batching.ts";

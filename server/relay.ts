@@ -22,7 +22,7 @@ import {
   relayTimeout,
   type ClientEvent,
   type ErrorPayload,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { InflightTable, type Settlement } from "./inflight.ts";
 import type { Logger } from "./log.ts";
 import { payloadBytes, type RelayOutcome, type ServerMetrics } from "./metrics.ts";
