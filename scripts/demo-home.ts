@@ -5,7 +5,7 @@
  *   <out>/mcp.json        MCP config running the demo MCP server (A2C_MCP_CONFIG)
  *   <out>/manifest.json   sizes and sha256 of every resource, for the scripted Agent
  *
- * Usage: node --import tsx scripts/demo-home.ts --out DIR [--big-mib N] [--force]
+ * Usage: node --conditions=@a2c-smcp/source --import tsx scripts/demo-home.ts --out DIR [--big-mib N] [--force]
  * Existing data is kept unless --force (a restarted container serves the same bytes).
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";

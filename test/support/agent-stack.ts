@@ -1,7 +1,7 @@
 /**
  * A real stack for Agent SDK end-to-end tests: the real Server (token auth, port 0), a skill home
  * on disk, and a Computer either in-process (`startComputer`) or as its own process
- * (`node --import tsx computer/main.ts`, so a test can kill and restart it).
+ * (`node --conditions=@a2c-smcp/source --import tsx computer/main.ts`, so a test can kill and restart it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
