@@ -18,6 +18,7 @@ import {
   RequestTimeoutError,
   SidebandRestoreError,
 } from "./errors.ts";
+import { log } from "./log.ts";
 import { progressReporter, formatBytes } from "./progress.ts";
 import type { PullOptions } from "./pull.ts";
 import { findSidebandItems } from "./sideband.ts";
@@ -233,7 +234,7 @@ async function run(argv: string[]): Promise<number> {
   if (window !== undefined) pull.window = window;
   if (chunkBytes !== undefined) pull.chunkBytes = chunkBytes;
   if (values.binary) pull.binary = true;
-  if (values.cache) pull.cache = new BlobCache(values.cache);
+  if (values.cache) pull.cache = new BlobCache(values.cache, { logger: log });
   const stop = new AbortController();
   process.once("SIGINT", () => stop.abort(new Interrupted("interrupted")));
   pull.signal = stop.signal;
@@ -241,6 +242,7 @@ async function run(argv: string[]): Promise<number> {
   const token = values.token ?? process.env.A2C_TOKEN;
   const agent = new AgentClient({
     url: server,
+    logger: log,
     name:
       values.name ?? process.env.A2C_AGENT_NAME ?? `cli-${Math.random().toString(36).slice(2, 8)}`,
     ...(token !== undefined ? { token } : {}),

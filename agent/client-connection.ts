@@ -34,6 +34,7 @@ import {
   abortError,
   protocolErrorFromWire,
 } from "./errors.ts";
+import { silentLogger, type AgentLogger } from "./logger.ts";
 import type { z } from "zod";
 
 /** Default local ack wait for `client:get_*` and `server:*` (digest §1.8: SHOULD be ≥ 30 s). */
@@ -62,6 +63,8 @@ export interface AgentClientOptions {
   reconnectionDelayMaxMs?: number;
   /** Handshake timeout. Default 20 s. */
   connectTimeoutMs?: number;
+  /** Where the SDK's warnings go (any pino logger fits). Default: nowhere. */
+  logger?: AgentLogger;
 }
 
 /** Events of `AgentClient` (an EventEmitter). */
@@ -109,6 +112,8 @@ interface Pending {
 export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
   readonly url: string;
   name: string;
+  /** `opts.logger`, or the silent default; pulls through this client log here too. */
+  readonly logger: AgentLogger;
   protected readonly opts: AgentClientOptions;
   protected socket: Socket | undefined;
   private readonly reqPrefix = randomBytes(6).toString("base64url");
@@ -126,6 +131,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     // client are normal, not a leak.
     this.setMaxListeners(0);
     this.opts = opts;
+    this.logger = opts.logger ?? silentLogger;
     this.url = opts.url.replace(/\/+$/, "");
     this.name = opts.name ?? `agent-${randomBytes(4).toString("hex")}`;
   }
