@@ -41,7 +41,9 @@ export function spawnTs(
 ): Proc {
   const imports = [
     "--conditions=@a2c-smcp/source",
-    ...["tsx", ...preload].flatMap((m) => ["--import", m]),
+    "--import",
+    "tsx",
+    ...preload.flatMap((m) => ["--import", m]),
   ];
   const argv = [process.execPath, ...NODE_FLAGS, ...imports, join(ROOT, script), ...args];
   if (cpu === "idle") argv.unshift("chrt", "--idle", "0");
