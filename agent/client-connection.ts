@@ -63,6 +63,11 @@ export interface AgentClientOptions {
   reconnectionDelayMaxMs?: number;
   /** Handshake timeout. Default 20 s. */
   connectTimeoutMs?: number;
+  /**
+   * Move from HTTP long-polling to WebSocket after the handshake. Default true; false stays on
+   * polling (behind a proxy that does not pass WebSocket upgrades).
+   */
+  upgrade?: boolean;
   /** Where the SDK's warnings go (any pino logger fits). Default: nowhere. */
   logger?: AgentLogger;
 }
@@ -162,6 +167,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     const socket = io(`${this.url}${NAMESPACE}`, {
       ...this.handshakeOptions(),
       transports: ["polling", "websocket"],
+      upgrade: this.opts.upgrade ?? true,
       reconnection: true,
       reconnectionDelay: this.opts.reconnectionDelayMs ?? 500,
       reconnectionDelayMax: this.opts.reconnectionDelayMaxMs ?? 5000,
