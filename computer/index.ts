@@ -34,3 +34,5 @@ export {
   type HealthStatus,
 } from "./http.ts";
 export { createComputerLogger } from "./log.ts";
+export { createSkillService, type SkillService, type SkillServiceOptions } from "./skills/index.ts";
+export { createToolService, type ToolService, type ToolServiceOptions } from "./tools/service.ts";

@@ -8,7 +8,7 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -22,6 +22,7 @@ import {
   packAll,
   rootDevSpec,
   sh,
+  REPO_ROOT,
   type Packed,
 } from "../support/packaging.ts";
 
@@ -161,7 +162,17 @@ void test("the installed bins serve a skill asset; downloadBlob pulls and verifi
   assert.match(metrics, /^a2c_computer_hash_computations_total\{[^}]*path="pool"[^}]*\} [1-9]/m);
 });
 
-void test("a strict TypeScript consumer type-checks against the shipped .d.ts", async () => {
+/** The first `ts` code block of the README's "Use it in your project" section. */
+async function readmeExample(): Promise<string> {
+  const readme = await readFile(join(REPO_ROOT, "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Use it in your project"));
+  const m = /```ts\n([\s\S]*?)```/.exec(section);
+  assert.ok(m, "the README's SDK example");
+  return m[1]!;
+}
+
+void test("a strict TypeScript consumer and the README's example type-check against the shipped .d.ts", async () => {
+  await writeFile(join(full, "readme-example.ts"), await readmeExample());
   const consumer = join(full, "consumer.ts");
   await writeFile(
     consumer,
@@ -198,27 +209,32 @@ export async function stack(): Promise<[RunningServer, RunningComputer]> {
 }
 `,
   );
-  await writeFile(
-    join(full, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: {
-        target: "es2022",
-        module: "nodenext",
-        moduleResolution: "nodenext",
-        types: ["node"],
-        strict: true,
-        skipLibCheck: false,
-        noEmit: true,
-        noUncheckedIndexedAccess: true,
-        noPropertyAccessFromIndexSignature: true,
-        exactOptionalPropertyTypes: true,
-      },
-      files: ["consumer.ts"],
-    }),
-  );
-  await sh(process.execPath, [join(full, "node_modules/typescript/bin/tsc"), "-p", full], {
-    cwd: full,
-  });
+  const base = {
+    target: "es2022",
+    module: "nodenext",
+    types: ["node"],
+    strict: true,
+    noEmit: true,
+  };
+  // The consumer: our .d.ts and every library's checked (skipLibCheck off), with stricter flags
+  // than ours; only the .d.ts ship, so nothing of our sources' settings can help.
+  const strict = {
+    ...base,
+    skipLibCheck: false,
+    noUncheckedIndexedAccess: true,
+    noPropertyAccessFromIndexSignature: true,
+    exactOptionalPropertyTypes: true,
+  };
+  // The README's example as a reader would compile it (the libraries are checked above).
+  const readme = { ...base, skipLibCheck: true };
+  const tsc = join(full, "node_modules/typescript/bin/tsc");
+  for (const [name, compilerOptions, file] of [
+    ["tsconfig.strict.json", strict, "consumer.ts"],
+    ["tsconfig.readme.json", readme, "readme-example.ts"],
+  ] as const) {
+    await writeFile(join(full, name), JSON.stringify({ compilerOptions, files: [file] }));
+    await sh(process.execPath, [tsc, "-p", join(full, name)], { cwd: full });
+  }
 });
 
 void test("a project installing only the SDK holds no Server or Computer dependency", async (t) => {
