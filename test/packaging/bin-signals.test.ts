@@ -2,8 +2,7 @@
  * SIGTERM and SIGINT to each installed bin (the packed packages in a fresh project): a2c-server
  * and a2c-computer stop cleanly with exit 0, a2c-agent aborts its download with 128 + the
  * signal's number and leaves no file, and no process of theirs is left (the Computer's MCP
- * server child included). The deadlines below only guard against a hang; they are not speed
- * targets.
+ * server child included).
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -13,11 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { AgentClient } from "../../agent/index.ts";
-import { groupAlive, waitGroupGone, type ManagedChild } from "../../scripts/stack/children.ts";
+import { groupAlive } from "../../scripts/stack/children.ts";
 import { writeRandomFile, writeSkill } from "../support/agent-stack.ts";
-import { Bins, installProject, packAll } from "../support/packaging.ts";
+import { Bins, installProject, packAll, stopWith } from "../support/packaging.ts";
 
-const HANG_GUARD_MS = 15_000;
 const SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
 let root: string;
@@ -54,20 +52,6 @@ async function groupMembers(pgid: number): Promise<number[]> {
     if (Number(fields[2]) === pgid) pids.push(Number(entry));
   }
   return pids;
-}
-
-/** Sends `signal` to the bin's process; resolves with its exit code once its group is empty. */
-async function stopWith(child: ManagedChild, signal: NodeJS.Signals): Promise<number> {
-  process.kill(child.pid, signal);
-  const code = await Promise.race([
-    child.exited,
-    new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`${child.name} still running`)), HANG_GUARD_MS).unref(),
-    ),
-  ]);
-  assert.equal(child.process.signalCode, null, `${child.name} exited by itself, not by ${signal}`);
-  assert.ok(await waitGroupGone(child.pid, HANG_GUARD_MS), `${child.name} left a process`);
-  return code;
 }
 
 async function computerJoined(url: string): Promise<void> {

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { parse } from "yaml";
 import { AgentClient } from "../../agent/index.ts";
-import { ChildSet, waitGroupGone, type ManagedChild } from "../../scripts/stack/children.ts";
+import { ChildSet, type ManagedChild } from "../../scripts/stack/children.ts";
 import { stageRuntime } from "../../scripts/stage-runtime.ts";
 import { execForm, healthcheck, last, repoDockerfile, stageEnv } from "../support/dockerfile.ts";
 import {
@@ -22,11 +22,11 @@ import {
   freePort,
   installedPackages,
   sh,
+  stopWith,
   userEnv,
   withBuild,
 } from "../support/packaging.ts";
 
-const HANG_GUARD_MS = 15_000;
 const DEV_TOOLS = ["tsx", "typescript", "esbuild", "eslint", "prettier", "typescript-eslint"];
 
 const runtime = repoDockerfile(REPO_ROOT).at(-1)!;
@@ -106,18 +106,6 @@ async function startCmd(env: NodeJS.ProcessEnv): Promise<{ child: ManagedChild; 
   return { child, line };
 }
 
-async function stop(child: ManagedChild): Promise<number> {
-  process.kill(child.pid, "SIGTERM");
-  const code = await Promise.race([
-    child.exited,
-    new Promise<never>((_, reject) =>
-      setTimeout(() => reject(new Error(`${child.name} still running`)), HANG_GUARD_MS).unref(),
-    ),
-  ]);
-  assert.ok(await waitGroupGone(child.pid, HANG_GUARD_MS), `${child.name} left a process`);
-  return code;
-}
-
 before(async () => {
   root = await mkdtemp(join(tmpdir(), "a2c-docker-runtime-"));
   app = join(root, "app");
@@ -169,7 +157,7 @@ void test("CMD serves on 0.0.0.0, HEALTHCHECK passes, SIGTERM ends it with exit 
   assert.equal(await runExec(probe, env), 0, "healthy while it serves");
   const closed = String(await freePort());
   assert.equal(await runExec(probe, { ...env, A2C_PORT: closed }), 1, "unhealthy: nothing there");
-  assert.equal(await stop(server.child), 0);
+  assert.equal(await stopWith(server.child, "SIGTERM"), 0);
 });
 
 void test("the compose Computer command on the final stage joins, is healthy and serves the demo MCP tools", async () => {
@@ -209,6 +197,6 @@ void test("the compose Computer command on the final stage joins, is healthy and
     await agent.close();
   }
   assert.equal(await runExec(healthcheck(runtime).argv, computerEnv), 0, "joined: healthy");
-  assert.equal(await stop(computer), 0);
-  assert.equal(await stop(server.child), 0);
+  assert.equal(await stopWith(computer, "SIGTERM"), 0);
+  assert.equal(await stopWith(server.child, "SIGTERM"), 0);
 });

@@ -3,6 +3,7 @@
  * the tarballs into fresh projects outside the repo (from npm's cache: `--prefer-offline`), and
  * run the installed bins as process-group leaders with plain node.
  */
+import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
@@ -12,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { TestContext } from "node:test";
-import { ChildSet, type ManagedChild } from "../../scripts/stack/children.ts";
+import { ChildSet, waitGroupGone, type ManagedChild } from "../../scripts/stack/children.ts";
 import { REPO_ROOT } from "./agent-stack.ts";
 
 export { REPO_ROOT };
@@ -250,4 +251,25 @@ export class Bins {
 /** `/proc/<pid>/cmdline` as argv (Linux). */
 export async function cmdline(pid: number): Promise<string[]> {
   return (await readFile(`/proc/${pid}/cmdline`, "utf8")).split("\0").filter(Boolean);
+}
+
+/** How long a stopping process may take before the test calls it hung (not a speed target). */
+export const HANG_GUARD_MS = 15_000;
+
+/**
+ * Sends `signal` to a child's process; resolves with its exit code once its whole process group
+ * is gone. Fails if it hangs, if it was killed by the signal instead of exiting, or if it left a
+ * process behind.
+ */
+export async function stopWith(child: ManagedChild, signal: NodeJS.Signals): Promise<number> {
+  process.kill(child.pid, signal);
+  const code = await Promise.race([
+    child.exited,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`${child.name} still running`)), HANG_GUARD_MS).unref(),
+    ),
+  ]);
+  assert.equal(child.process.signalCode, null, `${child.name} exited by itself, not by ${signal}`);
+  assert.ok(await waitGroupGone(child.pid, HANG_GUARD_MS), `${child.name} left a process`);
+  return code;
 }
