@@ -63,7 +63,7 @@ function defaultsGoal(r: Report): Goal {
     ...(met
       ? {}
       : {
-          why: `with the same whole-read loop on both sides, the difference is the settings: the best point uses a bigger chunk or window than the defaults (${formatBytes(sdk.chunkBytes)} w${sdk.window}). Fix: move the defaults to that point if it wins again in the next runs (section 8 recommends the smallest chunk and window within 90% of the best).`,
+          why: `with the same whole-read loop on both sides, the difference is the settings: the best point uses a bigger chunk or window than the defaults (${formatBytes(sdk.chunkBytes)} w${sdk.window}). Fix: move the defaults to that point if it wins again in the next runs (the capacity model recommends the smallest chunk and window within 90% of the best).`,
         }),
   };
 }

@@ -26,6 +26,8 @@ export interface ManyRow {
   p99Ms: number;
   /** Median over the rounds, % of one core. */
   serverCpuPercent: number;
+  /** Server CPU % of one core, every round. */
+  serverCpu: Spread;
   /** Server CPU ms per MB moved, every round. */
   serverCpuMsPerMb: Spread;
   serverRssBytes: number;
@@ -63,6 +65,7 @@ export async function runManyAgents(ctx: Ctx): Promise<ManyAgentsData> {
     }
     interface Round {
       mbps: number;
+      cpu: number;
       msPerMb: number;
       results: SdkReadResult[];
       costs: ProcCost[];
@@ -92,7 +95,7 @@ export async function runManyAgents(ctx: Ctx): Promise<ManyAgentsData> {
         for (const r of results) ctx.ledger.add(r.requests, r.bytes, r.reads);
         const cpu = costs.find((c) => c.name === "server")?.cpuPercent ?? NaN;
         const mbps = mbPerSec(bytes, seconds);
-        rounds.get(n)!.push({ mbps, msPerMb: (cpu * 10) / mbps, results, costs });
+        rounds.get(n)!.push({ mbps, cpu, msPerMb: (cpu * 10) / mbps, results, costs });
         ctx.log(
           `many agents ${n} (round ${round + 1}): ${mbps.toFixed(1)} MB/s aggregate, server CPU ${cpu.toFixed(0)}%`,
         );
@@ -117,6 +120,7 @@ export async function runManyAgents(ctx: Ctx): Promise<ManyAgentsData> {
         p50Ms: percentile(samples, 50),
         p99Ms: percentile(samples, 99),
         serverCpuPercent: server?.cpuPercent ?? NaN,
+        serverCpu: spreadOf(rs.map((r) => r.cpu)),
         serverCpuMsPerMb: spreadOf(rs.map((r) => r.msPerMb)),
         serverRssBytes: rs[rs.length - 1]?.costs.find((c) => c.name === "server")?.rssBytes ?? NaN,
         costs,
