@@ -61,6 +61,7 @@ export const CHART_CONFIG = {
     titleFontSize: 12,
     titleFontWeight: "normal",
     orient: "bottom",
+    columns: 3,
     labelLimit: 600,
   },
   header: { labelFontSize: 12, titleFontSize: 12 },
