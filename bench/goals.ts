@@ -91,8 +91,7 @@ function ceilingGoal(r: Report, carriage: "base64" | "binary"): Goal {
     text,
     status: met ? "met" : "missed",
     measured: `median ${pct(med)} over ${pts.length} points; ${meeting}/${pts.length} points ≥ 85%; worst ${pct(worst.ratio ?? 0)} at ${formatBytes(worst.chunkBytes)} w${worst.window}${section.length ? `; against the ceiling section's table instead: median ${pct(median(section))}` : ""}`,
-    evidence:
-      `Each sweep point against the bare relay at the same carriage, chunk size and window: ${r.meta.plan.pointReps} repetitions, each paired with a bare relay repetition right before or after it; a point's ratio is the median of its pairs, and the goal is judged on the median over the points (single points vary ±30–50% on this shared VM).`,
+    evidence: `Each sweep point against the bare relay at the same carriage, chunk size and window: ${r.meta.plan.pointReps} repetitions, each paired with a bare relay repetition right before or after it; a point's ratio is the median of its pairs, and the goal is judged on the median over the points (single points vary ±30–50% on this shared VM).`,
     ...(met
       ? {}
       : {

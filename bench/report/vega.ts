@@ -97,17 +97,7 @@ export function scopeIds(svg: string, prefix: string): string {
     .replace(/href="#([^"]+)"/g, (_, id: string) => `href="#${prefix}-${id}"`);
 }
 
-const KIB = 1024;
-const MIB = 1024 * 1024;
-
-/** The byte label of a tick value (a power of two): "16 KiB", "1 MiB". */
-export function byteLabel(bytes: number): string {
-  if (bytes >= MIB) return `${+(bytes / MIB).toFixed(2)} MiB`;
-  if (bytes >= KIB) return `${+(bytes / KIB).toFixed(1)} KiB`;
-  return `${bytes} B`;
-}
-
-/** Vega expression form of byteLabel, for axis labels. */
+/** Axis labels of byte values (powers of two): "16 KiB", "1 MiB". */
 const BYTE_LABEL_EXPR =
   "datum.value >= 1048576 ? format(datum.value / 1048576, '~r') + ' MiB' : datum.value >= 1024 ? format(datum.value / 1024, '~r') + ' KiB' : datum.value + ' B'";
 

@@ -257,6 +257,8 @@ export async function runCapacity(ctx: Ctx): Promise<CapacityData> {
         section: "sweep" as const,
         text: `the chunk sweep's SDK-default reads (one Agent, whole reads, each verified; ${ctx.plan.sdkReads} interleaved reads, medians) on one in-memory Server; section twoNode did not run, so there are no crossing figures`,
       };
+  if (!binary)
+    source.text += "; this source measured no binary pulls, so there are no binary figures";
   const crossNode = useTwo ? crossFromTwoNode(two, base64) : null;
   const first = sweep?.buffers[0]?.points ?? [];
   const concurrency =
