@@ -1,11 +1,13 @@
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=300
 /**
- * The `agent` command: talk to an office as its Agent from a shell.
- * `npm run agent -- --server URL --office ID [--token T] <command> ...` (see HELP below).
+ * The `a2c-agent` command: talk to an office as its Agent from a shell.
+ * `a2c-agent --server URL --office ID [--token T] <command> ...` (see HELP below); from source,
+ * `npm run agent -- ...`.
  */
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import type { CallToolResult } from "../protocol/index.ts";
+import type { CallToolResult } from "@a2c-smcp/protocol";
 import { BlobCache } from "./cache.ts";
 import { AgentClient } from "./client.ts";
 import {
@@ -17,6 +19,7 @@ import {
   RequestTimeoutError,
   SidebandRestoreError,
 } from "./errors.ts";
+import { log } from "./log.ts";
 import { progressReporter, formatBytes } from "./progress.ts";
 import type { PullOptions } from "./pull.ts";
 import { findSidebandItems } from "./sideband.ts";
@@ -29,9 +32,10 @@ export const EXIT = {
   transport: 4,
   integrity: 5,
   interrupted: 130,
+  terminated: 143,
 };
 
-const HELP = `Usage: npm run agent -- [options] <command> [args]
+const HELP = `Usage: a2c-agent [options] <command> [args]
 
 Commands:
   computers                                   Computers in the office
@@ -69,10 +73,34 @@ Exit codes:
   4  transport failure (cannot connect, disconnected, no answer in time)
   5  integrity failure (sha256 / size mismatch, content changed under the read)
   130 interrupted (Ctrl-C); a partial download leaves no file behind
+  143 terminated (SIGTERM); the same
 `;
 
 class UsageError extends Error {}
-class Interrupted extends Error {}
+/** A stop signal: the command ends with 128 + the signal's number, as shells report it. */
+class Interrupted extends Error {
+  constructor(readonly exitCode: number) {
+    super(exitCode === EXIT.interrupted ? "interrupted" : "terminated");
+  }
+}
+
+/** After a stop signal, how long the command may take to clean up (a pull removes its file). */
+const STOP_GRACE_MS = 3_000;
+
+/**
+ * SIGINT and SIGTERM abort a pull in flight; whatever else is running (a connect, a request) gets
+ * STOP_GRACE_MS before the process exits with the signal's code anyway.
+ */
+function stopOnSignals(stop: AbortController): void {
+  const signals = { SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated };
+  for (const [signal, code] of Object.entries(signals)) {
+    process.once(signal, () => {
+      if (stop.signal.aborted) return;
+      stop.abort(new Interrupted(code));
+      setTimeout(() => process.exit(code), STOP_GRACE_MS).unref();
+    });
+  }
+}
 
 interface Ctx {
   agent: AgentClient;
@@ -232,14 +260,15 @@ async function run(argv: string[]): Promise<number> {
   if (window !== undefined) pull.window = window;
   if (chunkBytes !== undefined) pull.chunkBytes = chunkBytes;
   if (values.binary) pull.binary = true;
-  if (values.cache) pull.cache = new BlobCache(values.cache);
+  if (values.cache) pull.cache = new BlobCache(values.cache, { logger: log });
   const stop = new AbortController();
-  process.once("SIGINT", () => stop.abort(new Interrupted("interrupted")));
+  stopOnSignals(stop);
   pull.signal = stop.signal;
 
   const token = values.token ?? process.env.A2C_TOKEN;
   const agent = new AgentClient({
     url: server,
+    logger: log,
     name:
       values.name ?? process.env.A2C_AGENT_NAME ?? `cli-${Math.random().toString(36).slice(2, 8)}`,
     ...(token !== undefined ? { token } : {}),
@@ -345,7 +374,7 @@ async function run(argv: string[]): Promise<number> {
 /** Maps an error to the documented exit code. */
 export function exitCodeFor(err: unknown): number {
   if (err instanceof UsageError) return EXIT.usage;
-  if (err instanceof Interrupted) return EXIT.interrupted;
+  if (err instanceof Interrupted) return err.exitCode;
   if (err instanceof SidebandRestoreError)
     return err.cause ? exitCodeFor(err.cause) : EXIT.protocol;
   if (err instanceof IntegrityError) return EXIT.integrity;

@@ -23,7 +23,7 @@ import {
   isErrorPayload,
   type A2CSkillRef,
   type SMCPTool,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { classifyConnectError, isVersionClose, versionClose4900 } from "./connect-error.ts";
 import {
   DisconnectedError,
@@ -34,6 +34,7 @@ import {
   abortError,
   protocolErrorFromWire,
 } from "./errors.ts";
+import { silentLogger, type AgentLogger } from "./logger.ts";
 import type { z } from "zod";
 
 /** Default local ack wait for `client:get_*` and `server:*` (digest §1.8: SHOULD be ≥ 30 s). */
@@ -62,6 +63,13 @@ export interface AgentClientOptions {
   reconnectionDelayMaxMs?: number;
   /** Handshake timeout. Default 20 s. */
   connectTimeoutMs?: number;
+  /**
+   * Move from HTTP long-polling to WebSocket after the handshake. Default true; false stays on
+   * polling (behind a proxy that does not pass WebSocket upgrades).
+   */
+  upgrade?: boolean;
+  /** Where the SDK's warnings go (any pino logger fits). Default: nowhere. */
+  logger?: AgentLogger;
 }
 
 /** Events of `AgentClient` (an EventEmitter). */
@@ -109,6 +117,8 @@ interface Pending {
 export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
   readonly url: string;
   name: string;
+  /** `opts.logger`, or the silent default; pulls through this client log here too. */
+  readonly logger: AgentLogger;
   protected readonly opts: AgentClientOptions;
   protected socket: Socket | undefined;
   private readonly reqPrefix = randomBytes(6).toString("base64url");
@@ -126,6 +136,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     // client are normal, not a leak.
     this.setMaxListeners(0);
     this.opts = opts;
+    this.logger = opts.logger ?? silentLogger;
     this.url = opts.url.replace(/\/+$/, "");
     this.name = opts.name ?? `agent-${randomBytes(4).toString("hex")}`;
   }
@@ -156,6 +167,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     const socket = io(`${this.url}${NAMESPACE}`, {
       ...this.handshakeOptions(),
       transports: ["polling", "websocket"],
+      upgrade: this.opts.upgrade ?? true,
       reconnection: true,
       reconnectionDelay: this.opts.reconnectionDelayMs ?? 500,
       reconnectionDelayMax: this.opts.reconnectionDelayMaxMs ?? 5000,

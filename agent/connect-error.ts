@@ -7,7 +7,7 @@
  * - A middleware refusal carries its flat payload in `err.data` (401 → `AuthError`).
  * - Anything else: `ConnectError` (unreachable, timeout, TLS, ...).
  */
-import { ERROR_CODE_HEADER, isErrorPayload } from "../protocol/index.ts";
+import { ERROR_CODE_HEADER, isErrorPayload } from "@a2c-smcp/protocol";
 import { ConnectError, ProtocolVersionError, protocolErrorFromWire } from "./errors.ts";
 
 interface XhrLike {

@@ -8,7 +8,7 @@
  * `details` of a protocol error is diagnostics only: the spec says an Agent MUST NOT show it to end
  * users (digest §4.1), so `message` of these errors never embeds it.
  */
-import { ErrorCode, ProtocolError, type ErrorPayload } from "../protocol/index.ts";
+import { ErrorCode, ProtocolError, type ErrorPayload } from "@a2c-smcp/protocol";
 
 export { ProtocolError };
 

@@ -1,6 +1,7 @@
 /**
- * The Agent's pino logger. Level from `A2C_LOG_LEVEL`; quiet under `node --test` unless asked.
- * Logs go to stderr so the CLI's stdout stays machine-readable. Never log a token.
+ * The CLI's pino logger; the SDK itself logs only to a logger it is given (logger.ts). Level
+ * from `A2C_LOG_LEVEL`; quiet under `node --test` unless asked. Logs go to stderr so the CLI's
+ * stdout stays machine-readable. Never log a token.
  */
 import { pino, type Logger } from "pino";
 

@@ -19,7 +19,7 @@
  *    mismatch re-reads from 0, then gives up with an `IntegrityError`.
  */
 import { createHash, type Hash } from "node:crypto";
-import type { GetBlobRet } from "../protocol/index.ts";
+import type { GetBlobRet } from "@a2c-smcp/protocol";
 import type { BlobCache } from "./cache.ts";
 import {
   BlobChangedError,
@@ -28,7 +28,7 @@ import {
   abortError,
   asError,
 } from "./errors.ts";
-import { log } from "./log.ts";
+import { silentLogger, type AgentLogger } from "./logger.ts";
 import { checkChunk, placeChunk, type BlobIdentity, type Work } from "./pull-chunk.ts";
 import { Restart, isTransient, restartRefusal, waitToResume } from "./pull-resume.ts";
 import {
@@ -54,6 +54,7 @@ export class PullRun<R> {
   private readonly binary: boolean;
   private readonly retries: number;
   private readonly rereads: number;
+  private readonly log: AgentLogger;
   readonly stats: PullStats = {
     requests: 0,
     bytesReceived: 0,
@@ -75,6 +76,7 @@ export class PullRun<R> {
     this.chunkBytes = Math.max(1, Math.floor(opts.chunkBytes ?? defChunk));
     this.retries = Math.max(0, opts.retries ?? DEFAULT_RETRIES);
     this.rereads = Math.max(0, opts.rereads ?? DEFAULT_REREADS);
+    this.log = fetcher.logger ?? silentLogger;
   }
 
   async run(): Promise<PullInfo> {
@@ -94,7 +96,10 @@ export class PullRun<R> {
           this.sink.canRestart(),
         );
         if (refusal) throw refusal;
-        log.warn({ computer: this.computer, why: err.why }, "blob read restarts from offset 0");
+        this.log.warn(
+          { computer: this.computer, why: err.why },
+          "blob read restarts from offset 0",
+        );
       }
     }
   }
@@ -376,7 +381,10 @@ export class PullRun<R> {
 
     const digest = hash.digest("hex");
     if (digest !== sha) {
-      log.warn({ computer: this.computer, expected: sha, actual: digest }, "blob sha256 mismatch");
+      this.log.warn(
+        { computer: this.computer, expected: sha, actual: digest },
+        "blob sha256 mismatch",
+      );
       throw new Restart("mismatch");
     }
     return { totalSize: total, sha256: sha, mimeType: mime, stats: this.stats };

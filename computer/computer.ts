@@ -37,7 +37,7 @@ import {
   type ServerToClientEvents,
   type Transport,
   unknownEvent,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { DrainReleases } from "./blob/buffers.ts";
 import { ScratchBuffers, maskScratchInPlace } from "./mask-in-place.ts";
 import { batchWrites, onEveryTransport } from "./write-batching.ts";

@@ -8,7 +8,7 @@ import type { ComputerHttpOptions } from "./http.ts";
 /** What `npm run computer` runs: the Computer, plus its optional HTTP endpoint (http.ts). */
 export type ComputerCliOptions = StartComputerOptions & { http?: ComputerHttpOptions };
 
-export const USAGE = `usage: npm run computer -- --server URL --office ID --name NAME [options]
+export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [options]
 
   --server URL                 Server base URL (env A2C_SERVER_URL)
   --office ID                  office to join (env A2C_OFFICE_ID)

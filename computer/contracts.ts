@@ -4,7 +4,7 @@
  * artifacts) means implementing `Producer` and registering it; no engine code changes.
  */
 import type { Logger } from "pino";
-import type { ClientEvent, ClientEventTypes, ErrorPayload } from "../protocol/index.ts";
+import type { ClientEvent, ClientEventTypes, ErrorPayload } from "@a2c-smcp/protocol";
 
 // ---------------------------------------------------------------------------------------------
 // Producers and the blob engine

@@ -27,7 +27,7 @@ import { parseArgs } from "node:util";
 import { loadTokensFile, type TokenGrant } from "./auth.ts";
 import type { ServerOptions } from "./server.ts";
 
-export const USAGE = `usage: npm run server -- [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
+export const USAGE = `usage: a2c-server [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
   [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
   [--relay-timeout-ms 30000] [--redis URL [--redis-prefix a2c] [--redis-adapter classic|sharded]]
   [--max-connections-per-ip 100] [--limit-loopback] [--max-events-per-second 2000] [--events-burst N]

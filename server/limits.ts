@@ -19,7 +19,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { Counter, Gauge, type Registry } from "prom-client";
-import { busy, type ErrorPayload } from "../protocol/index.ts";
+import { busy, type ErrorPayload } from "@a2c-smcp/protocol";
 import type { Logger } from "./log.ts";
 
 /** One WARNING per address or socket per this interval while it keeps being refused. */

@@ -18,7 +18,7 @@ import {
   type EnterOfficeNotification,
   type ErrorPayload,
   type ListRoomRet,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { mayJoin } from "./auth.ts";
 import { officeRoom, serialize, type SmcpNamespace, type SmcpSocket } from "./connection.ts";
 import type { Logger } from "./log.ts";

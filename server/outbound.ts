@@ -15,7 +15,7 @@
  * counted (`a2c_limit_refusals_total{limit}`, `a2c_disconnects_total{reason}`) and logged.
  */
 import { Counter, Gauge, type Registry } from "prom-client";
-import { Events, type ClientEvent } from "../protocol/index.ts";
+import { Events, type ClientEvent } from "@a2c-smcp/protocol";
 import { requireSolicitedPongs, type HeartbeatSession } from "./heartbeat.ts";
 import type { LimitMetrics, QueuedLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";

@@ -28,7 +28,7 @@ import {
   relayTimeout,
   type ClientEvent,
   type ErrorPayload,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { InflightTable, type Settlement } from "./inflight.ts";
 import { limitRefusal, type QueuedLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";

@@ -15,7 +15,7 @@ import {
   PROTOCOL_VERSION,
   parseVersion,
   type SemVer,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { NoAuthProvider, TokenAuthProvider, type AuthProvider, type TokenGrant } from "./auth.ts";
 import type { SmcpNamespace } from "./connection.ts";
 import { gateRequest, writeRefusal, writeUpgradeRefusal } from "./gate.ts";

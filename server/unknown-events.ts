@@ -12,7 +12,7 @@
  * flood of unknown events costs what a flood of known ones does.
  */
 import type { Counter } from "prom-client";
-import { unknownEvent } from "../protocol/index.ts";
+import { unknownEvent } from "@a2c-smcp/protocol";
 import type { Logger } from "./log.ts";
 
 /** One DEBUG line per socket per this interval while it keeps sending unknown events. */

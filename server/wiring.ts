@@ -13,7 +13,7 @@ import {
   unauthorized,
   type ErrorPayload,
   type SemVer,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import type { AuthProvider } from "./auth.ts";
 import type { SmcpNamespace, SmcpSocket } from "./connection.ts";
 import { decide } from "./gate.ts";

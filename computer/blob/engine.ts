@@ -54,7 +54,7 @@ import {
   type GetBlobReq,
   type GetBlobRet,
   type Transport,
-} from "../../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import type {
   BlobSource,
   HandleFields,

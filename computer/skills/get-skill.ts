@@ -14,7 +14,7 @@ import {
   type GetSkillRet,
   type GetSkillsReq,
   type GetSkillsRet,
-} from "../../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { posix, win32 } from "node:path";
 import { DEFAULT_SETTLE_MS } from "../blob/engine.ts";
 import type { ComputerConfig, HandleMinter } from "../contracts.ts";

@@ -33,7 +33,7 @@
 import { lstat, readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { A2CSkillRef } from "../../protocol/index.ts";
+import type { A2CSkillRef } from "@a2c-smcp/protocol";
 import {
   MAX_FRONTMATTER_BYTES,
   parseFrontmatter,

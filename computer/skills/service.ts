@@ -5,7 +5,7 @@
 import { chmod, mkdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
-import { internalError, type ErrorPayload } from "../../protocol/index.ts";
+import { internalError, type ErrorPayload } from "@a2c-smcp/protocol";
 import type { ComputerConfig, ComputerService, HandleMinter } from "../contracts.ts";
 import { getSkill, getSkills, type FileHasher, type SkillDeps } from "./get-skill.ts";
 import { createSkillProducer } from "./producer.ts";

@@ -21,17 +21,29 @@ export function defaultWorkerCount(): number {
   return Math.max(1, Math.min(2, availableParallelism() - 1));
 }
 
+/**
+ * The worker module next to this one: `hash-file.ts` when the Computer runs from source (tsx),
+ * `hash-file.js` in the built package. From source the thread needs the tsx loader and the
+ * source export condition even when the parent's execArgv holds unrelated flags (e.g.
+ * `node --test`); a thread given execArgv does not inherit the parent's `--conditions`.
+ */
+function workerEntry(): { filename: string; execArgv: string[] } {
+  const fromSource = import.meta.url.endsWith(".ts");
+  return fromSource
+    ? {
+        filename: new URL("./hash-file.ts", import.meta.url).href,
+        execArgv: ["--conditions=@a2c-smcp/source", "--import", "tsx"],
+      }
+    : { filename: new URL("./hash-file.js", import.meta.url).href, execArgv: [] };
+}
+
 export function createHashPool(workers: number): HashPool | null {
   if (workers <= 0) return null;
-  const filename = new URL("./hash-file.ts", import.meta.url).href;
   const pool = new Piscina<HashFileTask, HashFileResult>({
-    filename,
+    ...workerEntry(),
     minThreads: 0, // spawn on first large file, not at start
     maxThreads: workers,
     idleTimeout: 30_000, // avoid thread churn between pulls (piscina README)
-    // The worker imports TypeScript: make sure the tsx loader is present in the thread even
-    // when the parent's execArgv holds unrelated flags (e.g. `node --test`).
-    execArgv: ["--import", "tsx"],
   });
   return {
     hash: (task) => pool.run(task),

@@ -44,6 +44,7 @@ void test("the process serves /healthz 200 once joined, then stops cleanly on SI
   const child = spawn(
     process.execPath,
     [
+      "--conditions=@a2c-smcp/source",
       "--import",
       "tsx",
       MAIN,

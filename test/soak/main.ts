@@ -312,7 +312,7 @@ async function main(): Promise<number> {
     join(outDir, "report.json"),
     JSON.stringify({ ...report, schedule, samples }, null, 2),
   );
-  writeFileSync(join(outDir, "rss.svg"), svg(samples, Object.keys(procs)));
+  writeFileSync(join(outDir, "rss.svg"), await svg(samples, Object.keys(procs)));
   writeFileSync(join(outDir, "report.md"), markdown(report));
   console.log(`soak report: ${outDir} (${report.ok ? "ok" : "FAILED: " + verdicts.join("; ")})`);
 
