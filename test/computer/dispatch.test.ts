@@ -6,19 +6,12 @@
  * cancel → service.cancel, attach/detach.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { Server, type Socket as ServerSocket } from "socket.io";
-import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import type { Socket as ServerSocket } from "socket.io";
+import type { RunningComputer } from "../../computer/computer.ts";
 import type { ComputerService } from "../../computer/contracts.ts";
+import { bareRelay, type BareRelay } from "./support/bare-relay.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "a2c-dispatch-"));
-const http = createServer();
-const io = new Server(http);
 let pcSocket: ServerSocket;
 let pc: RunningComputer;
 const executed: string[] = [];
@@ -57,33 +50,13 @@ const service: ComputerService = {
   },
 };
 
+let bare: BareRelay;
 before(async () => {
-  const joined = new Promise<ServerSocket>((resolve) => {
-    io.of("/smcp").on("connection", (socket) => {
-      socket.on("server:join_office", (_req: unknown, ack: (ok: boolean, r: null) => void) => {
-        ack(true, null);
-        resolve(socket);
-      });
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-  pc = await startComputer({
-    server: `http://127.0.0.1:${port}`,
-    office: "office-1",
-    name: "pc-1",
-    stateDir: join(dir, "state"),
-    workers: 0,
-    services: [service],
-  });
-  pcSocket = await joined;
+  bare = await bareRelay({ services: [service] });
+  ({ relay: pcSocket, pc } = bare);
 });
 
-after(async () => {
-  await pc.close();
-  await io.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => bare.close());
 
 const base = (extra: Record<string, unknown> = {}) => ({
   agent: "agent-1",

@@ -5,48 +5,20 @@
  * and the Computer keeps serving.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { Server, type Socket as ServerSocket } from "socket.io";
-import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import type { Socket as ServerSocket } from "socket.io";
+import type { RunningComputer } from "../../computer/computer.ts";
 import { unknownEvent } from "../../protocol/index.ts";
+import { bareRelay, type BareRelay } from "./support/bare-relay.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "a2c-unknown-"));
-const http = createServer();
-const io = new Server(http);
+let bare: BareRelay;
 let relay: ServerSocket;
 let pc: RunningComputer;
-
 before(async () => {
-  const joined = new Promise<ServerSocket>((resolve) => {
-    io.of("/smcp").on("connection", (socket) => {
-      socket.on("server:join_office", (_req: unknown, ack: (ok: boolean, r: null) => void) => {
-        ack(true, null);
-        resolve(socket);
-      });
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-  pc = await startComputer({
-    server: `http://127.0.0.1:${port}`,
-    office: "office-1",
-    name: "pc-1",
-    stateDir: join(dir, "state"),
-    workers: 0,
-    services: [],
-  });
-  relay = await joined;
+  bare = await bareRelay();
+  ({ relay, pc } = bare);
 });
-after(async () => {
-  await pc.close();
-  await io.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => bare.close());
 
 const ask = (event: string, ...args: unknown[]): Promise<unknown> =>
   relay.timeout(5_000).emitWithAck(event, ...args);
