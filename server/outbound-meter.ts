@@ -69,7 +69,10 @@ export interface SessionMeter {
   readonly transport: string;
   /** A value that changes whenever queued bytes move toward the client (compare, don't order). */
   progress(): number;
-  /** Closes the connection now and discards what is queued (no close handshake to wait for). */
+  /**
+   * Closes the connection now and discards what is queued (no close handshake to wait for). A
+   * session closed by engine.io's ping timeout gets the same at its close.
+   */
   drop(): void;
 }
 
@@ -168,8 +171,17 @@ export function meterSession(
   });
   // Polling flushes still out when the session upgrades finish on their own responses.
   session.on("upgrade", (t) => watchTransport(t as EngineTransport));
-  session.on("close", () => {
+  // ws: destroy the TCP socket now (close() would queue a close frame behind the backlog and
+  // wait up to 30 s for the peer's). Polling: the sockets of every response still out.
+  const destroySockets = (): void => {
+    const t = transport();
+    if (typeof t.socket?.terminate === "function") t.socket.terminate();
+    for (const socket of [...pollSockets, t.req?.socket, t.dataReq?.socket]) socket?.destroy();
+  };
+  session.on("close", (reason) => {
     if (closed) return;
+    // engine.io's own ping timeout closes politely; a peer that stopped answering gets no grace.
+    if (reason === "ping timeout") destroySockets();
     closed = true;
     onDelta(-(inBuffer + inTransport));
     inBuffer = inTransport = 0;
@@ -192,11 +204,7 @@ export function meterSession(
       return drained - buffered - unsent;
     },
     drop() {
-      const t = transport();
-      // ws: destroy the TCP socket now (close() would queue a close frame behind the backlog
-      // and wait up to 30 s for the peer's). Polling: the sockets of every response still out.
-      if (typeof t.socket?.terminate === "function") t.socket.terminate();
-      for (const socket of [...pollSockets, t.req?.socket, t.dataReq?.socket]) socket?.destroy();
+      destroySockets();
       session.close(true);
     },
   };

@@ -158,12 +158,7 @@ export class OutboundGuard {
       dropped: false,
     };
     this.#accounts.set(session, account);
-    session.on("close", (reason) => {
-      this.#accounts.delete(session);
-      // engine.io's own ping timeout closes the WebSocket politely: a close frame queued behind
-      // the backlog and up to 30 s for the peer's. A peer that stopped answering gets no grace.
-      if (reason === "ping timeout") meter?.drop();
-    });
+    session.on("close", () => this.#accounts.delete(session));
     requireSolicitedPongs(session, () => this.drop(account, "unsolicited_pong"));
     return account;
   }
