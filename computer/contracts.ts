@@ -94,6 +94,8 @@ export interface ComputerConfig {
   readonly maxSize: number;
   /** The Server's `maxHttpBufferSize`; every ack must fit it (D16). */
   readonly maxHttpBufferSize: number;
+  /** Serve skill files that have more than one hard link (skills/sandbox.ts; default false). */
+  readonly allowHardLinks?: boolean;
 }
 
 /** A service contributes handlers and producers, and is told when the Computer joins/leaves. */

@@ -22,6 +22,8 @@ export interface ComputerMetrics {
   readonly snapshotRetries: Counter;
   readonly chunksInFlight: Gauge;
   readonly chunksQueued: Gauge;
+  /** Events with an ack this Computer does not handle (answered 404 `unknown_event`). */
+  readonly unknownEvents: Counter;
 }
 
 export function createComputerMetrics(name: string): ComputerMetrics {
@@ -83,6 +85,11 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     chunksQueued: new Gauge({
       name: "a2c_computer_blob_queued",
       help: "client:get_blob requests waiting for a slot",
+      registers,
+    }),
+    unknownEvents: new Counter({
+      name: "a2c_computer_unknown_events_total",
+      help: "events with an ack this Computer does not handle, answered 404 unknown_event",
       registers,
     }),
   };

@@ -28,5 +28,6 @@ export {
 export type { ComputerLink } from "./relay.ts";
 export type { SmcpNamespace, SmcpSocket } from "./connection.ts";
 export type { ServerMetrics } from "./metrics.ts";
+export type { OutboundAccount, OutboundGuard, OutboundOptions } from "./outbound.ts";
 export type { AdapterKind, RedisClusterOptions } from "./redis/cluster.ts";
 export { createLogger, type Logger } from "./log.ts";

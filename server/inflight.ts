@@ -11,8 +11,9 @@
  */
 import type { ClientEvent } from "@a2c-smcp/protocol";
 
-/** How a request ended, as counted in metrics. */
-export type Settlement = "answered" | "timeout" | "disconnected" | "origin_gone" | "shutdown";
+/** How a request ended, as counted in metrics (`unsendable`: it could not be encoded). */
+export type Settlement =
+  "answered" | "timeout" | "disconnected" | "origin_gone" | "shutdown" | "unsendable";
 
 export interface InflightEntry {
   readonly id: number;

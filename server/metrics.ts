@@ -13,12 +13,14 @@ export type RelayOutcome =
   | "bad_request"
   | "not_in_office"
   | "forbidden"
+  | "agent_mismatch"
   | "not_found"
   | "timeout"
   | "disconnected"
   | "origin_gone"
   | "busy"
   | "no_ack"
+  | "unsendable"
   | "shutdown";
 
 export interface MetricsSources {
@@ -35,6 +37,7 @@ export class ServerMetrics {
   readonly bytes: Counter<"event">;
   readonly authFailures: Counter;
   readonly gateRefusals: Counter<"code">;
+  readonly refusals: Counter<"reason">;
 
   constructor(sources: MetricsSources, processMetrics: boolean) {
     const registers = [this.registry];
@@ -92,6 +95,12 @@ export class ServerMetrics {
       name: "a2c_version_gate_refusals_total",
       help: "HTTP requests and upgrades refused by the version gate, by A2C code",
       labelNames: ["code"] as const,
+      registers,
+    });
+    this.refusals = new Counter({
+      name: "a2c_refusals_total",
+      help: "Requests refused for what they are, by reason (agent_mismatch: a request under another agent's name; unknown_event: an event the Server does not handle, with an ack)",
+      labelNames: ["reason"] as const,
       registers,
     });
     if (processMetrics) collectDefaultMetrics({ register: this.registry });

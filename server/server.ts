@@ -36,6 +36,10 @@ import { Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
 import { attachSmcp, refuseOtherNamespaces } from "./wiring.ts";
+import type { HeartbeatSession } from "./heartbeat.ts";
+import type { MeteredSession } from "./outbound-meter.ts";
+import { OutboundGuard } from "./outbound.ts";
+import { answerUnknownEvents } from "./unknown-events.ts";
 import { corkSessionSends, flushPacketsWhole, type BatchableSession } from "./write-batching.ts";
 import { preframeLongTexts } from "./preframed-packets.ts";
 import { FairWebSocketServer } from "./fair-reads.ts";
@@ -95,6 +99,19 @@ export interface ServerOptions {
   maxEventsPerSecond?: number;
   /** Events a quiet socket may send at once. Default `maxEventsPerSecond` (one second's worth). */
   eventsBurst?: number;
+  /**
+   * Bytes queued for one client (engine.io's write buffer and its transport's) plus the bytes
+   * reserved for answers in flight to it; a request that would go over is answered `busy`
+   * (outbound.ts). Default 64 MiB; 0 = no bound.
+   */
+  maxQueuedBytes?: number;
+  /** The same across every connection of this Server. Default 512 MiB; 0 = no bound. */
+  maxQueuedBytesTotal?: number;
+  /**
+   * A connection with bytes queued that moves none of them, or stays over `maxQueuedBytes`, for
+   * this long is dropped (logged, `a2c_disconnects_total`). Default 30,000 ms; 0 = never.
+   */
+  outboundStallMs?: number;
 }
 
 export interface RunningServer {
@@ -111,6 +128,8 @@ export interface RunningServer {
   readonly io: SocketServer;
   /** Requests forwarded to a Computer and not answered yet. */
   inflight(): number;
+  /** What the Server holds for each client (bytes queued, reserved for answers; outbound.ts). */
+  readonly outbound: OutboundGuard;
   /** Leaves every office (others are told), drops in-flight requests, closes every socket. */
   close(): Promise<void>;
 }
@@ -123,6 +142,9 @@ const DEFAULTS = {
   maxInflightPerAgent: 256,
   pingIntervalMs: 25_000,
   pingTimeoutMs: 60_000,
+  maxQueuedBytes: 64 * 1024 * 1024,
+  maxQueuedBytesTotal: 512 * 1024 * 1024,
+  outboundStallMs: 30_000,
 } as const;
 
 /** Ensures `/x/` form, as engine.io matches it. */
@@ -194,6 +216,18 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     },
     options.processMetrics ?? false,
   );
+  // Per-client limits (digest §7 DoS SHOULD): their refusals share one counter.
+  const limitMetrics: LimitMetrics = new LimitMetrics(metrics.registry, () => connLimit.busiest());
+  const outbound = new OutboundGuard(
+    {
+      maxQueuedBytes: options.maxQueuedBytes ?? DEFAULTS.maxQueuedBytes,
+      maxQueuedBytesTotal: options.maxQueuedBytesTotal ?? DEFAULTS.maxQueuedBytesTotal,
+      stallMs: options.outboundStallMs ?? DEFAULTS.outboundStallMs,
+    },
+    metrics.registry,
+    limitMetrics,
+    logger,
+  );
   const link = options.link?.(nsp) ?? cluster?.link(nsp) ?? localLink(nsp);
   const relay: Relay = new Relay({
     registry,
@@ -203,8 +237,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     relayTimeoutMs,
     toolCallGraceMs,
     maxInflightPerAgent: options.maxInflightPerAgent ?? DEFAULTS.maxInflightPerAgent,
+    outbound,
+    maxHttpBufferSize,
   });
-  const membership = new Membership({ nsp, registry, logger });
+  const membership = new Membership({ nsp, registry, logger, refusals: metrics.refusals });
   const notifier = new Notifier({ nsp, logger });
   attachSmcp({
     nsp,
@@ -216,10 +252,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     logger,
     serverVersion,
     versionText,
+    outbound,
   });
 
-  // Per-client limits (digest §7 DoS SHOULD), after the version gate and before engine.io.
-  const limitMetrics: LimitMetrics = new LimitMetrics(metrics.registry, () => connLimit.busiest());
+  // Sessions per address: after the version gate and before engine.io.
   const connLimit = new ConnectionLimiter(
     options.maxConnectionsPerIp ?? 0,
     options.exemptLoopback ?? true,
@@ -229,6 +265,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   engine.on("connection", (session: EngineSession) => {
     connLimit.opened(session.request, session);
     corkSessionSends(session);
+    outbound.watch(session);
   });
   // `A2C_SERVER_PREFRAME=0`: long text packets stay strings (comparison, fallback).
   const preframe = process.env.A2C_SERVER_PREFRAME !== "0";
@@ -241,6 +278,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   );
   nsp.on("connection", (socket) => {
     eventLimit.attach(socket);
+    answerUnknownEvents(socket, metrics.refusals, logger);
     flushPacketsWhole(socket.client);
     if (preframe) preframeLongTexts(socket.client);
   });
@@ -290,6 +328,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         connections: nsp.sockets.size,
         offices: counts.offices,
         inflight: relay.inflight.size,
+        outbound_queued_bytes: outbound.queuedTotal,
       });
     }
     if (pathname === "/metrics" && readOnly) {
@@ -326,6 +365,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxHttpBufferSize,
       maxConnectionsPerIp: connLimit.max,
       maxEventsPerSecond: eventRate,
+      outbound: outbound.options,
     },
     "server listening",
   );
@@ -337,6 +377,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     // what is in flight, then close the sockets and the remaining HTTP connections.
     await Promise.all([...nsp.sockets.values()].map((s) => membership.disconnect(s)));
     relay.close();
+    outbound.close();
     await io.close();
     http.closeAllConnections();
     await stopped;
@@ -354,15 +395,18 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     metrics,
     io,
     inflight: () => relay.inflight.size,
+    outbound,
     close: () => (closing ??= close()),
   };
 }
 
-/** The part of an engine.io session the connection limiter and write-batching.ts follow. */
-interface EngineSession extends BatchableSession {
-  readonly request: IncomingMessage;
-  once(event: "close", fn: () => void): unknown;
-}
+/** The part of an engine.io session the limiter, write-batching.ts and outbound.ts follow. */
+type EngineSession = BatchableSession &
+  MeteredSession &
+  HeartbeatSession & {
+    readonly request: IncomingMessage;
+    once(event: "close", fn: () => void): unknown;
+  };
 
 function isEnginePath(req: IncomingMessage, enginePath: string): boolean {
   return (req.url ?? "").startsWith(enginePath);

@@ -113,7 +113,7 @@ export async function getSkill(
   const found = await deps.registry().lookup(req.name);
   if (!found || found.orphaned) return skillNotFound(req.name);
   // 3. Sandbox. details.rel_path is the raw requested value unless absolute (echoRelPath).
-  const sandboxed = await resolveInPackage(found.entry.root, req.rel_path);
+  const sandboxed = await resolveInPackage(found.entry.root, req.rel_path, config);
   if (!sandboxed.ok) {
     if (sandboxed.reason === "root_gone") return skillNotFound(req.name);
     return skillResourceNotAccessible(sandboxed.reason, echoRelPath(req.rel_path));

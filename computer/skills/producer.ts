@@ -18,7 +18,7 @@ import {
   skillMdBody,
   type ContentCache,
 } from "./resource.ts";
-import { resolveInPackage } from "./sandbox.ts";
+import { resolveInPackage, type SandboxPolicy } from "./sandbox.ts";
 
 /** `{n, p}` with nothing else, or `null` (→ `invalid_handle`). */
 function fieldsOf(fields: HandleFields): { n: string; p: string } | null {
@@ -34,6 +34,8 @@ export function createSkillProducer(deps: {
   cache: ContentCache;
   /** The hard cap (`config.maxSize`), re-checked for in-memory SKILL.md bodies. */
   maxSize: number;
+  /** The sandbox's operator choices (`config`), re-applied at pull time. */
+  policy?: SandboxPolicy;
 }): Producer {
   return {
     kind: "skill",
@@ -43,7 +45,7 @@ export function createSkillProducer(deps: {
       const found = await deps.registry().lookup(f.n);
       if (!found) return { ok: false, reason: "gone" };
       if (found.orphaned) return { ok: false, reason: "forbidden" };
-      const sandboxed = await resolveInPackage(found.entry.root, f.p);
+      const sandboxed = await resolveInPackage(found.entry.root, f.p, deps.policy);
       if (!sandboxed.ok) {
         const gone = sandboxed.reason === "root_gone" || sandboxed.reason === "not_found";
         return { ok: false, reason: gone ? "gone" : "forbidden" };

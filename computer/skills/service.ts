@@ -73,7 +73,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
   const home = resolve(opts.home);
   const log = opts.log.child({ component: "skills" });
   await ensureHome(home, log);
-  const builder = new RegistryBuilder(home, log);
+  const builder = new RegistryBuilder(home, log, opts.config);
   let registry = await builder.build();
   log.info({ home, skills: registry.entries.length }, "skill registry built");
   let notifyFn: ((event: "server:update_skills") => void) | undefined;
@@ -131,7 +131,12 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
       "client:get_skill": (req, ctx) => guard("get_skill", () => getSkill(req, deps, ctx.signal)),
     },
     producers: [
-      createSkillProducer({ registry: () => registry, cache, maxSize: opts.config.maxSize }),
+      createSkillProducer({
+        registry: () => registry,
+        cache,
+        maxSize: opts.config.maxSize,
+        policy: opts.config,
+      }),
     ],
     attach(notify) {
       notifyFn = notify;
