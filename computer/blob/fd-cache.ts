@@ -27,7 +27,7 @@
  * every request that starts with no other in progress; a file that keeps another hard link keeps
  * its space anyway and is left to the idle timer.
  */
-import { close, fstatSync } from "node:fs";
+import { closeSync, fstatSync } from "node:fs";
 
 export interface CachedFd {
   readonly fd: number;
@@ -132,7 +132,13 @@ export class FdCache {
   #close(e: Entry): void {
     e.refs = -1; // closed exactly once
     this.open--;
-    close(e.fd, () => undefined);
+    // Synchronously: once a release or request returns, the descriptor is gone (a regular file's
+    // close(2) costs microseconds; an asynchronous close left it open for a thread-pool trip).
+    try {
+      closeSync(e.fd);
+    } catch {
+      // already invalid: nothing to free
+    }
   }
 
   /**
