@@ -1,0 +1,86 @@
+/**
+ * The Agent CLI as a process, for tests that watch it while it runs: `startCli` (stderr seen
+ * line by line, so a test can signal it at a known point) and `runCliTty` (under a
+ * pseudo-terminal, through util-linux `script`, so stderr is a TTY and the progress bar draws).
+ */
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { join } from "node:path";
+import type { Readable } from "node:stream";
+import { REPO_ROOT } from "./agent-stack.ts";
+
+const CLI = ["--import", "tsx", join(REPO_ROOT, "agent/cli.ts")];
+
+export interface CliProcess {
+  child: ChildProcessByStdio<null, Readable, Readable>;
+  /** Resolves with the first stderr line matching `re` (rejects if the process exits first). */
+  stderrLine(re: RegExp): Promise<string>;
+  /** Exit code and everything written. */
+  done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>;
+}
+
+export function startCli(args: string[], env: Record<string, string> = {}): CliProcess {
+  const child = spawn(process.execPath, [...CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, A2C_LOG_LEVEL: "silent", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const waiters: { re: RegExp; resolve: (line: string) => void }[] = [];
+  const scan = (): void => {
+    for (const line of stderr.split("\n")) {
+      for (const w of [...waiters]) {
+        if (w.re.test(line)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(line);
+        }
+      }
+    }
+  };
+  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+    scan();
+  });
+  const done = new Promise<Awaited<CliProcess["done"]>>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return {
+    child,
+    done,
+    stderrLine: (re) =>
+      new Promise<string>((resolve, reject) => {
+        waiters.push({ re, resolve });
+        scan();
+        void done.then(() => reject(new Error(`exited before a line matched ${re}:\n${stderr}`)));
+      }),
+  };
+}
+
+function shellQuote(word: string): string {
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * Runs the CLI with stdin, stdout and stderr on a pseudo-terminal (`script -qec CMD /dev/null`);
+ * resolves with its exit code and what the terminal showed (stdout and stderr together, with the
+ * terminal's `\r\n` line ends).
+ */
+export function runCliTty(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; screen: string }> {
+  const command = [process.execPath, ...CLI, ...args].map(shellQuote).join(" ");
+  return new Promise((resolve, reject) => {
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, A2C_LOG_LEVEL: "silent", ...env },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let screen = "";
+    child.stdout.setEncoding("utf8").on("data", (d: string) => (screen += d));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, screen }));
+  });
+}
