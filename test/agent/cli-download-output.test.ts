@@ -6,42 +6,19 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import type { RunningComputer } from "../../computer/computer.ts";
-import {
-  inProcessComputer,
-  runCli,
-  startAgentStack,
-  writeRandomFile,
-  writeSkill,
-  type AgentStack,
-} from "../support/agent-stack.ts";
+import { test } from "node:test";
+import { runCli } from "../support/agent-stack.ts";
+import { useDownloadStack } from "../support/cli-process.ts";
 
 const SIZE = 16 * 16384; // 16 chunks of 16 KiB
-let stack: AgentStack;
-let computer: RunningComputer;
-let sha: string;
-
-before(async () => {
-  stack = await startAgentStack();
-  const root = await writeSkill(stack.home, "files", "Files.");
-  sha = await writeRandomFile(join(root, "data.bin"), SIZE);
-  computer = await inProcessComputer(stack, "pc");
-});
-after(async () => {
-  await computer?.close();
-  await stack?.close();
-});
+const ds = useDownloadStack(SIZE);
 
 function download(file: string, ...extra: string[]): ReturnType<typeof runCli> {
-  return runCli([
-    ...["--server", stack.url, "--office", stack.office, "--token", stack.token],
-    ...["skill", "pc", "files", "data.bin", "-o", file, "--chunk-bytes", "16384", ...extra],
-  ]);
+  return runCli([...ds.args(file), "--chunk-bytes", "16384", ...extra]);
 }
 
 void test("off a TTY: a line every 10 %, then the final line", async () => {
-  const file = join(stack.dir, "plain.bin");
+  const file = join(ds.stack.dir, "plain.bin");
   const r = await download(file);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, "");
@@ -51,7 +28,7 @@ void test("off a TTY: a line every 10 %, then the final line", async () => {
   assert.match(
     final,
     new RegExp(
-      `^wrote ${file}: 256\\.0 KiB \\(262144 bytes\\), sha256 ${sha} verified, ` +
+      `^wrote ${file}: 256\\.0 KiB \\(262144 bytes\\), sha256 ${ds.sha} verified, ` +
         "\\d+\\.\\d+ s, \\d+\\.\\d MB/s$",
     ),
   );
@@ -66,13 +43,13 @@ void test("off a TTY: a line every 10 %, then the final line", async () => {
 });
 
 void test("--quiet: nothing on stdout or stderr", async () => {
-  const file = join(stack.dir, "quiet.bin");
+  const file = join(ds.stack.dir, "quiet.bin");
   assert.deepEqual(await download(file, "--quiet"), { code: 0, stdout: "", stderr: "" });
   assert.equal((await readFile(file)).length, SIZE);
 });
 
 void test("--json: one JSON object on stdout, nothing on stderr", async () => {
-  const file = join(stack.dir, "json.bin");
+  const file = join(ds.stack.dir, "json.bin");
   const r = await download(file, "--json");
   assert.equal(r.code, 0);
   assert.equal(r.stderr, "");
@@ -81,7 +58,7 @@ void test("--json: one JSON object on stdout, nothing on stderr", async () => {
     rel_path: "data.bin",
     mime_type: "application/octet-stream",
     total_size: SIZE,
-    sha256: sha,
+    sha256: ds.sha,
     file,
   });
   assert.equal(r.stdout.split("\n").length, 2, "one line");

@@ -6,39 +6,17 @@
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import type { RunningComputer } from "../../computer/computer.ts";
-import {
-  inProcessComputer,
-  startAgentStack,
-  writeRandomFile,
-  writeSkill,
-  type AgentStack,
-} from "../support/agent-stack.ts";
-import { runCliTty } from "../support/cli-process.ts";
+import { test } from "node:test";
+import { runCliTty, useDownloadStack } from "../support/cli-process.ts";
 
 const SIZE = 2 * 1024 * 1024; // 128 chunks of 16 KiB: every window fills
-let stack: AgentStack;
-let computer: RunningComputer;
-let sha: string;
-
-before(async () => {
-  stack = await startAgentStack();
-  const root = await writeSkill(stack.home, "files", "Files.");
-  sha = await writeRandomFile(join(root, "data.bin"), SIZE);
-  computer = await inProcessComputer(stack, "pc");
-});
-after(async () => {
-  await computer?.close();
-  await stack?.close();
-});
+const ds = useDownloadStack(SIZE);
 
 for (const window of ["16", "64"]) {
   void test(`window ${window}: bar, its line ended, the final line, no warning`, async () => {
-    const file = join(stack.dir, `tty-${window}.bin`);
+    const file = join(ds.stack.dir, `tty-${window}.bin`);
     const { code, screen } = await runCliTty([
-      ...["--server", stack.url, "--office", stack.office, "--token", stack.token],
-      ...["skill", "pc", "files", "data.bin", "-o", file],
+      ...ds.args(file),
       ...["--chunk-bytes", "16384", "--window", window],
     ]);
     assert.equal(code, 0, screen);
@@ -52,7 +30,7 @@ for (const window of ["16", "64"]) {
       rest,
       new RegExp(
         "^\\d+\\.\\d MB/s ETA 0s\\x1b\\[K\\r\\n" +
-          `wrote ${file}: 2\\.0 MiB \\(2097152 bytes\\), sha256 ${sha} verified, ` +
+          `wrote ${file}: 2\\.0 MiB \\(2097152 bytes\\), sha256 ${ds.sha} verified, ` +
           "\\d+\\.\\d+ s, \\d+\\.\\d MB/s\\r\\n$",
       ),
     );

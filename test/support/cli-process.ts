@@ -1,12 +1,22 @@
 /**
  * The Agent CLI as a process, for tests that watch it while it runs: `startCli` (stderr seen
  * line by line, so a test can signal it at a known point) and `runCliTty` (under a
- * pseudo-terminal, through util-linux `script`, so stderr is a TTY and the progress bar draws).
+ * pseudo-terminal, through util-linux `script`, so stderr is a TTY and the progress bar draws),
+ * and `useDownloadStack`, the real stack a download test pulls a file from.
  */
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
-import { REPO_ROOT } from "./agent-stack.ts";
+import { after, before } from "node:test";
+import type { RunningComputer } from "../../computer/computer.ts";
+import {
+  REPO_ROOT,
+  inProcessComputer,
+  startAgentStack,
+  writeRandomFile,
+  writeSkill,
+  type AgentStack,
+} from "./agent-stack.ts";
 
 const CLI = ["--import", "tsx", join(REPO_ROOT, "agent/cli.ts")];
 
@@ -83,4 +93,40 @@ export function runCliTty(
     child.on("error", reject);
     child.on("close", (code) => resolve({ code: code ?? -1, screen }));
   });
+}
+
+export interface DownloadStack {
+  stack: AgentStack;
+  /** sha256 of `files/data.bin`. */
+  sha: string;
+  /** The CLI arguments that download `files/data.bin` to `file`. */
+  args(file: string): string[];
+}
+
+/**
+ * A real Server and Computer serving skill `files` with a random `data.bin` of `size` bytes,
+ * started in `before` and closed in `after`; the object is filled once they are up.
+ */
+export function useDownloadStack(size: number): DownloadStack {
+  let computer: RunningComputer | undefined;
+  const ds = {
+    args(file: string): string[] {
+      const s = ds.stack;
+      return [
+        ...["--server", s.url, "--office", s.office, "--token", s.token],
+        ...["skill", "pc", "files", "data.bin", "-o", file],
+      ];
+    },
+  } as DownloadStack;
+  before(async () => {
+    ds.stack = await startAgentStack();
+    const root = await writeSkill(ds.stack.home, "files", "Files.");
+    ds.sha = await writeRandomFile(join(root, "data.bin"), size);
+    computer = await inProcessComputer(ds.stack, "pc");
+  });
+  after(async () => {
+    await computer?.close();
+    await ds.stack?.close();
+  });
+  return ds;
 }
