@@ -261,7 +261,8 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
     line = interruptedLine(ctx);
   } else if (err instanceof SidebandRestoreError && err.cause !== undefined) {
     const inner = describeFailure(err.cause, ctx);
-    return { ...inner, line: `content[${err.itemIndex}]: ${inner.line}` };
+    const itemLine = `content[${err.itemIndex}]: ${inner.line}`;
+    return { ...inner, line: itemLine, json: { ...inner.json, summary: itemLine } };
   } else if (err instanceof ProtocolError) {
     exit = EXIT.protocol;
     [line, hint] = protocolLine(err, ctx);
