@@ -24,7 +24,13 @@ import {
   type A2CSkillRef,
   type SMCPTool,
 } from "@a2c-smcp/protocol";
-import { classifyConnectError, isVersionClose, versionClose4900 } from "./connect-error.ts";
+import {
+  checkServerUrl,
+  classifyConnectError,
+  isVersionClose,
+  versionClose4900,
+  type ConnectTarget,
+} from "./connect-error.ts";
 import {
   DisconnectedError,
   InvalidResponseError,
@@ -159,11 +165,14 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
 
   /**
    * Connects. Rejects with `ProtocolVersionError` (4008), `AuthError` (401), another
-   * `ProtocolError` for a flat answer, or `ConnectError` (server unreachable); in every case the
-   * socket is disconnected first and no reconnect is attempted.
+   * `ProtocolError` for a flat answer, or `ConnectError` (not a URL, server unreachable: its
+   * `reason` says why); in every case the socket is disconnected first and no reconnect is
+   * attempted.
    */
   async connect(): Promise<void> {
     if (this.socket) throw new Error("connect() called twice");
+    const badUrl = checkServerUrl(this.url);
+    if (badUrl) throw badUrl;
     const socket = io(`${this.url}${NAMESPACE}`, {
       ...this.handshakeOptions(),
       transports: ["polling", "websocket"],
@@ -187,7 +196,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
         // "MUST call disconnect() explicitly before surfacing the error" (digest §1.4).
         socket.disconnect();
         this.socket = undefined;
-        const e = classifyConnectError(err);
+        const e = classifyConnectError(err, this.connectTarget());
         if (e instanceof ProtocolVersionError && e.code === 4900) {
           void this.versionBodyAfter4900().then(reject);
         } else reject(e);
@@ -210,7 +219,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
       if (versionClose) void this.stopAfter4900(socket);
     });
     socket.on("connect_error", (err) => {
-      const e = classifyConnectError(err);
+      const e = classifyConnectError(err, this.connectTarget());
       if (e instanceof ProtocolVersionError || e instanceof AuthError) {
         // A Server that now refuses us will keep refusing: stop the reconnect loop.
         this.fatal = e;
@@ -218,6 +227,10 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
         this.emit("closed", e);
       }
     });
+  }
+
+  private connectTarget(): ConnectTarget {
+    return { url: this.url, timeoutMs: this.handshakeOptions().timeout };
   }
 
   /** What every handshake of this client sends: path, version, token. */
@@ -250,7 +263,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     const found = await new Promise<ProtocolVersionError | undefined>((resolve) => {
       probe.once("connect", () => resolve(undefined));
       probe.once("connect_error", (err) => {
-        const e = classifyConnectError(err);
+        const e = classifyConnectError(err, this.connectTarget());
         resolve(e instanceof ProtocolVersionError && e.code === 4008 ? e : undefined);
       });
       probe.connect();

@@ -12,8 +12,8 @@ export interface ComputerMetrics {
   readonly blobErrors: Counter<"reason">;
   /** `client:get_blob` answered `busy` by the read limiter: queue_full, queue_wait, closed. */
   readonly blobRefusals: Counter<"reason">;
-  /** Bytes of resource served in chunks. */
-  readonly blobBytes: Counter;
+  /** Resource bytes served in chunks, by carriage (`base64` text or `binary`). */
+  readonly blobBytes: Counter<"carriage">;
   readonly chunkSeconds: Histogram;
   /** Whole-resource sha256 computations (cache misses that ran to the end), by path. */
   readonly hashComputations: Counter<"path">;
@@ -52,7 +52,8 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     }),
     blobBytes: new Counter({
       name: "a2c_computer_blob_bytes_total",
-      help: "resource bytes served by client:get_blob",
+      help: "resource bytes served by client:get_blob (decoded), by carriage: base64 or binary",
+      labelNames: ["carriage"],
       registers,
     }),
     chunkSeconds: new Histogram({

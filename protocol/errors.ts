@@ -230,14 +230,20 @@ export function skillNotFound(name: string): ErrorPayload {
   return { code: 4014, message: "Skill not found", details: { name } };
 }
 
+/**
+ * `maxSize` (too_large only) is the Computer's cap, a custom `details` key: the operator who
+ * sees the refusal learns how far over it is (docs/protocol.md, "The CLI shows details").
+ */
 export function skillResourceNotAccessible(
   reason: SkillResourceReason,
   relPath: string | undefined,
   totalSize?: number,
+  maxSize?: number,
 ): ErrorPayload {
   const details: Record<string, unknown> = { reason };
   if (relPath !== undefined) details.rel_path = relPath.slice(0, 4096);
   if (totalSize !== undefined) details.total_size = totalSize;
+  if (maxSize !== undefined) details.max_size = maxSize;
   return { code: 4017, message: "Skill resource not accessible", details };
 }
 

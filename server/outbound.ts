@@ -110,7 +110,7 @@ export class OutboundGuard {
       },
     });
     new Gauge({
-      name: "a2c_outbound_queued_bytes_max",
+      name: "a2c_outbound_largest_queue_bytes",
       help: "Bytes queued for the connection that has the most queued",
       registers,
       collect() {

@@ -32,7 +32,7 @@ import {
 import { InflightTable, type Settlement } from "./inflight.ts";
 import { limitRefusal, type QueuedLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
-import { payloadBytes, type RelayOutcome, type ServerMetrics } from "./metrics.ts";
+import type { RelayOutcome, ServerMetrics } from "./metrics.ts";
 import type { Member, OfficeRegistry } from "./offices.ts";
 import { answerReserve, type OutboundAccount, type OutboundGuard } from "./outbound.ts";
 
@@ -318,8 +318,7 @@ export class Relay {
       case "answered": {
         const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
         this.opts.metrics.latency.observe({ event }, seconds);
-        const bytes = payloadBytes(ackArgs[0]);
-        if (bytes > 0) this.opts.metrics.bytes.inc({ event }, bytes);
+        this.opts.metrics.countResourceBytes(event, ackArgs[0]);
         try {
           ack(...ackArgs); // D13: relayed unchanged, every argument as the Computer sent it
         } catch (err) {

@@ -29,6 +29,7 @@ import {
 } from "./limits.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Membership } from "./membership.ts";
+import { sendMetrics, startMetricsListener, type MetricsListenOptions } from "./metrics-http.ts";
 import { ServerMetrics } from "./metrics.ts";
 import { MemoryOfficeRegistry, type OfficeRegistry } from "./offices.ts";
 import { rawAckParserOption } from "./raw-parser.ts";
@@ -85,6 +86,11 @@ export interface ServerOptions {
   /** Also export process metrics (CPU, memory, event loop) on /metrics. Default false. */
   processMetrics?: boolean;
   /**
+   * Serve `/metrics` on a listener of its own instead of the client port (metrics-http.ts).
+   * Default: on the client port.
+   */
+  metricsListen?: MetricsListenOptions;
+  /**
    * Engine.IO sessions (open or opening) per remote address; more get HTTP 429 before engine.io
    * (limits.ts). 0 = no limit, the default here: embedding code and loopback tests choose; the
    * `npm run server` CLI defaults to 100 (digest §7).
@@ -124,6 +130,8 @@ export interface RunningServer {
   readonly maxHttpBufferSize: number;
   readonly registry: OfficeRegistry;
   readonly metrics: ServerMetrics;
+  /** Where `/metrics` is served (the client port unless `metricsListen` moved it). */
+  readonly metricsUrl: string;
   /** socket.io server (for adapters and diagnostics; the relay does not need it from outside). */
   readonly io: SocketServer;
   /** Requests forwarded to a Computer and not answered yet. */
@@ -331,13 +339,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         outbound_queued_bytes: outbound.queuedTotal,
       });
     }
-    if (pathname === "/metrics" && readOnly) {
-      const text = await metrics.registry.metrics();
-      res.writeHead(200, {
-        "Content-Type": metrics.registry.contentType,
-        "Content-Length": Buffer.byteLength(text),
-      });
-      return void res.end(text);
+    if (pathname === "/metrics" && readOnly && !options.metricsListen) {
+      return sendMetrics(res, metrics.registry);
     }
     sendJson(res, 404, { code: 404, message: "Not found" });
   }
@@ -355,6 +358,16 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : 0;
   const urlHost = host.includes(":") ? `[${host}]` : host;
+  const metricsListener = options.metricsListen
+    ? await startMetricsListener(options.metricsListen, metrics.registry, (err) =>
+        logger.error({ err }, "metrics route failed"),
+      ).catch(async (err: unknown) => {
+        http.close();
+        await cluster?.close();
+        throw err;
+      })
+    : null;
+  const metricsUrl = metricsListener?.url ?? `http://${urlHost}:${port}/metrics`;
   logger.info(
     {
       host,
@@ -366,6 +379,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxConnectionsPerIp: connLimit.max,
       maxEventsPerSecond: eventRate,
       outbound: outbound.options,
+      metrics: metricsUrl,
     },
     "server listening",
   );
@@ -381,6 +395,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await io.close();
     http.closeAllConnections();
     await stopped;
+    await metricsListener?.close();
     await cluster?.close();
     logger.info("server closed");
   }
@@ -393,6 +408,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     maxHttpBufferSize,
     registry,
     metrics,
+    metricsUrl,
     io,
     inflight: () => relay.inflight.size,
     outbound,

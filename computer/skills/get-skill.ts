@@ -86,6 +86,11 @@ function echoRelPath(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** 4017 too_large: the size, and the cap it is over. */
+function tooLarge(req: GetSkillReq, size: number, maxSize: number): ErrorPayload {
+  return skillResourceNotAccessible("too_large", echoRelPath(req.rel_path), size, maxSize);
+}
+
 /**
  * sha256 of a small text file read whole. With the engine's cache wired, the digest is recorded
  * for the file's content signature when that signature held across the read and is old enough to
@@ -131,13 +136,13 @@ export async function getSkill(
     if (isSkillMd(relPath)) {
       const stripped = file.size - (await frontmatterLength(file));
       if (stripped > config.maxSize) {
-        return skillResourceNotAccessible("too_large", echoRelPath(req.rel_path), stripped);
+        return tooLarge(req, stripped, config.maxSize);
       }
       ({ bytes, sha256 } = await skillMdBody(file, deps.cache));
       totalSize = bytes.length;
     } else {
       if (file.size > config.maxSize) {
-        return skillResourceNotAccessible("too_large", echoRelPath(req.rel_path), file.size);
+        return tooLarge(req, file.size, config.maxSize);
       }
       if (text && file.size <= config.inlineBudget) {
         bytes = await readAt(file.fh, 0, file.size);
@@ -151,7 +156,7 @@ export async function getSkill(
           // Changed while hashed: once more with the new content before the local fallback.
           restat(file);
           if (file.size > config.maxSize) {
-            return skillResourceNotAccessible("too_large", echoRelPath(req.rel_path), file.size);
+            return tooLarge(req, file.size, config.maxSize);
           }
           shared = await deps.fileHasher?.fileSha256(file.fh.fd, file.key, file.size);
         }
