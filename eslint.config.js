@@ -1,5 +1,5 @@
 // Lint rules. The import doors between rooms are enforced here: roles share code through
-// protocol/ only, and protocol/ does no I/O (see docs/architecture.md).
+// @a2c-smcp/protocol only, and protocol/ does no I/O (see docs/architecture.md).
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
@@ -16,26 +16,37 @@ const nodeIo = [
 ];
 const ioPatterns = nodeIo.flatMap((m) => [m, `node:${m}`]);
 
-/** Files of one role may not import another role's folder. */
+/**
+ * Files of one role reach another package only by its name, and only the protocol's: another
+ * role's folder or package is closed, and so is a relative path out to protocol/ (it would
+ * bypass the package's dependencies and exports).
+ */
 const roleDoors = roles.map((role) => ({
   files: [`${role}/**/*.ts`],
   rules: {
     "no-restricted-imports": [
       "error",
       {
-        patterns: roles
-          .filter((other) => other !== role)
-          .map((other) => ({
-            group: [`**/${other}/**`, `../${other}`, `../../${other}`],
-            message: `${role}/ may not import ${other}/: roles share code through protocol/ only.`,
-          })),
+        patterns: [
+          ...roles
+            .filter((other) => other !== role)
+            .map((other) => ({
+              group: [`**/${other}/**`, `../${other}`, `../../${other}`, `@a2c-smcp/${other}`],
+              message: `${role}/ may not import ${other}/: roles share code through @a2c-smcp/protocol only.`,
+            })),
+          {
+            group: ["**/protocol/**", "../protocol", "../../protocol"],
+            message:
+              'import the protocol as "@a2c-smcp/protocol", not by a path out of this package.',
+          },
+        ],
       },
     ],
   },
 }));
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", "reports/**", "**/*.js", "**/*.mjs"] },
+  { ignores: ["node_modules/**", "reports/**", "**/dist/**", "**/*.js", "**/*.mjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -66,7 +77,7 @@ export default tseslint.config(
         {
           paths: ioPatterns.map((name) => ({ name, message: "protocol/ does no I/O." })),
           patterns: roles.map((r) => ({
-            group: [`**/${r}/**`, `../${r}`],
+            group: [`**/${r}/**`, `../${r}`, `@a2c-smcp/${r}`],
             message: "protocol/ imports no role.",
           })),
         },

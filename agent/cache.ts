@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { copyFile, mkdir, open, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { log } from "./log.ts";
+import { silentLogger, type AgentLogger } from "./logger.ts";
 import type { Sink } from "./sinks.ts";
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -20,8 +20,20 @@ export interface CacheEntry {
   sha256: string;
 }
 
+export interface BlobCacheOptions {
+  /** Where a removed corrupt entry or a failed store is reported. Default: nowhere. */
+  logger?: AgentLogger;
+}
+
 export class BlobCache {
-  constructor(readonly dir: string) {}
+  private readonly log: AgentLogger;
+
+  constructor(
+    readonly dir: string,
+    opts: BlobCacheOptions = {},
+  ) {
+    this.log = opts.logger ?? silentLogger;
+  }
 
   /** Where the entry for `sha256` lives (whether or not it exists). */
   pathFor(sha256: string): string {
@@ -40,7 +52,7 @@ export class BlobCache {
     }
     if (!st.isFile() || (size !== undefined && st.size !== size)) return null;
     if ((await hashFile(path)) !== sha256) {
-      log.warn({ sha256 }, "cache entry failed verification; removed");
+      this.log.warn({ sha256 }, "cache entry failed verification; removed");
       await unlink(path).catch(() => undefined);
       return null;
     }
@@ -87,7 +99,7 @@ export class BlobCache {
       await fh.close();
       await rename(tmp, dest);
     } catch (err) {
-      log.warn({ err: String(err), sha256 }, "could not store blob in cache");
+      this.log.warn({ err: String(err), sha256 }, "could not store blob in cache");
       if (tmp !== undefined) await unlink(tmp).catch(() => undefined);
     }
   }

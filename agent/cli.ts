@@ -1,106 +1,116 @@
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=300
 /**
- * The `agent` command: talk to an office as its Agent from a shell.
- * `npm run agent -- --server URL --office ID [--token T] <command> ...` (see HELP below).
+ * The `a2c-agent` command: talk to an office as its Agent from a shell (from source:
+ * `npm run agent -- ...`). `a2c-agent --server URL --office ID [--token T] <command> ...` (flags and commands:
+ * cli-args.ts; how failures are reported: cli-report.ts).
+ *
+ * stdout carries the command's answer only (one JSON object with `--json`); progress, the final
+ * line of a download, notes and errors go to stderr.
  */
 import { mkdir, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
-import type { CallToolResult } from "../protocol/index.ts";
+import { basename, join, resolve } from "node:path";
+import type { CallToolResult } from "@a2c-smcp/protocol";
 import { BlobCache } from "./cache.ts";
-import { AgentClient } from "./client.ts";
 import {
-  AgentError,
-  ConnectError,
-  DisconnectedError,
-  IntegrityError,
-  ProtocolError,
-  RequestTimeoutError,
-  SidebandRestoreError,
-} from "./errors.ts";
-import { progressReporter, formatBytes } from "./progress.ts";
-import type { PullOptions } from "./pull.ts";
+  HELP,
+  PROG,
+  UsageError,
+  checkServerFlag,
+  parseCli,
+  positiveInt,
+  usageLine,
+  type CliValues,
+  type Command,
+} from "./cli-args.ts";
+import {
+  EXIT,
+  Interrupted,
+  describeFailure,
+  failureText,
+  type FailureContext,
+} from "./cli-report.ts";
+import type { AgentClient } from "./client.ts";
+import { SidebandRestoreError } from "./errors.ts";
+import { log, setLogName } from "./log.ts";
+import { downloadSummary, formatBytes, progressReporter, type ProgressMode } from "./progress.ts";
+import type { PullInfo, PullOptions } from "./pull.ts";
 import { findSidebandItems } from "./sideband.ts";
+import type { FileSinkResult } from "./sinks.ts";
 
-export const EXIT = {
-  ok: 0,
-  failure: 1,
-  usage: 2,
-  protocol: 3,
-  transport: 4,
-  integrity: 5,
-  interrupted: 130,
-};
+export { EXIT };
 
-const HELP = `Usage: npm run agent -- [options] <command> [args]
-
-Commands:
-  computers                                   Computers in the office
-  skills <computer>                           the Computer's skills
-  skill <computer> <name> [rel_path] [-o FILE]
-                                              a skill resource (text to stdout; binary needs -o)
-  tools <computer>                            the Computer's tools
-  call <computer> <tool> [JSON] [--out DIR] [--timeout S]
-                                              call a tool; --out writes binary items to DIR
-  blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--binary]
-                                              download a blob handle to FILE
-
-Options (flags win over env):
-  --server URL        Server base URL                 (env A2C_SERVER_URL)
-  --office ID         office to join                  (env A2C_OFFICE_ID)
-  --token T           auth token                      (env A2C_TOKEN)
-  --name N            Agent name (default cli-<random>) (env A2C_AGENT_NAME)
-  --path P            Engine.IO path (default /socket.io/)
-  --json              machine-readable output on stdout, no progress
-  --window N          chunks in flight (default 16)
-  --chunk-bytes N     max_chunk_bytes per request
-  --binary            ask for binary carriage (blob_format "binary")
-  --cache DIR         content-addressed cache directory
-  -o, --output FILE   output file
-  --out DIR           output directory for call
-  --timeout S         tool timeout in seconds (default 60)
-  -h, --help          this text
-
-Exit codes:
-  0  success
-  1  unexpected failure
-  2  usage error (bad flags, arguments or JSON)
-  3  protocol error (the Server or Computer refused: 4xxx / 40x codes, join refused,
-     a Computer breaking the get_blob contract)
-  4  transport failure (cannot connect, disconnected, no answer in time)
-  5  integrity failure (sha256 / size mismatch, content changed under the read)
-  130 interrupted (Ctrl-C); a partial download leaves no file behind
-`;
-
-class UsageError extends Error {}
-class Interrupted extends Error {}
-
-interface Ctx {
+/** Everything a command needs. */
+interface Run {
   agent: AgentClient;
+  values: CliValues;
+  args: string[];
+  office: string;
   json: boolean;
+  quiet: boolean;
   pull: PullOptions;
-  values: Record<string, string | boolean | undefined>;
-  progressMode: "tty" | "lines" | "off";
+  progress: ProgressMode;
+  signal: AbortSignal;
+  ctx: FailureContext;
 }
 
 function out(text: string): void {
   process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
 }
 
-function intFlag(v: unknown, name: string): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < 1)
-    throw new UsageError(`--${name} must be a positive integer`);
-  return n;
+/** A remark for the person at the terminal (not with --quiet). */
+function note(run: Run, text: string): void {
+  if (!run.quiet) process.stderr.write(`${PROG}: ${text}\n`);
 }
 
-function need(args: string[], n: number, usage: string): void {
-  if (args.length < n) throw new UsageError(`usage: ${usage}`);
+/** `p`, or the abort reason as soon as `signal` fires (for steps that take no signal). */
+function interruptible<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolvePromise, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolvePromise, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
-function withProgress(ctx: Ctx, label: string): PullOptions {
-  const rep = progressReporter(label, ctx.progressMode);
-  return { ...ctx.pull, onProgress: (p) => rep.update(p) };
+/** Pulls `handle` to `file` with progress and the final line; remembers it for a failure. */
+async function download(
+  run: Run,
+  computer: string,
+  handle: string,
+  file: string,
+  expected: Pick<PullOptions, "expectedSha256" | "expectedSize"> = {},
+): Promise<PullInfo & FileSinkResult> {
+  const path = resolve(file);
+  const bar = progressReporter(basename(path), run.progress);
+  const current = { file: path, bytes: 0, total: 0 };
+  run.ctx.download = current;
+  const started = performance.now();
+  try {
+    const info = await run.agent.downloadBlob(computer, handle, path, {
+      ...run.pull,
+      ...expected,
+      onProgress: (p) => {
+        current.bytes = p.bytes;
+        current.total = p.total;
+        bar.update(p);
+      },
+    });
+    bar.end();
+    run.ctx.download = undefined;
+    if (!run.quiet && !run.json) {
+      const line = downloadSummary({
+        file: path,
+        size: info.totalSize,
+        sha256: info.sha256,
+        seconds: (performance.now() - started) / 1000,
+        fromCache: info.stats.fromCache,
+      });
+      process.stderr.write(`${line}\n`);
+    }
+    return info;
+  } finally {
+    bar.end();
+  }
 }
 
 function summarize(result: CallToolResult): Record<string, unknown> {
@@ -132,29 +142,38 @@ const EXT: Record<string, string> = {
   "application/zip": ".zip",
 };
 
-async function cmdCall(ctx: Ctx, args: string[]): Promise<void> {
-  need(args, 2, "call <computer> <tool> [JSON]");
-  const [computer, tool, json] = args as [string, string, string | undefined];
-  let params: Record<string, unknown> = {};
-  if (json !== undefined) {
-    try {
-      params = JSON.parse(json) as Record<string, unknown>;
-    } catch {
-      throw new UsageError("tool arguments must be a JSON object");
-    }
-    if (typeof params !== "object" || params === null || Array.isArray(params)) {
-      throw new UsageError("tool arguments must be a JSON object");
-    }
+/** `call`'s JSON argument, checked before connecting. */
+function toolParams(json: string | undefined): Record<string, unknown> {
+  if (json === undefined) return {};
+  let params: unknown;
+  try {
+    params = JSON.parse(json);
+  } catch (err) {
+    throw new UsageError(
+      `tool arguments are not JSON: ${(err as Error).message}`,
+      usageLine("call"),
+    );
   }
-  const timeout = intFlag(ctx.values.timeout, "timeout");
-  const dir = ctx.values.out as string | undefined;
-  const result = await ctx.agent.callTool(computer, tool, params, {
+  if (typeof params !== "object" || params === null || Array.isArray(params)) {
+    throw new UsageError("tool arguments must be a JSON object", usageLine("call"));
+  }
+  return params as Record<string, unknown>;
+}
+
+async function cmdCall(run: Run): Promise<void> {
+  const [computer, tool, json] = run.args as [string, string, string | undefined];
+  const params = toolParams(json);
+  const timeout = positiveInt(run.values.timeout, "--timeout", "call");
+  const dir = run.values.out;
+  const result = await run.agent.callTool(computer, tool, params, {
     ...(timeout !== undefined ? { timeout } : {}),
     restore: dir === undefined,
-    pull: ctx.pull,
+    pull: run.pull,
+    signal: run.signal,
   });
+  if (run.signal.aborted) throw run.signal.reason as Error;
   if (dir === undefined) {
-    out(JSON.stringify(ctx.json ? result : summarize(result), null, ctx.json ? 0 : 2));
+    out(JSON.stringify(run.json ? result : summarize(result), null, run.json ? 0 : 2));
     return;
   }
   // --out: every binary item goes to a file; sidebanded ones are pulled straight to disk.
@@ -170,8 +189,7 @@ async function cmdCall(ctx: Ctx, args: string[]): Promise<void> {
     const sb = sideband.get(i);
     if (sb) {
       try {
-        await ctx.agent.downloadBlob(computer, sb.handle, file, {
-          ...withProgress(ctx, `item ${i}`),
+        await download(run, computer, sb.handle, file, {
           expectedSha256: sb.sha256,
           expectedSize: sb.totalSize,
         });
@@ -186,201 +204,186 @@ async function cmdCall(ctx: Ctx, args: string[]): Promise<void> {
     } else continue;
     content[i] = { type: item.type, mimeType: mime, file } as never;
   }
-  if (ctx.json) out(JSON.stringify({ ...result, content, files }));
-  else {
-    out(JSON.stringify({ ...summarize({ ...result, content }), files }, null, 2));
+  if (run.json) out(JSON.stringify({ ...result, content, files }));
+  else out(JSON.stringify({ ...summarize({ ...result, content }), files }, null, 2));
+}
+
+async function cmdSkill(run: Run): Promise<void> {
+  const [computer, name, relPath] = run.args as [string, string, string | undefined];
+  const file = run.values.output;
+  const ret = await run.agent.getSkill(computer, name, relPath, {
+    pull: run.pull,
+    signal: run.signal,
+  });
+  const meta = {
+    name: ret.name,
+    rel_path: ret.rel_path,
+    mime_type: ret.mime_type,
+    total_size: ret.total_size,
+    sha256: ret.sha256,
+  };
+  if (ret.body !== undefined) {
+    if (file) await writeFile(file, ret.body, "utf8");
+    if (run.json) {
+      out(JSON.stringify({ ...meta, ...(file ? { file: resolve(file) } : { body: ret.body }) }));
+    } else if (!file) process.stdout.write(ret.body);
+    return;
+  }
+  if (!file) {
+    throw new UsageError(
+      `'${ret.rel_path}' is ${ret.mime_type}, not text: add -o FILE`,
+      usageLine("skill"),
+    );
+  }
+  await download(run, computer, ret.blob_handle!, file, {
+    expectedSha256: ret.sha256,
+    expectedSize: ret.total_size,
+  });
+  if (run.json) out(JSON.stringify({ ...meta, file: resolve(file) }));
+}
+
+async function cmdBlob(run: Run): Promise<void> {
+  const [computer, handle] = run.args as [string, string];
+  const info = await download(run, computer, handle, run.values.output!);
+  if (run.json) {
+    out(
+      JSON.stringify({
+        file: info.path,
+        total_size: info.totalSize,
+        sha256: info.sha256,
+        mime_type: info.mimeType,
+        requests: info.stats.requests,
+        from_cache: info.stats.fromCache,
+      }),
+    );
   }
 }
 
-async function run(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      server: { type: "string" },
-      office: { type: "string" },
-      token: { type: "string" },
-      name: { type: "string" },
-      path: { type: "string" },
-      json: { type: "boolean", default: false },
-      window: { type: "string" },
-      "chunk-bytes": { type: "string" },
-      binary: { type: "boolean", default: false },
-      cache: { type: "string" },
-      output: { type: "string", short: "o" },
-      out: { type: "string" },
-      timeout: { type: "string" },
-      help: { type: "boolean", short: "h", default: false },
-    },
-  });
-  if (values.help) {
-    out(HELP);
-    return EXIT.ok;
+/** A list command's answer: one line per entry, or a note on stderr when there is none. */
+function printList(run: Run, key: string, lines: string[], items: unknown[], empty: string): void {
+  if (run.json) out(JSON.stringify({ [key]: items }));
+  else if (lines.length > 0) out(lines.join("\n"));
+  if (items.length === 0) note(run, empty);
+}
+
+async function runCommand(run: Run, command: Command): Promise<void> {
+  const computer = run.args[0] ?? "";
+  const signal = run.signal;
+  switch (command) {
+    case "computers": {
+      const list = [...run.agent.computers].sort();
+      const empty = `no Computers in office '${run.office}' (an empty office, or a mistyped --office)`;
+      return printList(run, "computers", list, list, empty);
+    }
+    case "skills": {
+      const skills = await run.agent.getSkills(computer, { signal });
+      const lines = skills.map((s) => `${s.name}\t${s.source}\t${s.description}`);
+      return printList(run, "skills", lines, skills, `Computer '${computer}' has no skills`);
+    }
+    case "tools": {
+      const tools = await run.agent.getTools(computer, { signal });
+      const lines = tools.map((t) => `${t.name}\t${t.description}`);
+      return printList(run, "tools", lines, tools, `Computer '${computer}' has no tools`);
+    }
+    case "skill":
+      return cmdSkill(run);
+    case "blob":
+      return cmdBlob(run);
+    case "call":
+      return cmdCall(run);
   }
-  const [command, ...args] = positionals;
+}
+
+/** Flags and environment → the client and pull options; usage errors before any connect. */
+function settings(values: CliValues, command: Command, args: string[]) {
+  const usage = usageLine(command);
   const server = values.server ?? process.env.A2C_SERVER_URL;
   const office = values.office ?? process.env.A2C_OFFICE_ID;
-  if (!command) throw new UsageError("missing command (see --help)");
-  if (!server) throw new UsageError("--server (or A2C_SERVER_URL) is required");
-  if (!office) throw new UsageError("--office (or A2C_OFFICE_ID) is required");
-  const known = ["computers", "skills", "skill", "tools", "call", "blob"];
-  if (!known.includes(command)) throw new UsageError(`unknown command '${command}'`);
-
+  if (!server) throw new UsageError("--server URL (or A2C_SERVER_URL) is required", usage);
+  checkServerFlag(server, command);
+  if (!office) throw new UsageError("--office ID (or A2C_OFFICE_ID) is required", usage);
+  if (command === "blob" && !values.output) throw new UsageError("blob needs -o FILE", usage);
+  if (command === "call") toolParams(args[2]);
   const pull: PullOptions = {};
-  const window = intFlag(values.window, "window");
-  const chunkBytes = intFlag(values["chunk-bytes"], "chunk-bytes");
+  const window = positiveInt(values.window, "--window", command);
+  const chunkBytes = positiveInt(values["chunk-bytes"], "--chunk-bytes", command);
+  positiveInt(values.timeout, "--timeout", command);
+  const connectTimeout = positiveInt(values["connect-timeout"], "--connect-timeout", command);
   if (window !== undefined) pull.window = window;
   if (chunkBytes !== undefined) pull.chunkBytes = chunkBytes;
   if (values.binary) pull.binary = true;
-  if (values.cache) pull.cache = new BlobCache(values.cache);
-  const stop = new AbortController();
-  process.once("SIGINT", () => stop.abort(new Interrupted("interrupted")));
-  pull.signal = stop.signal;
-
+  if (values.cache) pull.cache = new BlobCache(values.cache, { logger: log });
   const token = values.token ?? process.env.A2C_TOKEN;
-  const agent = new AgentClient({
-    url: server,
-    name:
-      values.name ?? process.env.A2C_AGENT_NAME ?? `cli-${Math.random().toString(36).slice(2, 8)}`,
-    ...(token !== undefined ? { token } : {}),
-    ...(values.path !== undefined ? { path: values.path } : {}),
-  });
-  const json = values.json ?? false;
-  const ctx: Ctx = {
-    agent,
-    json,
-    pull,
-    values,
-    progressMode: json ? "off" : process.stderr.isTTY ? "tty" : "lines",
+  const name =
+    values.name ?? process.env.A2C_AGENT_NAME ?? `cli-${Math.random().toString(36).slice(2, 8)}`;
+  return { server, office, token, name, pull, connectTimeout };
+}
+
+/** Runs the command line; resolves with the exit code (it never rejects). */
+async function main(argv: string[]): Promise<number> {
+  const ctx: FailureContext = { stage: "setup", args: [] };
+  let json = argv.includes("--json");
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = (signal: "SIGINT" | "SIGTERM"): void => {
+    // A second Ctrl-C does not wait for the clean-up of the first.
+    if (++signals > 1) process.exit(signal === "SIGTERM" ? EXIT.terminated : EXIT.interrupted);
+    stop.abort(new Interrupted(signal));
   };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  let agent: AgentClient | undefined;
   try {
-    await agent.connect();
-    await agent.joinOffice(office);
-    switch (command) {
-      case "computers": {
-        const list = agent.computers.sort();
-        out(json ? JSON.stringify({ computers: list }) : list.join("\n"));
-        break;
-      }
-      case "skills": {
-        need(args, 1, "skills <computer>");
-        const skills = await agent.getSkills(args[0]!);
-        out(
-          json
-            ? JSON.stringify({ skills })
-            : skills.map((s) => `${s.name}\t${s.source}\t${s.description}`).join("\n"),
-        );
-        break;
-      }
-      case "tools": {
-        need(args, 1, "tools <computer>");
-        const tools = await agent.getTools(args[0]!);
-        out(
-          json
-            ? JSON.stringify({ tools })
-            : tools.map((t) => `${t.name}\t${t.description}`).join("\n"),
-        );
-        break;
-      }
-      case "skill": {
-        need(args, 2, "skill <computer> <name> [rel_path] [-o FILE]");
-        const [computer, name, relPath] = args as [string, string, string | undefined];
-        const file = values.output;
-        const ret = await agent.getSkill(computer, name, relPath, { pull });
-        const meta = {
-          name: ret.name,
-          rel_path: ret.rel_path,
-          mime_type: ret.mime_type,
-          total_size: ret.total_size,
-          sha256: ret.sha256,
-        };
-        if (ret.body !== undefined) {
-          if (file) await writeFile(file, ret.body, "utf8");
-          if (json)
-            out(
-              JSON.stringify({ ...meta, ...(file ? { file: resolve(file) } : { body: ret.body }) }),
-            );
-          else if (!file) process.stdout.write(ret.body);
-          break;
-        }
-        if (!file) throw new UsageError(`${ret.mime_type} is binary: use -o FILE`);
-        await agent.downloadBlob(computer, ret.blob_handle!, file, {
-          ...withProgress(ctx, ret.rel_path),
-          expectedSha256: ret.sha256,
-          expectedSize: ret.total_size,
-        });
-        if (json) out(JSON.stringify({ ...meta, file: resolve(file) }));
-        break;
-      }
-      case "blob": {
-        need(args, 2, "blob <computer> <handle> -o FILE");
-        const file = values.output;
-        if (!file) throw new UsageError("blob needs -o FILE");
-        const info = await agent.downloadBlob(args[0]!, args[1]!, file, withProgress(ctx, "blob"));
-        const summary = {
-          file: resolve(info.path),
-          total_size: info.totalSize,
-          sha256: info.sha256,
-          mime_type: info.mimeType,
-          requests: info.stats.requests,
-          from_cache: info.stats.fromCache,
-        };
-        out(
-          json
-            ? JSON.stringify(summary)
-            : `${summary.file} ${formatBytes(info.totalSize)} sha256 ${info.sha256}`,
-        );
-        break;
-      }
-      case "call":
-        await cmdCall(ctx, args);
-        break;
+    const { values, command, args } = parseCli(argv);
+    if (values.help || !command) {
+      out(HELP);
+      return EXIT.ok;
     }
+    json = values.json ?? false;
+    Object.assign(ctx, { command, args });
+    const s = settings(values, command, args);
+    Object.assign(ctx, { url: s.server, office: s.office, token: s.token !== undefined });
+    setLogName(s.name);
+    // Loaded once the command line is known good: usage errors and --help answer at once.
+    const { AgentClient } = await import("./client.ts");
+    agent = new AgentClient({
+      url: s.server,
+      name: s.name,
+      logger: log,
+      ...(s.token !== undefined ? { token: s.token } : {}),
+      ...(values.path !== undefined ? { path: values.path } : {}),
+      ...(s.connectTimeout !== undefined ? { connectTimeoutMs: s.connectTimeout * 1000 } : {}),
+    });
+    const quiet = values.quiet ?? false;
+    const run: Run = {
+      agent,
+      values,
+      args,
+      office: s.office,
+      json,
+      quiet,
+      pull: { ...s.pull, signal: stop.signal },
+      progress: json || quiet ? "off" : process.stderr.isTTY ? "tty" : "lines",
+      signal: stop.signal,
+      ctx,
+    };
+    ctx.stage = "connect";
+    await interruptible(agent.connect(), stop.signal);
+    ctx.stage = "join";
+    await interruptible(agent.joinOffice(s.office), stop.signal);
+    ctx.stage = "command";
+    await runCommand(run, command);
     return EXIT.ok;
+  } catch (err) {
+    const failure = describeFailure(err, ctx);
+    if (json) out(JSON.stringify({ error: failure.json, exit_code: failure.exit }));
+    process.stderr.write(failureText(failure));
+    return failure.exit;
   } finally {
-    await agent.close();
+    await agent?.close();
   }
 }
 
-/** Maps an error to the documented exit code. */
-export function exitCodeFor(err: unknown): number {
-  if (err instanceof UsageError) return EXIT.usage;
-  if (err instanceof Interrupted) return EXIT.interrupted;
-  if (err instanceof SidebandRestoreError)
-    return err.cause ? exitCodeFor(err.cause) : EXIT.protocol;
-  if (err instanceof IntegrityError) return EXIT.integrity;
-  if (
-    err instanceof ConnectError ||
-    err instanceof DisconnectedError ||
-    err instanceof RequestTimeoutError
-  ) {
-    return EXIT.transport;
-  }
-  if (err instanceof ProtocolError || err instanceof AgentError) return EXIT.protocol;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === "string" && code.startsWith("ERR_PARSE_ARGS")) return EXIT.usage;
-  return EXIT.failure;
-}
-
-function describe(err: unknown): Record<string, unknown> {
-  const e = err as Error & { code?: unknown; reason?: unknown };
-  const o: Record<string, unknown> = { type: e.name ?? "Error", message: e.message ?? String(err) };
-  if (e.code !== undefined) o.code = e.code;
-  if (err instanceof ProtocolError && err.reason) o.reason = err.reason;
-  if (err instanceof SidebandRestoreError && err.cause) o.cause = describe(err.cause);
-  return o;
-}
-
-const argv = process.argv.slice(2);
-run(argv).then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    const code = exitCodeFor(err);
-    if (argv.includes("--json")) out(JSON.stringify({ error: describe(err), exit_code: code }));
-    const d = describe(err);
-    process.stderr.write(`agent: ${String(d.type)}: ${String(d.message)}\n`);
-    if (code === EXIT.usage) process.stderr.write("(see --help)\n");
-    process.exitCode = code;
-    process.stdout.write("", () => process.exit(code));
-  },
-);
+const code = await main(process.argv.slice(2));
+// Exit once stdout is flushed (a pipe may still hold the answer).
+process.stdout.write("", () => process.exit(code));

@@ -23,8 +23,14 @@ import {
   isErrorPayload,
   type A2CSkillRef,
   type SMCPTool,
-} from "../protocol/index.ts";
-import { classifyConnectError, isVersionClose, versionClose4900 } from "./connect-error.ts";
+} from "@a2c-smcp/protocol";
+import {
+  checkServerUrl,
+  classifyConnectError,
+  isVersionClose,
+  versionClose4900,
+  type ConnectTarget,
+} from "./connect-error.ts";
 import {
   DisconnectedError,
   InvalidResponseError,
@@ -34,6 +40,7 @@ import {
   abortError,
   protocolErrorFromWire,
 } from "./errors.ts";
+import { silentLogger, type AgentLogger } from "./logger.ts";
 import type { z } from "zod";
 
 /** Default local ack wait for `client:get_*` and `server:*` (digest §1.8: SHOULD be ≥ 30 s). */
@@ -62,6 +69,13 @@ export interface AgentClientOptions {
   reconnectionDelayMaxMs?: number;
   /** Handshake timeout. Default 20 s. */
   connectTimeoutMs?: number;
+  /**
+   * Move from HTTP long-polling to WebSocket after the handshake. Default true; false stays on
+   * polling (behind a proxy that does not pass WebSocket upgrades).
+   */
+  upgrade?: boolean;
+  /** Where the SDK's warnings go (any pino logger fits). Default: nowhere. */
+  logger?: AgentLogger;
 }
 
 /** Events of `AgentClient` (an EventEmitter). */
@@ -109,6 +123,8 @@ interface Pending {
 export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
   readonly url: string;
   name: string;
+  /** `opts.logger`, or the silent default; pulls through this client log here too. */
+  readonly logger: AgentLogger;
   protected readonly opts: AgentClientOptions;
   protected socket: Socket | undefined;
   private readonly reqPrefix = randomBytes(6).toString("base64url");
@@ -126,6 +142,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     // client are normal, not a leak.
     this.setMaxListeners(0);
     this.opts = opts;
+    this.logger = opts.logger ?? silentLogger;
     this.url = opts.url.replace(/\/+$/, "");
     this.name = opts.name ?? `agent-${randomBytes(4).toString("hex")}`;
   }
@@ -148,14 +165,18 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
 
   /**
    * Connects. Rejects with `ProtocolVersionError` (4008), `AuthError` (401), another
-   * `ProtocolError` for a flat answer, or `ConnectError` (server unreachable); in every case the
-   * socket is disconnected first and no reconnect is attempted.
+   * `ProtocolError` for a flat answer, or `ConnectError` (not a URL, server unreachable: its
+   * `reason` says why); in every case the socket is disconnected first and no reconnect is
+   * attempted.
    */
   async connect(): Promise<void> {
     if (this.socket) throw new Error("connect() called twice");
+    const badUrl = checkServerUrl(this.url);
+    if (badUrl) throw badUrl;
     const socket = io(`${this.url}${NAMESPACE}`, {
       ...this.handshakeOptions(),
       transports: ["polling", "websocket"],
+      upgrade: this.opts.upgrade ?? true,
       reconnection: true,
       reconnectionDelay: this.opts.reconnectionDelayMs ?? 500,
       reconnectionDelayMax: this.opts.reconnectionDelayMaxMs ?? 5000,
@@ -175,7 +196,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
         // "MUST call disconnect() explicitly before surfacing the error" (digest §1.4).
         socket.disconnect();
         this.socket = undefined;
-        const e = classifyConnectError(err);
+        const e = classifyConnectError(err, this.connectTarget());
         if (e instanceof ProtocolVersionError && e.code === 4900) {
           void this.versionBodyAfter4900().then(reject);
         } else reject(e);
@@ -198,7 +219,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
       if (versionClose) void this.stopAfter4900(socket);
     });
     socket.on("connect_error", (err) => {
-      const e = classifyConnectError(err);
+      const e = classifyConnectError(err, this.connectTarget());
       if (e instanceof ProtocolVersionError || e instanceof AuthError) {
         // A Server that now refuses us will keep refusing: stop the reconnect loop.
         this.fatal = e;
@@ -206,6 +227,10 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
         this.emit("closed", e);
       }
     });
+  }
+
+  private connectTarget(): ConnectTarget {
+    return { url: this.url, timeoutMs: this.handshakeOptions().timeout };
   }
 
   /** What every handshake of this client sends: path, version, token. */
@@ -238,7 +263,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     const found = await new Promise<ProtocolVersionError | undefined>((resolve) => {
       probe.once("connect", () => resolve(undefined));
       probe.once("connect_error", (err) => {
-        const e = classifyConnectError(err);
+        const e = classifyConnectError(err, this.connectTarget());
         resolve(e instanceof ProtocolVersionError && e.code === 4008 ? e : undefined);
       });
       probe.connect();

@@ -13,7 +13,7 @@ import {
   type A2CSkillRef,
   type SMCPTool,
   type SessionInfo,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { ClientConnection, type RequestOptions } from "./client-connection.ts";
 import {
   DisconnectedError,
@@ -22,7 +22,6 @@ import {
   abortError,
   asError,
 } from "./errors.ts";
-import { log } from "./log.ts";
 
 /** Rejoin attempts after a reconnect when the Server still holds our old seat. */
 export const REJOIN_ATTEMPTS = 8;
@@ -162,7 +161,7 @@ export abstract class OfficeClient extends ClientConnection {
   }
 
   private refreshFailed(c: string | null, err: unknown): void {
-    log.warn({ computer: c, err: String(err) }, "refresh failed");
+    this.logger.warn({ computer: c, err: String(err) }, "refresh failed");
     this.emit("refresh_error", c, err);
   }
 

@@ -19,7 +19,7 @@ import {
   type GetBlobRet,
   type GetSkillRet,
   type SMCPTool,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import type { RequestOptions } from "./client-connection.ts";
 import { OfficeClient } from "./client-office.ts";
 import { RequestTimeoutError, abortError } from "./errors.ts";

@@ -5,14 +5,35 @@
  * - WebSocket close 4900 (a WS-only rejection): `ProtocolVersionError` with code 4900 and empty
  *   versions ("4900 is a WS close code, 4008 is an ErrorPayload.code; never conflate them").
  * - A middleware refusal carries its flat payload in `err.data` (401 → `AuthError`).
- * - Anything else: `ConnectError` (unreachable, timeout, TLS, ...).
+ * - Anything else: `ConnectError` naming the URL and the real cause. engine.io-client reports
+ *   every polling failure as "xhr poll error"; the cause is underneath: the HTTP status in
+ *   `description`, and for a network failure the Node error (`code` ECONNREFUSED, ENOTFOUND, a
+ *   TLS code, ...) that its XMLHttpRequest keeps in `context.statusText`.
  */
-import { ERROR_CODE_HEADER, isErrorPayload } from "../protocol/index.ts";
-import { ConnectError, ProtocolVersionError, protocolErrorFromWire } from "./errors.ts";
+import { ERROR_CODE_HEADER, isErrorPayload } from "@a2c-smcp/protocol";
+import {
+  ConnectError,
+  ProtocolVersionError,
+  protocolErrorFromWire,
+  type ConnectFailure,
+} from "./errors.ts";
 
 interface XhrLike {
   responseText?: unknown;
+  statusText?: unknown;
   getResponseHeader?: (name: string) => unknown;
+}
+
+interface SystemError {
+  code?: unknown;
+  message?: unknown;
+}
+
+/** Where the failed connect went: named in the error's message. */
+export interface ConnectTarget {
+  url: string;
+  /** The handshake timeout, for the message of a `timeout`. */
+  timeoutMs?: number;
 }
 
 function parseBody(text: unknown): unknown {
@@ -24,7 +45,50 @@ function parseBody(text: unknown): unknown {
   }
 }
 
-export function classifyConnectError(err: unknown): Error {
+/** The Node error under an engine.io transport error: the XHR's or the WebSocket's. */
+function systemErrorOf(e: { description?: unknown; context?: unknown }): SystemError | undefined {
+  const candidates = [
+    (e.context as XhrLike | undefined)?.statusText,
+    e.description,
+    (e.description as { error?: unknown } | undefined)?.error,
+  ];
+  for (const c of candidates) {
+    if (typeof c === "object" && c !== null && typeof (c as SystemError).code === "string") {
+      return c;
+    }
+  }
+  return undefined;
+}
+
+const DNS = new Set(["ENOTFOUND", "EAI_AGAIN", "EAI_FAIL", "EAI_NONAME"]);
+const UNREACHABLE = new Set(["EHOSTUNREACH", "ENETUNREACH", "ECONNRESET", "EPIPE", "ENETDOWN"]);
+
+/** A network failure as a reason and a short phrase (the code is appended by the caller). */
+function describeSystemError(sys: SystemError): [ConnectFailure, string] {
+  const code = String(sys.code);
+  const text = typeof sys.message === "string" ? sys.message : "";
+  if (code === "ECONNREFUSED") return ["refused", "connection refused"];
+  if (DNS.has(code)) {
+    return ["dns", code === "EAI_AGAIN" ? "host name lookup failed" : "host not found"];
+  }
+  if (UNREACHABLE.has(code)) {
+    return ["unreachable", code === "ECONNRESET" ? "connection reset" : "host unreachable"];
+  }
+  if (code === "ETIMEDOUT") return ["timeout", "connection timed out"];
+  if (/wrong version number|packet length too long|unknown protocol/.test(text)) {
+    return ["tls", "TLS handshake failed: the Server does not speak TLS there"];
+  }
+  if (code === "EPROTO" || /CERT|SSL|TLS|SIGNATURE|ISSUER/.test(code)) {
+    return ["tls", `TLS handshake failed: ${text.split("\n")[0] || code}`];
+  }
+  return ["other", text.split("\n")[0] || code];
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+export function classifyConnectError(err: unknown, target: ConnectTarget = { url: "" }): Error {
   const e = err as {
     message?: unknown;
     data?: unknown;
@@ -34,6 +98,7 @@ export function classifyConnectError(err: unknown): Error {
   };
   if (isErrorPayload(e.data)) return protocolErrorFromWire(e.data);
 
+  const { url } = target;
   const description = e.description as { code?: unknown } | number | undefined;
   if (e.type === "TransportError") {
     if (typeof description === "number" && description >= 400) {
@@ -49,14 +114,39 @@ export function classifyConnectError(err: unknown): Error {
       if (String(header) === "4008") {
         return new ProtocolVersionError({ code: 4008, message: "Protocol version mismatch" });
       }
-      return new ConnectError(`handshake refused with HTTP ${description}`, { cause: err });
+      return new ConnectError(url, "http", `the handshake got HTTP ${description}`, {
+        cause: err,
+        status: description,
+      });
     }
     if (typeof description === "object" && description !== null && description.code === 4900) {
       return versionClose4900();
     }
+    const sys = systemErrorOf(e);
+    if (sys) {
+      const [reason, phrase] = describeSystemError(sys);
+      const code = String(sys.code);
+      return new ConnectError(url, reason, `${phrase} (${code})`, { cause: err, systemCode: code });
+    }
   }
   const msg = typeof e.message === "string" ? e.message : String(err);
-  return new ConnectError(`cannot connect: ${msg}`, { cause: err });
+  if (msg === "timeout") {
+    const within = target.timeoutMs !== undefined ? ` within ${seconds(target.timeoutMs)}` : "";
+    return new ConnectError(url, "timeout", `no answer to the handshake${within}`, { cause: err });
+  }
+  return new ConnectError(url, "other", msg, { cause: err });
+}
+
+/** A URL the client can connect to, or the ConnectError saying why not. */
+export function checkServerUrl(url: string): ConnectError | undefined {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed && /^(https?|wss?):$/.test(parsed.protocol) && parsed.host !== "") return undefined;
+  return new ConnectError(url, "invalid_url", "not an http:// or https:// URL");
 }
 
 /** The WebSocket close code a WS-only version rejection uses (digest §1.3). */

@@ -8,7 +8,7 @@
  * `details` of a protocol error is diagnostics only: the spec says an Agent MUST NOT show it to end
  * users (digest §4.1), so `message` of these errors never embeds it.
  */
-import { ErrorCode, ProtocolError, type ErrorPayload } from "../protocol/index.ts";
+import { ErrorCode, ProtocolError, type ErrorPayload } from "@a2c-smcp/protocol";
 
 export { ProtocolError };
 
@@ -151,11 +151,42 @@ export class DisconnectedError extends AgentError {
   }
 }
 
-/** The Server could not be reached at all (refused, DNS, TLS, ...). */
+/** Why a connect failed below the protocol (`ConnectError.reason`). */
+export type ConnectFailure =
+  | "invalid_url" // not an http(s):// or ws(s):// URL
+  | "refused" // nothing listens there (ECONNREFUSED)
+  | "dns" // the host name does not resolve (ENOTFOUND, EAI_AGAIN)
+  | "unreachable" // no route, network down, reset (EHOSTUNREACH, ENETUNREACH, ECONNRESET, ...)
+  | "timeout" // no handshake answer within the connect timeout
+  | "tls" // the TLS handshake failed (certificate, or the peer does not speak TLS)
+  | "http" // the handshake got an HTTP error status without a flat ErrorPayload
+  | "other";
+
+/**
+ * The Server could not be reached at all. `message` names the URL and the cause in one line
+ * ("cannot connect to http://127.0.0.1:1: connection refused (ECONNREFUSED)"); the parts are
+ * typed fields for callers that branch.
+ */
 export class ConnectError extends AgentError {
   override readonly name: string = "ConnectError";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("CONNECT_FAILED", message, options);
+  /** The Server URL the client was given. */
+  readonly url: string;
+  readonly reason: ConnectFailure;
+  /** The HTTP status of an `http` failure. */
+  readonly status: number | undefined;
+  /** The system / TLS error code underneath, e.g. `ECONNREFUSED`, `DEPTH_ZERO_SELF_SIGNED_CERT`. */
+  readonly systemCode: string | undefined;
+  constructor(
+    url: string,
+    reason: ConnectFailure,
+    detail: string,
+    options: { cause?: unknown; status?: number; systemCode?: string } = {},
+  ) {
+    super("CONNECT_FAILED", `cannot connect to ${url}: ${detail}`, { cause: options.cause });
+    this.url = url;
+    this.reason = reason;
+    this.status = options.status;
+    this.systemCode = options.systemCode;
   }
 }
 

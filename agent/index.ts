@@ -7,3 +7,4 @@ export * from "./sideband.ts";
 export * from "./cache.ts";
 export { isTextMime, drainSkill } from "./skill.ts";
 export { classifyConnectError } from "./connect-error.ts";
+export { silentLogger, type AgentLogger } from "./logger.ts";

@@ -1,6 +1,8 @@
 /**
- * Download progress for the CLI: a redrawn bar on a TTY (bytes, rate, ETA), a plain line every
- * 10 % otherwise, nothing in `--json` mode. Writes to stderr so stdout stays the command's output.
+ * Download progress for the CLI, on stderr so stdout stays the command's output: a redrawn bar
+ * on a TTY (bytes, rate, ETA), a plain line every 10 % otherwise, nothing with `--json` or
+ * `--quiet`. `end()` finishes the bar's line, so whatever is printed next starts on its own;
+ * `downloadSummary` is the final line of a download.
  */
 import type { PullProgress } from "./pull.ts";
 
@@ -16,49 +18,69 @@ export function formatBytes(n: number): string {
   return `${u === 0 ? v.toFixed(0) : v.toFixed(1)} ${UNITS[u]}`;
 }
 
-function formatDuration(s: number): string {
+/** An ETA: `42s`, `3m07s`, `--` when unknown. */
+function formatEta(s: number): string {
   if (!Number.isFinite(s)) return "--";
-  if (s < 60) return `${Math.ceil(s)}s`;
-  const m = Math.floor(s / 60);
-  return `${m}m${String(Math.ceil(s % 60)).padStart(2, "0")}s`;
+  const whole = Math.ceil(s);
+  if (whole < 60) return `${whole}s`;
+  return `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, "0")}s`;
 }
+
+/** An elapsed time: `0.42 s`, `12.3 s`, `3 min 07 s`. */
+export function formatSeconds(s: number): string {
+  if (s < 10) return `${s.toFixed(2)} s`;
+  if (s < 60) return `${s.toFixed(1)} s`;
+  const whole = Math.round(s);
+  return `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, "0")} s`;
+}
+
+/** A rate in decimal megabytes a second, as network tools print it. */
+export function formatRate(bytes: number, seconds: number): string {
+  return `${(bytes / 1e6 / Math.max(seconds, 1e-6)).toFixed(1)} MB/s`;
+}
+
+export type ProgressMode = "tty" | "lines" | "off";
 
 export interface ProgressReporter {
   update(p: PullProgress): void;
-  done(): void;
+  /** Ends the bar's line (a no-op when nothing was drawn or it already ended). */
+  end(): void;
 }
+
+/** How often the TTY bar is redrawn at most. */
+const REDRAW_MS = 100;
+const BAR_WIDTH = 24;
 
 export function progressReporter(
   label: string,
-  mode: "tty" | "lines" | "off",
-  out: NodeJS.WriteStream = process.stderr,
+  mode: ProgressMode,
+  out: NodeJS.WritableStream = process.stderr,
 ): ProgressReporter {
-  if (mode === "off") return { update: () => undefined, done: () => undefined };
+  if (mode === "off") return { update: () => undefined, end: () => undefined };
   const start = performance.now();
   let lastDraw = 0;
   let lastDecile = -1;
-  let last: PullProgress | undefined;
+  let open = false; // a bar is drawn and its line not ended
   const line = (p: PullProgress): string => {
     const secs = (performance.now() - start) / 1000;
-    const rate = secs > 0 ? p.bytes / secs : 0;
+    const rate = secs > 0 ? p.bytes / secs : 0; // bytes a second, for the ETA
     const pct = p.total > 0 ? (100 * p.bytes) / p.total : 100;
     const eta = rate > 0 ? (p.total - p.bytes) / rate : Number.POSITIVE_INFINITY;
     return (
       `${pct.toFixed(0).padStart(3)}% ${formatBytes(p.bytes)}/${formatBytes(p.total)} ` +
-      `${formatBytes(rate)}/s ETA ${formatDuration(eta)}`
+      `${formatRate(p.bytes, secs)} ETA ${formatEta(eta)}`
     );
   };
   return {
     update(p) {
-      last = p;
       if (mode === "tty") {
         const now = performance.now();
-        if (now - lastDraw < 100 && p.bytes < p.total) return;
+        if (now - lastDraw < REDRAW_MS && p.bytes < p.total) return;
         lastDraw = now;
-        const width = 24;
-        const filled = p.total > 0 ? Math.round((width * p.bytes) / p.total) : width;
-        const bar = "#".repeat(filled) + "-".repeat(width - filled);
+        const filled = p.total > 0 ? Math.round((BAR_WIDTH * p.bytes) / p.total) : BAR_WIDTH;
+        const bar = "#".repeat(filled) + "-".repeat(BAR_WIDTH - filled);
         out.write(`\r${label} [${bar}] ${line(p)}\x1b[K`);
+        open = true;
         return;
       }
       const decile = p.total > 0 ? Math.floor((10 * p.bytes) / p.total) : 10;
@@ -66,8 +88,27 @@ export function progressReporter(
       lastDecile = decile;
       out.write(`${label}: ${line(p)}\n`);
     },
-    done() {
-      if (mode === "tty" && last) out.write("\n");
+    end() {
+      if (!open) return;
+      open = false;
+      out.write("\n");
     },
   };
+}
+
+export interface DownloadSummary {
+  file: string;
+  size: number;
+  sha256: string;
+  seconds: number;
+  fromCache: boolean;
+}
+
+/** `wrote /x/y.bin: 1.0 MiB (1048576 bytes), sha256 <hex> verified, 0.21 s, 5.0 MB/s` */
+export function downloadSummary(d: DownloadSummary): string {
+  const source = d.fromCache ? ", from the cache" : "";
+  return (
+    `wrote ${d.file}: ${formatBytes(d.size)} (${d.size} bytes), sha256 ${d.sha256} verified` +
+    `${source}, ${formatSeconds(d.seconds)}, ${formatRate(d.size, d.seconds)}`
+  );
 }

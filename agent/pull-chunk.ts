@@ -4,7 +4,7 @@
  * with its length, and carry the read's `total_size` / `sha256` / `mime_type` (else the blob
  * drifted and the read restarts from 0). Then its bytes are decoded straight into the sink.
  */
-import type { GetBlobRet } from "../protocol/index.ts";
+import type { GetBlobRet } from "@a2c-smcp/protocol";
 import { ChunkContractError } from "./errors.ts";
 import { Restart } from "./pull-resume.ts";
 import type { DecodeTarget } from "./pull-types.ts";

@@ -15,7 +15,7 @@ import {
   ServerError,
   abortError,
 } from "./errors.ts";
-import { log } from "./log.ts";
+import { silentLogger } from "./logger.ts";
 import {
   DEFAULT_RESUME_TIMEOUT_MS,
   type ChunkFetcher,
@@ -71,7 +71,10 @@ export async function waitToResume(
 ): Promise<void> {
   const { signal } = opts;
   stats.resumes++;
-  log.info({ computer, err: String(err), attempt }, "blob pull resuming");
+  (fetcher.logger ?? silentLogger).info(
+    { computer, err: String(err), attempt },
+    "blob pull resuming",
+  );
   await fetcher.waitForComputer(computer, {
     ...(signal ? { signal } : {}),
     timeoutMs: opts.resumeTimeoutMs ?? DEFAULT_RESUME_TIMEOUT_MS,

@@ -19,7 +19,8 @@
  *    mismatch re-reads from 0, then gives up with an `IntegrityError`.
  */
 import { createHash, type Hash } from "node:crypto";
-import type { GetBlobRet } from "../protocol/index.ts";
+import { setMaxListeners } from "node:events";
+import type { GetBlobRet } from "@a2c-smcp/protocol";
 import type { BlobCache } from "./cache.ts";
 import {
   BlobChangedError,
@@ -28,7 +29,7 @@ import {
   abortError,
   asError,
 } from "./errors.ts";
-import { log } from "./log.ts";
+import { silentLogger, type AgentLogger } from "./logger.ts";
 import { checkChunk, placeChunk, type BlobIdentity, type Work } from "./pull-chunk.ts";
 import { Restart, isTransient, restartRefusal, waitToResume } from "./pull-resume.ts";
 import {
@@ -54,6 +55,14 @@ export class PullRun<R> {
   private readonly binary: boolean;
   private readonly retries: number;
   private readonly rereads: number;
+  private readonly log: AgentLogger;
+  /**
+   * Every request and wait of this pull listens here, not on the caller's signal: the caller's
+   * signal gets one listener per pull, whatever the window (a window of 16 requests used to put
+   * 17 listeners on it, and Node warns of a leak past 10). Aborted when the pull ends, so no
+   * request of it outlives the pull.
+   */
+  private readonly stop = new AbortController();
   readonly stats: PullStats = {
     requests: 0,
     bytesReceived: 0,
@@ -75,11 +84,31 @@ export class PullRun<R> {
     this.chunkBytes = Math.max(1, Math.floor(opts.chunkBytes ?? defChunk));
     this.retries = Math.max(0, opts.retries ?? DEFAULT_RETRIES);
     this.rereads = Math.max(0, opts.rereads ?? DEFAULT_REREADS);
+    this.log = fetcher.logger ?? silentLogger;
+    // One listener per request in flight and per wait: the window bounds them, not a leak.
+    setMaxListeners(0, this.stop.signal);
+  }
+
+  /** The pull's own signal (aborted by the caller's, or when the pull ends). */
+  private get signal(): AbortSignal {
+    return this.stop.signal;
   }
 
   async run(): Promise<PullInfo> {
-    const { signal, expectedSha256, cache } = this.opts;
-    if (signal?.aborted) throw abortError(signal);
+    const outer = this.opts.signal;
+    if (outer?.aborted) throw abortError(outer);
+    const onAbort = (): void => this.stop.abort(outer?.reason);
+    outer?.addEventListener("abort", onAbort, { once: true });
+    try {
+      return await this.runReads();
+    } finally {
+      outer?.removeEventListener("abort", onAbort);
+      this.stop.abort(new Error("pull ended"));
+    }
+  }
+
+  private async runReads(): Promise<PullInfo> {
+    const { expectedSha256, cache } = this.opts;
     if (cache && expectedSha256 && HEX64.test(expectedSha256)) {
       const hit = await this.fromCache(cache, expectedSha256, this.opts.expectedSize);
       if (hit) return hit;
@@ -94,7 +123,10 @@ export class PullRun<R> {
           this.sink.canRestart(),
         );
         if (refusal) throw refusal;
-        log.warn({ computer: this.computer, why: err.why }, "blob read restarts from offset 0");
+        this.log.warn(
+          { computer: this.computer, why: err.why },
+          "blob read restarts from offset 0",
+        );
       }
     }
   }
@@ -124,7 +156,7 @@ export class PullRun<R> {
           binary: this.binary,
           decodeEarly: true,
           ...(this.opts.timeoutMs !== undefined ? { timeoutMs: this.opts.timeoutMs } : {}),
-          ...(this.opts.signal ? { signal: this.opts.signal } : {}),
+          signal: this.signal,
         });
       } catch (err) {
         if (!isTransient(err)) throw err;
@@ -142,12 +174,14 @@ export class PullRun<R> {
 
   /** Waits for the Computer (and our socket) to be back, with a small backoff. */
   private resume(err: unknown, attempt: number): Promise<void> {
-    return waitToResume(this.fetcher, this.computer, this.opts, this.stats, err, attempt);
+    const opts = { ...this.opts, signal: this.signal };
+    return waitToResume(this.fetcher, this.computer, opts, this.stats, err, attempt);
   }
 
   /** One logical read from offset 0 to a verified end. */
   private async readOnce(): Promise<PullInfo> {
-    const { signal, onProgress, expectedSha256, expectedSize } = this.opts;
+    const { onProgress, expectedSha256, expectedSize } = this.opts;
+    const signal = this.signal;
     const first = await this.fetchOne(0, this.chunkBytes);
     const total = first.total_size;
     const sha = first.sha256;
@@ -235,12 +269,12 @@ export class PullRun<R> {
       const finish = (err?: unknown): void => {
         if (settled) return;
         settled = true;
-        signal?.removeEventListener("abort", onAbort);
+        signal.removeEventListener("abort", onAbort);
         if (err !== undefined) reject(asError(err));
         else resolve();
       };
-      const onAbort = (): void => finish(abortError(signal!));
-      signal?.addEventListener("abort", onAbort, { once: true });
+      const onAbort = (): void => finish(abortError(signal));
+      signal.addEventListener("abort", onAbort, { once: true });
 
       const nextWork = (): Work | undefined => {
         const q = queue.shift();
@@ -301,7 +335,7 @@ export class PullRun<R> {
             binary: this.binary,
             decodeInto: into,
             ...(this.opts.timeoutMs !== undefined ? { timeoutMs: this.opts.timeoutMs } : {}),
-            ...(signal ? { signal } : {}),
+            signal,
           })
           .then(
             (ret) => {
@@ -376,7 +410,10 @@ export class PullRun<R> {
 
     const digest = hash.digest("hex");
     if (digest !== sha) {
-      log.warn({ computer: this.computer, expected: sha, actual: digest }, "blob sha256 mismatch");
+      this.log.warn(
+        { computer: this.computer, expected: sha, actual: digest },
+        "blob sha256 mismatch",
+      );
       throw new Restart("mismatch");
     }
     return { totalSize: total, sha256: sha, mimeType: mime, stats: this.stats };

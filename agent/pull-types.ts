@@ -3,8 +3,9 @@
  * in a module of their own so the loop's parts (`pull-run.ts`, `pull-chunk.ts`,
  * `pull-resume.ts`), `pull.ts` and `client.ts` share them without an import cycle.
  */
-import type { GetBlobRet } from "../protocol/index.ts";
+import type { GetBlobRet } from "@a2c-smcp/protocol";
 import type { BlobCache } from "./cache.ts";
+import type { AgentLogger } from "./logger.ts";
 
 /**
  * Chunks in flight at different offsets (performance-anchors: 8–16 is the sweet spot). 16: in
@@ -47,6 +48,8 @@ export interface DecodeTarget {
 
 /** What the pull loop needs from a connection (`AgentClient` implements it). */
 export interface ChunkFetcher {
+  /** Where the pull loop reports resumes and restarts. Default: nowhere. */
+  readonly logger?: AgentLogger;
   /** One raw `client:get_blob`, validated; a flat error is thrown as a typed error. */
   getBlobChunk(computer: string, handle: string, req: ChunkRequest): Promise<GetBlobRet>;
   /**

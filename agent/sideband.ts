@@ -7,7 +7,7 @@
  * so the result reads exactly like an inline one. A failure is a `SidebandRestoreError`, never a
  * silently empty item.
  */
-import { SIDEBAND_KEYS, type CallToolResult, type ContentItem } from "../protocol/index.ts";
+import { SIDEBAND_KEYS, type CallToolResult, type ContentItem } from "@a2c-smcp/protocol";
 import { SidebandRestoreError } from "./errors.ts";
 
 const HEX64 = /^[0-9a-f]{64}$/;

@@ -6,7 +6,7 @@
  * for the caller to pull.
  */
 import { createHash } from "node:crypto";
-import { isTextMime, type GetSkillRet } from "../protocol/index.ts";
+import { isTextMime, type GetSkillRet } from "@a2c-smcp/protocol";
 import { IntegrityError } from "./errors.ts";
 import type { PullOptions } from "./pull.ts";
 

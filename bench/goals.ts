@@ -6,7 +6,7 @@ import type { SectionOutcome } from "./lib/context.ts";
 import type { SweepData, SweepPoint } from "./sections/sweep.ts";
 import type { ComputerCostData } from "./sections/computer-cost.ts";
 import type { Goal, Report } from "./report/types.ts";
-import { formatBytes } from "./lib/stats.ts";
+import { formatBytes, median } from "./lib/stats.ts";
 
 function data<T>(o: SectionOutcome | undefined): T | null {
   return o?.status === "done" ? (o.data as T) : null;
@@ -20,13 +20,6 @@ function why(o: SectionOutcome | undefined, section: string): string {
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[m] ?? NaN) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
-}
 
 function defaultsGoal(r: Report): Goal {
   const text = "Default Agent settings reach ≥ 90% of the best point of the sweep";
@@ -59,11 +52,11 @@ function defaultsGoal(r: Report): Goal {
     text,
     status: met ? "met" : "missed",
     measured: `${pct(ratio)} (SDK defaults median ${sdk.medianMbps.toFixed(1)} MB/s vs SDK at the best sweep point ${formatBytes(best.chunkBytes)} w${best.window} median ${best.medianMbps.toFixed(1)} MB/s)`,
-    evidence: `Both sides are SDK whole reads (readBlob loop, final sha256 included), ${sdk.perReadMbps.length} verified reads each, interleaved round by round, median per side (defaults ${reads(sdk)} MB/s; ${atBest.map((x) => `${formatBytes(x.chunkBytes)} w${x.window}: ${reads(x)}`).join("; ")}). Candidates: the ${atBest.length} best raw base64 sweep points (raw best ${formatBytes(rawBest.chunkBytes)} w${rawBest.window} ${rawBest.mbps.toFixed(1)} MB/s, one ${r.meta.plan.pointMs} ms point each). Judged in spec (base64) mode, binary being an opt-in extension${bin ? `; SDK defaults with binary opt-in: median ${bin.medianMbps.toFixed(1)} MB/s` : ""}.`,
+    evidence: `Both sides are SDK whole reads (readBlob loop, final sha256 included), ${sdk.perReadMbps.length} verified reads each, interleaved round by round, median per side (defaults ${reads(sdk)} MB/s; ${atBest.map((x) => `${formatBytes(x.chunkBytes)} w${x.window}: ${reads(x)}`).join("; ")}). Candidates: the ${atBest.length} best raw base64 sweep points (raw best ${formatBytes(rawBest.chunkBytes)} w${rawBest.window} ${rawBest.mbps.toFixed(1)} MB/s, the median of ${r.meta.plan.pointReps} repetitions of ${r.meta.plan.repMs} ms). Judged in spec (base64) mode, binary being an opt-in extension${bin ? `; SDK defaults with binary opt-in: median ${bin.medianMbps.toFixed(1)} MB/s` : ""}.`,
     ...(met
       ? {}
       : {
-          why: `with the same whole-read loop on both sides, the difference is the settings: the best point uses a bigger chunk or window than the defaults (${formatBytes(sdk.chunkBytes)} w${sdk.window}). Fix: move the defaults to that point if it wins again in the next runs (section 8 recommends the smallest chunk and window within 90% of the best).`,
+          why: `with the same whole-read loop on both sides, the difference is the settings: the best point uses a bigger chunk or window than the defaults (${formatBytes(sdk.chunkBytes)} w${sdk.window}). Fix: move the defaults to that point if it wins again in the next runs (the capacity model recommends the smallest chunk and window within 90% of the best).`,
         }),
   };
 }
@@ -98,8 +91,7 @@ function ceilingGoal(r: Report, carriage: "base64" | "binary"): Goal {
     text,
     status: met ? "met" : "missed",
     measured: `median ${pct(med)} over ${pts.length} points; ${meeting}/${pts.length} points ≥ 85%; worst ${pct(worst.ratio ?? 0)} at ${formatBytes(worst.chunkBytes)} w${worst.window}${section.length ? `; against the ceiling section's table instead: median ${pct(median(section))}` : ""}`,
-    evidence:
-      "Each sweep point against a bare relay point measured right before or after it (same driver, chunk size and window; judged on the median: single points vary ±30–50% on this shared VM).",
+    evidence: `Each sweep point against the bare relay at the same carriage, chunk size and window: ${r.meta.plan.pointReps} repetitions, each paired with a bare relay repetition right before or after it; a point's ratio is the median of its pairs, and the goal is judged on the median over the points (single points vary ±30–50% on this shared VM).`,
     ...(met
       ? {}
       : {

@@ -1,13 +1,16 @@
 /**
  * `npm run bench [-- --quick] [--out DIR] [--only a,b]`: runs the sections in order, writes
- * reports/<timestamp>/{report.md, report.json, *.svg, index.html}, and exits non-zero when a
+ * reports/<timestamp>/{report.md, report.json, *.svg, index.html}, and ends with one verdict line
+ * (bench/report/verdict.ts): `bench: PASS|PARTIAL|MISSED|FAIL (…)`. It exits 1 only on FAIL, when a
  * section failed or any byte failed its sha256 (the report is written first, then the run fails
- * loudly). `--quick` is the CI smoke run: correctness asserted, speed not.
+ * loudly); a partial run or a missed goal exits 0 and says so. `--quick` is the CI smoke run:
+ * correctness asserted, speed not.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { cpus, loadavg, release, tmpdir, totalmem } from "node:os";
+import { cpus, homedir, loadavg, release, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { IntegrityError, IntegrityLedger } from "./lib/integrity.ts";
 import { SkipSection, type Ctx, type SectionId, type SectionOutcome } from "./lib/context.ts";
 import { makePlan } from "./lib/plan.ts";
@@ -25,8 +28,9 @@ import { runTwoNode } from "./sections/two-node.ts";
 import { evaluateGoals } from "./goals.ts";
 import { closeSharedStacks } from "./stack/harness.ts";
 import { buildBlocks } from "./report/build.ts";
-import { writeReport } from "./report/write.ts";
+import { redactPaths, writeReport } from "./report/write.ts";
 import type { Report } from "./report/types.ts";
+import { verdictLine, verdictOf } from "./report/verdict.ts";
 
 const SECTIONS: Array<[SectionId, (ctx: Ctx) => Promise<unknown>]> = [
   ["micro", runMicro],
@@ -164,13 +168,14 @@ async function main(): Promise<number> {
   }
 
   const failed = Object.entries(ctx.results).filter(([, o]) => o.status === "failed");
-  const report: Report = {
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const raw: Report = {
     meta: {
       title: "A2C-SMCP blob transport: benchmark and capacity report",
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       quick: args.quick,
-      argv: process.argv.slice(2),
+      argv: publicArgv(process.argv.slice(2)),
       node: process.version,
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model ?? "?",
@@ -193,9 +198,25 @@ async function main(): Promise<number> {
       failures: ledger.failures,
     },
     ok: failed.length === 0 && ledger.failures.length === 0,
+    verdict: { status: "FAIL", detail: "", exitCode: 1 },
   };
-  report.goals = evaluateGoals(report);
-  writeReport(outDir, report, buildBlocks(report));
+  raw.goals = evaluateGoals(raw);
+  raw.verdict = verdictOf({
+    goals: raw.goals,
+    failedSections: failed.map(([id]) => id),
+    integrityFailures: ledger.failures.length,
+    quick: args.quick,
+  });
+  // No machine paths in a report that may be committed.
+  const report = redactPaths(raw, [
+    [dataDir, "<bench data>"],
+    [outDir, "<report folder>"],
+    [root, ""],
+    [root.replace(/\/$/, ""), "."],
+    [tmpdir(), "<tmp>"],
+    [homedir(), "~"],
+  ]);
+  await writeReport(outDir, report, buildBlocks(report));
   console.log(`report: ${join(outDir, "index.html")}`);
   for (const g of report.goals)
     console.log(`goal ${g.status.toUpperCase().padEnd(12)} ${g.text} — ${g.measured}`);
@@ -204,8 +225,18 @@ async function main(): Promise<number> {
     for (const f of ledger.failures) console.error(`!!! ${f}`);
   }
   if (failed.length > 0) console.error(`FAILED sections: ${failed.map(([id]) => id).join(", ")}`);
-  console.log(report.ok ? "bench: PASS" : "bench: FAIL");
-  return report.ok ? 0 : 1;
+  console.log(verdictLine(report.verdict));
+  return report.verdict.exitCode;
+}
+
+/** The arguments without `--out DIR` (a machine path, and not part of what was measured). */
+function publicArgv(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--out") i++;
+    else out.push(argv[i] ?? "");
+  }
+  return out;
 }
 
 main().then(

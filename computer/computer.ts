@@ -7,7 +7,8 @@
  * - payload fails the protocol schema → 400 (the Computer trusts no relay);
  * - `computer` is not this Computer's name → not executed, 404 as D9 (computer.md §3: "MUST NOT
  *   execute"; DECISIONS D15);
- * - no service handles the event, or the event is unknown → 500;
+ * - no service handles the event → 500; an event this Computer does not know, with an ack →
+ *   404 `unknown_event` at once (its name cut to 64 characters), looked up in a Set only;
  * - a handler throws → 500 (logged with the stack, which never goes on the wire: D23);
  * - an answer that would not fit the Server's `maxHttpBufferSize` → 500 instead of an oversized
  *   ack that would make the Server drop this Computer's socket (D16).
@@ -35,7 +36,8 @@ import {
   type ClientToServerEvents,
   type ServerToClientEvents,
   type Transport,
-} from "../protocol/index.ts";
+  unknownEvent,
+} from "@a2c-smcp/protocol";
 import { DrainReleases } from "./blob/buffers.ts";
 import { ScratchBuffers, maskScratchInPlace } from "./mask-in-place.ts";
 import { batchWrites, onEveryTransport } from "./write-batching.ts";
@@ -92,6 +94,8 @@ export interface StartComputerOptions {
   maxHttpBufferSize?: number;
   inlineBudget?: number;
   maxSize?: number;
+  /** Serve skill files with more than one hard link (skills/sandbox.ts). Default false. */
+  allowHardLinks?: boolean;
   /** Hashing threads (piscina). 0 = hash inline on the main thread. */
   workers?: number;
   /** Nice offset of the hashing threads (0–19), default DEFAULT_HASH_NICE (blob/hash-cache.ts). */
@@ -101,10 +105,10 @@ export interface StartComputerOptions {
    * When absent, the defaults are built from `skills` / `mcpConfig` (see `defaultServices`).
    */
   services?: Array<ComputerService | ServiceFactory>;
-  /** Blob engine tuning (chunk default, concurrency limits). */
+  /** Blob engine tuning (chunk default, concurrency limits, descriptors kept open). */
   blob?: Pick<
     BlobEngineOptions,
-    "defaultChunkBytes" | "maxInFlight" | "maxQueue" | "maxQueueWaitMs"
+    "defaultChunkBytes" | "maxInFlight" | "maxQueue" | "maxQueueWaitMs" | "fdCacheEntries"
   >;
   /** Client transports, polling first (digest §1.2 MUST). */
   transports?: Transport[];
@@ -186,6 +190,7 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     inlineBudget: options.inlineBudget ?? DEFAULT_INLINE_BUDGET,
     maxSize: options.maxSize ?? DEFAULT_MAX_SIZE,
     maxHttpBufferSize: options.maxHttpBufferSize ?? DEFAULT_MAX_HTTP_BUFFER_SIZE,
+    allowHardLinks: options.allowHardLinks ?? false,
   };
   const metrics = createComputerMetrics(name);
   const codec = new HandleCodec(await loadOrCreateHandleKey(config.stateDir, log));
@@ -410,8 +415,9 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
   s.onAny((event: string, ...args: unknown[]) => {
     if (known.has(event)) return;
     const ack = args.at(-1);
-    if (typeof ack === "function")
-      (ack as (a: unknown) => void)(internalError(`Unknown event '${event}'`));
+    if (typeof ack !== "function") return;
+    metrics.unknownEvents.inc();
+    (ack as (a: unknown) => void)(unknownEvent(event));
   });
   s.on(Events.ToolCallCancelNotify, (payload: unknown) => {
     const parsed = ToolCallCancelSchema.safeParse(payload);

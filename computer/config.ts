@@ -8,7 +8,7 @@ import type { ComputerHttpOptions } from "./http.ts";
 /** What `npm run computer` runs: the Computer, plus its optional HTTP endpoint (http.ts). */
 export type ComputerCliOptions = StartComputerOptions & { http?: ComputerHttpOptions };
 
-export const USAGE = `usage: npm run computer -- --server URL --office ID --name NAME [options]
+export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [options]
 
   --server URL                 Server base URL (env A2C_SERVER_URL)
   --office ID                  office to join (env A2C_OFFICE_ID)
@@ -25,6 +25,10 @@ export const USAGE = `usage: npm run computer -- --server URL --office ID --name
   --blob-queue-wait-ms N       longest wait of a get_blob for a read slot before it is answered
                                busy, default 10000; 0 = no bound (env A2C_BLOB_QUEUE_WAIT_MS)
   --hash-nice N                nice offset of the hashing threads, 0-19, default 10 (env A2C_HASH_NICE)
+  --fd-cache-entries N         file descriptors kept open between chunks, default 16; 0 = none
+                               (env A2C_FD_CACHE_ENTRIES)
+  --allow-hard-links           serve skill files that have more than one hard link (refused as
+                               forbidden by default; env A2C_ALLOW_HARD_LINKS=1)
   --http-port P                serve GET /healthz and /metrics on this port; off when unset,
                                0 = any free port (env A2C_HTTP_PORT)
   --http-host H                interface of that endpoint, default 127.0.0.1 (env A2C_HTTP_HOST)
@@ -54,6 +58,7 @@ const INT_FLAGS = {
   workers: { env: "A2C_WORKERS", min: 0 },
   "blob-queue-wait-ms": { env: "A2C_BLOB_QUEUE_WAIT_MS", min: 0 },
   "hash-nice": { env: "A2C_HASH_NICE", min: 0, max: 19 },
+  "fd-cache-entries": { env: "A2C_FD_CACHE_ENTRIES", min: 0, max: 4096 },
   "http-port": { env: "A2C_HTTP_PORT", min: 0, max: 65535 },
 } as const;
 
@@ -62,8 +67,9 @@ export function parseComputerArgs(
   argv: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): ComputerCliOptions | null {
-  const options: Record<string, { type: "string" } | { type: "boolean"; short: string }> = {
+  const options: Record<string, { type: "string" } | { type: "boolean"; short?: string }> = {
     help: { type: "boolean", short: "h" },
+    "allow-hard-links": { type: "boolean" },
   };
   for (const k of [...Object.keys(STRING_FLAGS), ...Object.keys(INT_FLAGS)]) {
     options[k] = { type: "string" };
@@ -128,6 +134,15 @@ export function parseComputerArgs(
   assign("workers", int("workers"));
   const queueWait = int("blob-queue-wait-ms");
   if (queueWait !== undefined) out.blob = { maxQueueWaitMs: queueWait };
+  const fdCacheEntries = int("fd-cache-entries");
+  if (fdCacheEntries !== undefined) out.blob = { ...out.blob, fdCacheEntries };
+  const hardLinks = env.A2C_ALLOW_HARD_LINKS;
+  if (
+    values["allow-hard-links"] === true ||
+    (hardLinks !== undefined && /^(1|true|yes|on)$/i.test(hardLinks.trim()))
+  ) {
+    out.allowHardLinks = true;
+  }
   assign("hashNice", int("hash-nice"));
   const httpPort = int("http-port");
   const httpHost = str("http-host");

@@ -4,7 +4,7 @@
  * reconnecting, so the Computer stops and says why. Anything else (Server down, network) is
  * retried by socket.io's reconnection loop.
  */
-import { isErrorPayload } from "../protocol/index.ts";
+import { isErrorPayload } from "@a2c-smcp/protocol";
 
 export type ConnectFailure =
   "unauthorized" | "version_mismatch" | "rejected" | "join_refused" | "timeout";

@@ -4,7 +4,7 @@
  * artifacts) means implementing `Producer` and registering it; no engine code changes.
  */
 import type { Logger } from "pino";
-import type { ClientEvent, ClientEventTypes, ErrorPayload } from "../protocol/index.ts";
+import type { ClientEvent, ClientEventTypes, ErrorPayload } from "@a2c-smcp/protocol";
 
 // ---------------------------------------------------------------------------------------------
 // Producers and the blob engine
@@ -101,6 +101,8 @@ export interface ComputerConfig {
   readonly maxSize: number;
   /** The Server's `maxHttpBufferSize`; every ack must fit it (D16). */
   readonly maxHttpBufferSize: number;
+  /** Serve skill files that have more than one hard link (skills/sandbox.ts; default false). */
+  readonly allowHardLinks?: boolean;
 }
 
 /** A service contributes handlers and producers, and is told when the Computer joins/leaves. */

@@ -1,7 +1,9 @@
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=300
 /**
- * `npm run computer -- --server URL --office ID --name NAME [...]`: runs one Computer until
- * SIGINT/SIGTERM (clean leave + close, exit 0). Exit 2 on bad usage, 1 when the Computer gives up
- * (refused token, protocol version mismatch, refused join). With `--http-port` it also serves
+ * `a2c-computer --server URL --office ID --name NAME [...]` (`npm run computer -- ...` from
+ * source; the shebang runs node with the process tuning of docs/configuration.md): runs one
+ * Computer until SIGINT/SIGTERM (clean leave + close, exit 0). Exit 2 on bad usage, 1 when the
+ * Computer gives up (refused token, protocol version mismatch, refused join). With `--http-port` it also serves
  * `/healthz` and `/metrics` (http.ts) from the start, before the Computer has joined.
  */
 import { collectDefaultMetrics } from "prom-client";

@@ -12,8 +12,8 @@ export interface ComputerMetrics {
   readonly blobErrors: Counter<"reason">;
   /** `client:get_blob` answered `busy` by the read limiter: queue_full, queue_wait, closed. */
   readonly blobRefusals: Counter<"reason">;
-  /** Bytes of resource served in chunks. */
-  readonly blobBytes: Counter;
+  /** Resource bytes served in chunks, by carriage (`base64` text or `binary`). */
+  readonly blobBytes: Counter<"carriage">;
   readonly chunkSeconds: Histogram;
   /** Whole-resource sha256 computations (cache misses that ran to the end), by path. */
   readonly hashComputations: Counter<"path">;
@@ -26,6 +26,8 @@ export interface ComputerMetrics {
   readonly derivedProductions: Counter<"tier">;
   /** Bytes of derived resources held, by tier. */
   readonly derivedBytes: Gauge<"tier">;
+  /** Events with an ack this Computer does not handle (answered 404 `unknown_event`). */
+  readonly unknownEvents: Counter;
 }
 
 export function createComputerMetrics(name: string): ComputerMetrics {
@@ -54,7 +56,8 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     }),
     blobBytes: new Counter({
       name: "a2c_computer_blob_bytes_total",
-      help: "resource bytes served by client:get_blob",
+      help: "resource bytes served by client:get_blob (decoded), by carriage: base64 or binary",
+      labelNames: ["carriage"],
       registers,
     }),
     chunkSeconds: new Histogram({
@@ -99,6 +102,11 @@ export function createComputerMetrics(name: string): ComputerMetrics {
       name: "a2c_computer_derived_bytes",
       help: "bytes of derived resources held, by tier (memory, file)",
       labelNames: ["tier"],
+      registers,
+    }),
+    unknownEvents: new Counter({
+      name: "a2c_computer_unknown_events_total",
+      help: "events with an ack this Computer does not handle, answered 404 unknown_event",
       registers,
     }),
   };

@@ -38,8 +38,8 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 export const ERROR_CODES: Readonly<Record<ErrorCode, string>> = {
   400: "Bad Request: payload failed schema validation, or missing/invalid a2c_version",
   401: "Unauthorized: connect refused by the auth provider",
-  403: "Forbidden: sender is not the office's Agent, or an unauthorized operation",
-  404: "Not Found: no Computer of that name in the sender's office, or it disconnected mid-request",
+  403: "Forbidden: sender is not the office's Agent, or its `agent` field is not its own name",
+  404: "Not Found: no Computer of that name in the sender's office, it disconnected mid-request, or the event is not supported",
   408: "Timeout: the Computer did not answer within the relay timeout",
   500: "Internal Error",
   4001: "Tool Not Found: tool_name is not in the Computer's exposed tool mapping",
@@ -148,6 +148,40 @@ export function forbidden(
   return { code: 403, message };
 }
 
+/**
+ * The request's `agent` field is not the name the sender joined its office with (digest §9.4:
+ * only the payload is open to the client, never whose request it is).
+ */
+export function agentMismatch(): ErrorPayload {
+  return {
+    code: 403,
+    message: "Forbidden: the agent field must be the sender's own name",
+    details: { reason: "agent_mismatch" },
+  };
+}
+
+/** Longest event name echoed in `unknownEvent`'s details; longer names are cut and say so. */
+export const MAX_ECHOED_EVENT_CHARS = 64;
+
+/**
+ * An event with an ack callback that the receiver does not handle (a future event such as
+ * `client:put_blob` included): answered at once instead of leaving the sender to its timeout.
+ * The name is the peer's own input, echoed at most MAX_ECHOED_EVENT_CHARS long.
+ */
+export function unknownEvent(event: unknown): ErrorPayload {
+  const name =
+    typeof event === "string" ? event : typeof event === "number" ? String(event) : typeof event;
+  const details: Record<string, unknown> = {
+    reason: "unknown_event",
+    event: name.slice(0, MAX_ECHOED_EVENT_CHARS),
+  };
+  if (name.length > MAX_ECHOED_EVENT_CHARS) {
+    details.truncated = true;
+    details.event_length = name.length;
+  }
+  return { code: 404, message: "Event not supported", details };
+}
+
 export function notInOffice(): ErrorPayload {
   return { code: 4103, message: "Not in an office: join an office first" };
 }
@@ -196,14 +230,20 @@ export function skillNotFound(name: string): ErrorPayload {
   return { code: 4014, message: "Skill not found", details: { name } };
 }
 
+/**
+ * `maxSize` (too_large only) is the Computer's cap, a custom `details` key: the operator who
+ * sees the refusal learns how far over it is (docs/protocol.md, "The CLI shows details").
+ */
 export function skillResourceNotAccessible(
   reason: SkillResourceReason,
   relPath: string | undefined,
   totalSize?: number,
+  maxSize?: number,
 ): ErrorPayload {
   const details: Record<string, unknown> = { reason };
   if (relPath !== undefined) details.rel_path = relPath.slice(0, 4096);
   if (totalSize !== undefined) details.total_size = totalSize;
+  if (maxSize !== undefined) details.max_size = maxSize;
   return { code: 4017, message: "Skill resource not accessible", details };
 }
 

@@ -5,7 +5,11 @@
  *   <out>/mcp.json        MCP config running the demo MCP server (A2C_MCP_CONFIG)
  *   <out>/manifest.json   sizes and sha256 of every resource, for the scripted Agent
  *
- * Usage: node --import tsx scripts/demo-home.ts --out DIR [--big-mib N] [--force]
+ * Usage: node --conditions=@a2c-smcp/source --import tsx scripts/demo-home.ts --out DIR
+ *          [--big-mib N] [--demo-mcp BUILT_JS] [--force]
+ * `--demo-mcp` names the built demo MCP server where the Computer runs (docker compose:
+ * `/app/computer/dist/tools/demo-server.js` in the image); without it the config runs this
+ * checkout's source through tsx.
  * Existing data is kept unless --force (a restarted container serves the same bytes).
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -20,12 +24,15 @@ function main(): number {
     options: {
       out: { type: "string" },
       "big-mib": { type: "string" },
+      "demo-mcp": { type: "string" },
       force: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help || !values.out) {
-    process.stderr.write("Usage: scripts/demo-home.ts --out DIR [--big-mib N] [--force]\n");
+    process.stderr.write(
+      "Usage: scripts/demo-home.ts --out DIR [--big-mib N] [--demo-mcp BUILT_JS] [--force]\n",
+    );
     return values.help ? 0 : 2;
   }
   const out = resolve(values.out);
@@ -42,7 +49,7 @@ function main(): number {
   rmSync(join(out, "home"), { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const manifest = generateDemoHome(join(out, "home"), { bigSize: bigMib * 1048576 });
-  writeDemoMcpConfig(join(out, "mcp.json"), REPO_ROOT);
+  writeDemoMcpConfig(join(out, "mcp.json"), REPO_ROOT, values["demo-mcp"]);
   // The manifest is written last: its presence means the data is complete.
   writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
   process.stdout.write(

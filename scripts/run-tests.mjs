@@ -32,6 +32,7 @@ const concurrency = process.env.TEST_CONCURRENCY ?? "3";
 const child = spawn(
   process.execPath,
   [
+    "--conditions=@a2c-smcp/source",
     "--import",
     "tsx",
     "--test",

@@ -17,21 +17,30 @@
  *   --limit-loopback          A2C_LIMIT_LOOPBACK=1      loopback peers count too (default exempt)
  *   --max-events-per-second N A2C_MAX_EVENTS_PER_SECOND  per socket, default 2000 (0 = no limit)
  *   --events-burst N          A2C_EVENTS_BURST          default = --max-events-per-second
+ *   --max-queued-bytes N      A2C_MAX_QUEUED_BYTES      per connection, default 64 MiB (0 = no bound)
+ *   --max-queued-bytes-total N A2C_MAX_QUEUED_BYTES_TOTAL all connections, default 512 MiB
+ *   --outbound-stall-ms N     A2C_OUTBOUND_STALL_MS     drop a connection whose queue does not
+ *                                                       move this long, default 30000 (0 = never)
+ *   --metrics-port P          A2C_METRICS_PORT          /metrics on its own port (default: client port)
+ *   --metrics-host H          A2C_METRICS_HOST          its interface, default 127.0.0.1
  *   (A2C_LOG_LEVEL sets the log level.)
  */
 import { parseArgs } from "node:util";
 import { loadTokensFile, type TokenGrant } from "./auth.ts";
 import type { ServerOptions } from "./server.ts";
 
-export const USAGE = `usage: npm run server -- [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
+export const USAGE = `usage: a2c-server [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
   [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
   [--relay-timeout-ms 30000] [--redis URL [--redis-prefix a2c] [--redis-adapter classic|sharded]]
   [--max-connections-per-ip 100] [--limit-loopback] [--max-events-per-second 2000] [--events-burst N]
+  [--max-queued-bytes 67108864] [--max-queued-bytes-total 536870912] [--outbound-stall-ms 30000]
+  [--metrics-port P [--metrics-host 127.0.0.1]]
 Each flag can also come from the environment: A2C_HOST, A2C_PORT, A2C_PATH,
 A2C_MAX_HTTP_BUFFER_SIZE, A2C_TOKENS (comma-separated), A2C_TOKENS_FILE, A2C_NO_AUTH,
 A2C_RELAY_TIMEOUT_MS, A2C_REDIS_URL, A2C_REDIS_PREFIX, A2C_REDIS_ADAPTER (and
 A2C_REDIS_NODE_TTL_MS), A2C_MAX_CONNECTIONS_PER_IP, A2C_LIMIT_LOOPBACK, A2C_MAX_EVENTS_PER_SECOND,
-A2C_EVENTS_BURST. Flags win over the environment. 0 turns a limit off.`;
+A2C_EVENTS_BURST, A2C_MAX_QUEUED_BYTES, A2C_MAX_QUEUED_BYTES_TOTAL, A2C_OUTBOUND_STALL_MS,
+A2C_METRICS_PORT, A2C_METRICS_HOST. Flags win over the environment. 0 turns a limit off.`;
 
 /**
  * Defaults of the per-client limits for the CLI (the production entry point; startServer itself
@@ -95,6 +104,11 @@ export async function configFromArgs(
         "limit-loopback": { type: "boolean" },
         "max-events-per-second": { type: "string" },
         "events-burst": { type: "string" },
+        "max-queued-bytes": { type: "string" },
+        "max-queued-bytes-total": { type: "string" },
+        "outbound-stall-ms": { type: "string" },
+        "metrics-port": { type: "string" },
+        "metrics-host": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -162,6 +176,40 @@ export async function configFromArgs(
     options.exemptLoopback = false;
   const burst = integer("--events-burst", v["events-burst"] ?? env.A2C_EVENTS_BURST, 1, 10_000_000);
   if (burst !== undefined) options.eventsBurst = burst;
+  const MAX_BYTES = 2 ** 50;
+  const queued = integer(
+    "--max-queued-bytes",
+    v["max-queued-bytes"] ?? env.A2C_MAX_QUEUED_BYTES,
+    0,
+    MAX_BYTES,
+  );
+  if (queued !== undefined) options.maxQueuedBytes = queued;
+  const queuedTotal = integer(
+    "--max-queued-bytes-total",
+    v["max-queued-bytes-total"] ?? env.A2C_MAX_QUEUED_BYTES_TOTAL,
+    0,
+    MAX_BYTES,
+  );
+  if (queuedTotal !== undefined) options.maxQueuedBytesTotal = queuedTotal;
+  const stall = integer(
+    "--outbound-stall-ms",
+    v["outbound-stall-ms"] ?? env.A2C_OUTBOUND_STALL_MS,
+    0,
+    MAX_TIMER_MS,
+  );
+  if (stall !== undefined) options.outboundStallMs = stall;
+  const metricsPort = integer(
+    "--metrics-port",
+    v["metrics-port"] ?? env.A2C_METRICS_PORT,
+    0,
+    65535,
+  );
+  const metricsHost = v["metrics-host"] ?? env.A2C_METRICS_HOST;
+  if (metricsPort !== undefined) {
+    options.metricsListen = { port: metricsPort, ...(metricsHost ? { host: metricsHost } : {}) };
+  } else if (v["metrics-host"] !== undefined) {
+    throw new ConfigError("--metrics-host needs --metrics-port P");
+  }
   const redisUrl = v.redis ?? env.A2C_REDIS_URL;
   if (redisUrl) {
     if (!/^rediss?:\/\//.test(redisUrl)) {

@@ -5,7 +5,7 @@
  * wrote there.
  */
 import type { DefaultEventsMap, Namespace, Socket } from "socket.io";
-import type { Role } from "../protocol/index.ts";
+import type { Role } from "@a2c-smcp/protocol";
 import type { Principal } from "./auth.ts";
 import type { Logger } from "./log.ts";
 import type { Member } from "./offices.ts";

@@ -20,7 +20,7 @@ import {
   versionMismatch,
   type ErrorPayload,
   type SemVer,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 
 /** What the gate decided about one request. */
 export type GateDecision =

@@ -9,10 +9,11 @@
  *   on requests in flight is a size lookup.
  * Each entry owns one timer (D10), cleared on every settle path, so nothing outlives `clear()`.
  */
-import type { ClientEvent } from "../protocol/index.ts";
+import type { ClientEvent } from "@a2c-smcp/protocol";
 
-/** How a request ended, as counted in metrics. */
-export type Settlement = "answered" | "timeout" | "disconnected" | "origin_gone" | "shutdown";
+/** How a request ended, as counted in metrics (`unsendable`: it could not be encoded). */
+export type Settlement =
+  "answered" | "timeout" | "disconnected" | "origin_gone" | "shutdown" | "unsendable";
 
 export interface InflightEntry {
   readonly id: number;

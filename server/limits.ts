@@ -19,7 +19,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { Counter, Gauge, type Registry } from "prom-client";
-import { busy, type ErrorPayload } from "../protocol/index.ts";
+import { busy, type ErrorPayload } from "@a2c-smcp/protocol";
 import type { Logger } from "./log.ts";
 
 /** One WARNING per address or socket per this interval while it keeps being refused. */
@@ -27,7 +27,9 @@ const LOG_EVERY_MS = 10_000;
 /** `Retry-After` of a refused handshake: sessions end on the client's leave or the heartbeat. */
 const RETRY_AFTER_S = 5;
 
-export type LimitName = "connections_per_ip" | "events_per_second";
+/** Refusals of outbound.ts: too many bytes queued for one client, or for all of them. */
+export type QueuedLimit = "queued_bytes_per_connection" | "queued_bytes_total";
+export type LimitName = "connections_per_ip" | "events_per_second" | QueuedLimit;
 
 /** The flat error of a limit refusal: 500 `busy` (digest §4.2: "optional exponential backoff"). */
 export function limitRefusal(limit: LimitName, message: string): ErrorPayload {
@@ -43,7 +45,7 @@ export class LimitMetrics {
     const registers = [registry];
     this.refusals = new Counter({
       name: "a2c_limit_refusals_total",
-      help: "Handshakes and events refused by a per-client limit (connections_per_ip, events_per_second)",
+      help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, queued_bytes_per_connection, queued_bytes_total)",
       labelNames: ["limit"] as const,
       registers,
     });

@@ -1,5 +1,8 @@
+#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=300
 /**
- * `npm run server -- [flags]` (see config.ts). Prints exactly one line to stdout,
+ * `a2c-server [flags]` (`npm run server -- [flags]` from source; see config.ts). The shebang
+ * runs node with the process tuning of docs/configuration.md, and no launcher stands between a
+ * signal and this process. Prints exactly one line to stdout,
  * `listening on http://HOST:PORT`, logs JSON to stderr, and stops cleanly on SIGINT/SIGTERM:
  * leaves every office, closes every socket, exits 0.
  */

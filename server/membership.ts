@@ -4,11 +4,13 @@
  * `(true, null)` / `(false, "<reason>")`; `notify:enter_office` / `notify:leave_office` go to the
  * OTHER members of the office (the sender is skipped, D6).
  */
+import type { Counter } from "prom-client";
 import {
   EnterOfficeReqSchema,
   Events,
   LeaveOfficeReqSchema,
   ListRoomReqSchema,
+  agentMismatch,
   badRequest,
   forbidden,
   internalError,
@@ -16,7 +18,7 @@ import {
   type EnterOfficeNotification,
   type ErrorPayload,
   type ListRoomRet,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { mayJoin } from "./auth.ts";
 import { officeRoom, serialize, type SmcpNamespace, type SmcpSocket } from "./connection.ts";
 import type { Logger } from "./log.ts";
@@ -30,6 +32,8 @@ export interface MembershipOptions {
   nsp: SmcpNamespace;
   registry: OfficeRegistry;
   logger: Logger;
+  /** `a2c_refusals_total{reason}` (a list_room under another agent's name). */
+  refusals?: Counter<"reason">;
 }
 
 /** `{office_id, agent: name}` or `{office_id, computer: name}` (digest §2). */
@@ -125,7 +129,7 @@ export class Membership {
     });
   }
 
-  /** `server:list_room`: the caller's own office only, and only for its Agent. */
+  /** `server:list_room`: the caller's own office only, only for its Agent, under its own name. */
   async listRoom(socket: SmcpSocket, args: unknown[]): Promise<void> {
     const { rest, ack } = takeAck(args);
     if (!ack) return;
@@ -134,6 +138,11 @@ export class Membership {
     const member = socket.data.member;
     if (!member) return ack(notInOffice());
     if (member.role !== "agent") return ack(forbidden());
+    if (parsed.data.agent !== member.name) {
+      this.opts.refusals?.inc({ reason: "agent_mismatch" });
+      this.opts.logger.warn({ sid: socket.id }, "list_room under another agent's name refused");
+      return ack(agentMismatch());
+    }
     if (member.officeId !== parsed.data.office_id) {
       this.opts.logger.warn({ sid: socket.id }, "list_room of another office refused");
       return ack({

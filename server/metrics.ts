@@ -5,7 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { OfficeCounts } from "./offices.ts";
-import { RawArgs } from "./raw-args.ts";
+import { RawArgs, carriedBy, type Carried } from "./raw-args.ts";
 
 /** Outcome label of `a2c_relay_requests_total`. */
 export type RelayOutcome =
@@ -13,12 +13,14 @@ export type RelayOutcome =
   | "bad_request"
   | "not_in_office"
   | "forbidden"
+  | "agent_mismatch"
   | "not_found"
   | "timeout"
   | "disconnected"
   | "origin_gone"
   | "busy"
   | "no_ack"
+  | "unsendable"
   | "shutdown";
 
 export interface MetricsSources {
@@ -32,9 +34,11 @@ export class ServerMetrics {
   readonly registry = new Registry();
   readonly relayed: Counter<"event" | "outcome">;
   readonly latency: Histogram<"event">;
-  readonly bytes: Counter<"event">;
+  /** Decoded resource bytes relayed in acks, by event and carriage. */
+  readonly resourceBytes: Counter<"event" | "carriage">;
   readonly authFailures: Counter;
   readonly gateRefusals: Counter<"code">;
+  readonly refusals: Counter<"reason">;
 
   constructor(sources: MetricsSources, processMetrics: boolean) {
     const registers = [this.registry];
@@ -77,10 +81,12 @@ export class ServerMetrics {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.bytes = new Counter({
-      name: "a2c_relay_bytes_total",
-      help: "Payload bytes relayed in acks: blob (string length or Buffer size) of get_blob, body of get_skill",
-      labelNames: ["event"] as const,
+    this.resourceBytes = new Counter({
+      name: "a2c_relay_resource_bytes_total",
+      help:
+        "Resource bytes relayed in acks (get_blob blob, get_skill body), decoded: base64 counted " +
+        "from its length and padding, never decoded; binary by its size; inline text as UTF-8",
+      labelNames: ["event", "carriage"] as const,
       registers,
     });
     this.authFailures = new Counter({
@@ -94,22 +100,35 @@ export class ServerMetrics {
       labelNames: ["code"] as const,
       registers,
     });
+    this.refusals = new Counter({
+      name: "a2c_refusals_total",
+      help: "Requests refused for what they are, by reason (agent_mismatch: a request under another agent's name; unknown_event: an event the Server does not handle, with an ack)",
+      labelNames: ["reason"] as const,
+      registers,
+    });
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Counts what one ack carried (nothing for answers that carry no resource bytes). */
+  countResourceBytes(event: string, answer: unknown): void {
+    const { bytes, carriage } = carriedOf(answer);
+    if (carriage !== null && bytes > 0) this.resourceBytes.inc({ event, carriage }, bytes);
   }
 }
 
 /**
- * Cheap size of what an ack carried, without serializing it: `blob` of a get_blob answer (base64
- * text length or binary size) and `body` of a get_skill answer. Anything else counts 0. An ack
- * relayed as raw text (raw-parser.ts) brings the same count, measured when it was checked.
+ * What an ack carried, without serializing or decoding it: `blob` of a get_blob answer (base64
+ * text or a binary attachment) and `body` of a get_skill answer. An ack relayed as raw text
+ * (raw-parser.ts) brings the same count, measured when it was checked.
  */
-export function payloadBytes(answer: unknown): number {
-  if (answer instanceof RawArgs) return answer.payloadBytes;
-  if (typeof answer !== "object" || answer === null) return 0;
+export function carriedOf(answer: unknown): Carried {
+  if (answer instanceof RawArgs) return answer.carried;
+  if (typeof answer !== "object" || answer === null) return { bytes: 0, carriage: null };
   const a = answer as { blob?: unknown; body?: unknown };
-  const carried = a.blob ?? a.body;
-  if (typeof carried === "string") return carried.length;
-  if (carried instanceof Uint8Array) return carried.byteLength;
-  if (carried instanceof ArrayBuffer) return carried.byteLength;
-  return 0;
+  if (typeof a.blob === "string") return carriedBy("blob", a.blob);
+  if (a.blob instanceof Uint8Array || a.blob instanceof ArrayBuffer) {
+    return { bytes: a.blob.byteLength, carriage: "binary" };
+  }
+  if (a.blob === undefined && typeof a.body === "string") return carriedBy("body", a.body);
+  return { bytes: 0, carriage: null };
 }

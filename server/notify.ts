@@ -13,7 +13,7 @@ import {
   ToolCallCancelSchema,
   UPDATE_EVENTS,
   UpdateComputerConfigReqSchema,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { officeRoom, type SmcpNamespace, type SmcpSocket } from "./connection.ts";
 import type { Logger } from "./log.ts";
 import { takeAck } from "./relay.ts";

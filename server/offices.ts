@@ -5,7 +5,7 @@
  * relay. The registry stores membership only; socket.io rooms, notifications and in-flight
  * requests are the caller's business.
  */
-import type { Role } from "../protocol/index.ts";
+import type { Role } from "@a2c-smcp/protocol";
 
 /** One joined socket. `sid` is the socket.io socket id (unique across nodes). */
 export interface Member {

@@ -10,19 +10,53 @@
  * whole connection). The check avoids building the big strings: see `checkAckJson`.
  */
 
+/**
+ * How an ack carried resource bytes: `blob` as base64 text or a binary attachment, or `body`
+ * inline as text (the `carriage` label of `a2c_relay_resource_bytes_total`).
+ */
+export type Carriage = "base64" | "binary" | "inline";
+
+/** What an ack carried: its decoded resource bytes and their carriage (null: nothing). */
+export interface Carried {
+  bytes: number;
+  carriage: Carriage | null;
+}
+
+const NOTHING: Carried = { bytes: 0, carriage: null };
+
 /** The arguments of one ack, as the JSON text of their array (`[arg0, arg1, …]`). */
 export class RawArgs {
   constructor(
     /** The array's JSON text exactly as the Computer sent it (valid JSON, an array). */
     readonly json: string,
-    /** `blob` (or `body`) string length / 0, as `payloadBytes` of metrics.ts counts it. */
-    readonly payloadBytes: number,
+    /** The resource bytes it carried, counted while it was checked (metrics.ts). */
+    readonly carried: Carried,
   ) {}
 
   /** The arguments as values (for code outside the relay's hot path; parses the text). */
   args(): unknown[] {
     return JSON.parse(this.json) as unknown[];
   }
+}
+
+/**
+ * Decoded bytes of base64 text of `length` characters whose last two are `last` and
+ * `beforeLast` (char codes): arithmetic on the length and the padding, never a decode (D13).
+ */
+export function base64Bytes(length: number, last: number, beforeLast: number): number {
+  const EQ = 0x3d; /* = */
+  const pad = last === EQ ? (beforeLast === EQ ? 2 : 1) : 0;
+  return Math.max(0, Math.floor((length * 3) / 4) - pad);
+}
+
+/** The decoded bytes `value` stands for as the `key` of an answer. */
+export function carriedBy(key: "blob" | "body", value: string): Carried {
+  if (key === "body") return { bytes: Buffer.byteLength(value, "utf8"), carriage: "inline" };
+  const n = value.length;
+  return {
+    bytes: base64Bytes(n, value.charCodeAt(n - 1), value.charCodeAt(n - 2)),
+    carriage: "base64",
+  };
 }
 
 /** Strings longer than this are not copied into the skeleton that JSON.parse validates. */
@@ -41,8 +75,8 @@ const PLAIN_CONTENT = /[^\u0000-\u001f"\\]*/y;
 const MARK = "\\";
 
 /**
- * Checks that `json` is a JSON array and measures its first argument's `blob` / `body` string.
- * Returns the byte count, or null if the text is not a JSON array.
+ * Checks that `json` is a JSON array and measures what its first argument's `blob` / `body`
+ * string carries. Returns that count, or null if the text is not a JSON array.
  *
  * Fast path (every ack socket.io-client's JSON.stringify writes for a chunk): each string token is
  * found with indexOf and its content consumed by PLAIN_CONTENT. When every token is plain (no
@@ -52,9 +86,9 @@ const MARK = "\\";
  * token (escapes, control characters, no closing quote) sends the whole text through JSON.parse,
  * as socket.io would.
  */
-export function checkAckJson(json: string): number | null {
+export function checkAckJson(json: string): Carried | null {
   if (json.charCodeAt(0) !== 0x5b /* [ */) return null;
-  const lengths: number[] = [];
+  const longs: { open: number; close: number }[] = [];
   let skeleton = "";
   let from = 0;
   for (;;) {
@@ -65,8 +99,8 @@ export function checkAckJson(json: string): number | null {
     const close = PLAIN_CONTENT.lastIndex;
     if (json.charCodeAt(close) !== 0x22 /* " */) return fullCheck(json);
     if (close - open - 1 > LONG_STRING) {
-      skeleton += `${json.slice(from, open)}"${MARK}${MARK}${lengths.length}"`;
-      lengths.push(close - open - 1);
+      skeleton += `${json.slice(from, open)}"${MARK}${MARK}${longs.length}"`;
+      longs.push({ open, close });
     } else {
       skeleton += json.slice(from, close + 1);
     }
@@ -75,16 +109,26 @@ export function checkAckJson(json: string): number | null {
   skeleton += json.slice(from);
   const parsed = parseArray(skeleton);
   if (!parsed) return null;
-  const carried = carriedString(parsed[0]);
-  if (carried === null) return 0;
-  if (carried.startsWith(MARK)) return lengths[Number(carried.slice(1))] ?? 0;
-  return carried.length;
+  const found = carriedString(parsed[0]);
+  if (found === null) return NOTHING;
+  if (!found.value.startsWith(MARK)) return carriedBy(found.key, found.value);
+  const long = longs[Number(found.value.slice(1))];
+  if (!long) return NOTHING;
+  const length = long.close - long.open - 1;
+  if (found.key === "body") return carriedBy("body", json.slice(long.open + 1, long.close));
+  const bytes = base64Bytes(
+    length,
+    json.charCodeAt(long.close - 1),
+    json.charCodeAt(long.close - 2),
+  );
+  return { bytes, carriage: "base64" };
 }
 
-function fullCheck(json: string): number | null {
+function fullCheck(json: string): Carried | null {
   const parsed = parseArray(json);
   if (!parsed) return null;
-  return carriedString(parsed[0])?.length ?? 0;
+  const found = carriedString(parsed[0]);
+  return found === null ? NOTHING : carriedBy(found.key, found.value);
 }
 
 function parseArray(text: string): unknown[] | null {
@@ -97,9 +141,10 @@ function parseArray(text: string): unknown[] | null {
 }
 
 /** `blob` of a get_blob answer, else `body` of a get_skill answer, when it is a string. */
-function carriedString(answer: unknown): string | null {
+function carriedString(answer: unknown): { key: "blob" | "body"; value: string } | null {
   if (typeof answer !== "object" || answer === null) return null;
   const a = answer as { blob?: unknown; body?: unknown };
-  const carried = a.blob ?? a.body;
-  return typeof carried === "string" ? carried : null;
+  if (a.blob !== undefined)
+    return typeof a.blob === "string" ? { key: "blob", value: a.blob } : null;
+  return typeof a.body === "string" ? { key: "body", value: a.body } : null;
 }

@@ -72,13 +72,13 @@ export class RawAckDecoder extends Decoder {
       const header = readAckHeader(obj);
       if (header) {
         const json = obj.slice(header.start);
-        const bytes = checkAckJson(json);
-        if (bytes === null) throw new Error("invalid payload");
+        const carried = checkAckJson(json);
+        if (carried === null) throw new Error("invalid payload");
         const packet: Packet = {
           type: PacketType.ACK,
           nsp: header.nsp,
           id: header.id,
-          data: [new RawArgs(json, bytes)],
+          data: [new RawArgs(json, carried)],
         };
         this.emitReserved("decoded", packet);
         return;

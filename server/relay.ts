@@ -2,11 +2,15 @@
  * Routing of every `client:*` request (digest §1.6; DECISIONS D7–D13). Checks run in the decided
  * order and every refusal is a flat ErrorPayload ack, never silence ("an Agent must not wait for a
  * timeout to learn what the Server already knows"):
- *   schema (400) → sender in an office (4103) → sender is the office's Agent (403)
- *   → Computer of that name in the SENDER's office (404, identical whether the name exists in
- *     another office or not) → forward the original payload → relay the ack unchanged,
- *   with 408 on relay timeout, an immediate 404 `disconnected` when the Computer drops, and a
- *   silent drop when the Agent itself drops.
+ *   schema (400) → sender in an office (4103) → sender is the office's Agent (403) → `agent` is
+ *   the sender's own name (403 `agent_mismatch`) → requests in flight and bytes queued for the
+ *   sender within bounds (500 `busy`) → Computer of that name in the SENDER's office (404,
+ *   identical whether the name exists in another office or not) → forward the original payload
+ *   → relay the ack unchanged,
+ *   with 408 on relay timeout, an immediate 404 `disconnected` when the Computer drops, a 500 when
+ *   the request or its answer cannot be encoded, and a silent drop when the Agent itself drops.
+ * Every one of those paths settles the request's in-flight entry and gives back the bytes
+ * reserved for its answer (outbound.ts).
  * The relay never parses or rebuilds an answer (D13): binary attachments (D19) pass through as the
  * Buffers socket.io decoded.
  */
@@ -14,19 +18,23 @@ import {
   CLIENT_REQUEST_SCHEMAS,
   Events,
   LIMITS,
+  agentMismatch,
   badRequest,
   busy,
   computerNotFound,
   forbidden,
+  internalError,
   notInOffice,
   relayTimeout,
   type ClientEvent,
   type ErrorPayload,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { InflightTable, type Settlement } from "./inflight.ts";
+import { limitRefusal, type QueuedLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
-import { payloadBytes, type RelayOutcome, type ServerMetrics } from "./metrics.ts";
+import type { RelayOutcome, ServerMetrics } from "./metrics.ts";
 import type { Member, OfficeRegistry } from "./offices.ts";
+import { answerReserve, type OutboundAccount, type OutboundGuard } from "./outbound.ts";
 
 /**
  * How the relay reaches a Computer socket. The in-process link emits on the local socket; a
@@ -54,6 +62,8 @@ export interface RelaySender {
   /** Its office membership (connection state kept by the membership handlers), or null. */
   readonly member: Member | null;
   isConnected(): boolean;
+  /** Its outbound accounting (outbound.ts); absent when not watched. */
+  readonly outbound?: OutboundAccount | undefined;
 }
 
 export interface RelayOptions {
@@ -67,9 +77,15 @@ export interface RelayOptions {
   toolCallGraceMs: number;
   /** Requests in flight per Agent socket; beyond it a flat error at once, never a queue. */
   maxInflightPerAgent: number;
+  /** Bytes queued for each client, and the reservations that bound them. */
+  outbound?: OutboundGuard;
+  /** The largest message a Computer may send (what an answer can take at most). */
+  maxHttpBufferSize: number;
 }
 
 type Ack = (...args: unknown[]) => void;
+type Release = () => void;
+const NO_RESERVATION: Release = () => undefined;
 
 /** Splits socket.io handler arguments into the payload arguments and the ack callback. */
 export function takeAck(args: unknown[]): { rest: unknown[]; ack: Ack | undefined } {
@@ -83,7 +99,7 @@ export function takeAck(args: unknown[]): { rest: unknown[]; ack: Ack | undefine
  * per-chunk request of every pull. It only ever says yes where the schema says yes (a property
  * test holds it to that); anything else goes through the schema, so D7 stays the schema's call.
  */
-export function plainGetBlob(p: unknown): p is { computer: string } {
+export function plainGetBlob(p: unknown): p is { agent: string; computer: string } {
   if (typeof p !== "object" || p === null || Array.isArray(p)) return false;
   const r = p as Record<string, unknown>;
   return (
@@ -153,13 +169,13 @@ export class Relay {
       ack(payload);
     };
     // D7: exactly one payload argument that passes the request schema.
-    let request: { computer: string; timeout?: number };
+    let request: { agent: string; computer: string; timeout?: number };
     if (rest.length === 1 && event === Events.GetBlob && plainGetBlob(rest[0])) {
       request = rest[0];
     } else {
       const parsed = rest.length === 1 ? CLIENT_REQUEST_SCHEMAS[event].safeParse(rest[0]) : null;
       if (!parsed?.success) return refuse(badRequest(), "bad_request");
-      request = parsed.data as { computer: string; timeout?: number };
+      request = parsed.data as { agent: string; computer: string; timeout?: number };
     }
 
     // D8: "events from a client that has not joined an office are refused".
@@ -169,14 +185,77 @@ export class Relay {
       this.opts.logger.warn({ event, sid: sender.sid }, "client:* from a non-Agent refused");
       return refuse(forbidden(), "forbidden");
     }
+    if (request.agent !== member.name) {
+      this.opts.logger.warn(
+        { event, sid: sender.sid },
+        "client:* under another agent's name refused",
+      );
+      this.opts.metrics.refusals.inc({ reason: "agent_mismatch" });
+      return refuse(agentMismatch(), "agent_mismatch");
+    }
     if (this.inflight.countForOrigin(sender.sid) >= this.opts.maxInflightPerAgent) {
       return refuse(busy(), "busy");
     }
+    const release = this.reserve(event, sender, rest[0]);
+    if (typeof release === "string") {
+      return refuse(limitRefusal(release, "Too many bytes queued for this client"), "busy");
+    }
+    try {
+      await this.forward(event, sender, member, request, rest[0], ack, release);
+    } catch (err) {
+      release();
+      throw err;
+    }
+  }
+
+  /**
+   * Reserves the most this request's answer can take in the sender's queue (outbound.ts) and
+   * returns what gives it back (idempotent), or the bound that refuses it.
+   */
+  private reserve(
+    event: ClientEvent,
+    sender: RelaySender,
+    payload: unknown,
+  ): QueuedLimit | Release {
+    const guard = this.opts.outbound;
+    if (!guard) return NO_RESERVATION;
+    const account = sender.outbound;
+    const bytes = answerReserve(
+      event,
+      payload,
+      this.opts.maxHttpBufferSize,
+      account?.meter?.transport,
+    );
+    const refused = guard.admit(account, bytes);
+    if (refused) return refused;
+    let held = true;
+    return () => {
+      if (held) guard.release(account, bytes);
+      held = false;
+    };
+  }
+
+  /** From the Computer lookup on; `release` gives back the answer's reservation when it settles. */
+  private async forward(
+    event: ClientEvent,
+    sender: RelaySender,
+    member: Member,
+    request: { computer: string; timeout?: number },
+    payload: unknown,
+    ack: Ack,
+    release: Release,
+  ): Promise<void> {
+    const refuse = (answer: ErrorPayload, outcome: RelayOutcome): void => {
+      release();
+      this.count(event, outcome);
+      ack(answer);
+    };
 
     // D9: lookup is scoped to the sender's office, so a name in another office is simply absent.
     const target = await this.opts.registry.findComputer(member.officeId, request.computer);
     if (!sender.isConnected()) {
       // The Agent dropped while we looked: nothing to answer (D12).
+      release();
       return this.count(event, "origin_gone");
     }
     if (!target) {
@@ -200,15 +279,25 @@ export class Relay {
         computerName: target.name,
         settle: (how, ackArgs) => {
           if (!reachable) return;
+          release();
           this.finish(event, how, ackArgs, ack, target.name, entry.startedAt);
         },
       },
       timeoutMs,
     );
-    // D13: the original payload object, not the schema's output.
-    const sent = this.opts.link.send(target.sid, event, rest[0], (ackArgs, how = "answered") => {
-      this.inflight.settle(entry.id, how, ackArgs);
-    });
+    let sent: boolean;
+    try {
+      // D13: the original payload object, not the schema's output.
+      sent = this.opts.link.send(target.sid, event, payload, (ackArgs, how = "answered") => {
+        this.inflight.settle(entry.id, how, ackArgs);
+      });
+    } catch (err) {
+      // socket.io-parser cannot encode it (e.g. an array nested 100,000 deep overflows its
+      // stack): nothing was sent, so the entry is settled here and the Agent told at once.
+      this.opts.logger.warn({ err, event, sid: sender.sid }, "request could not be forwarded");
+      this.inflight.settle(entry.id, "unsendable", []);
+      return;
+    }
     if (!sent) {
       // The Computer vanished between lookup and send: same answer as an unknown name.
       reachable = false;
@@ -229,12 +318,26 @@ export class Relay {
       case "answered": {
         const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
         this.opts.metrics.latency.observe({ event }, seconds);
-        const bytes = payloadBytes(ackArgs[0]);
-        if (bytes > 0) this.opts.metrics.bytes.inc({ event }, bytes);
+        this.opts.metrics.countResourceBytes(event, ackArgs[0]);
+        try {
+          ack(...ackArgs); // D13: relayed unchanged, every argument as the Computer sent it
+        } catch (err) {
+          // The answer cannot be encoded for the Agent (socket.io-parser's recursion): say so.
+          this.opts.logger.warn(
+            { err, event, computer: computerName },
+            "answer could not be relayed",
+          );
+          this.count(event, "unsendable");
+          ack(internalError("The Computer's answer could not be relayed"));
+          return;
+        }
         this.count(event, "answered");
-        ack(...ackArgs); // D13: relayed unchanged, every argument as the Computer sent it
         return;
       }
+      case "unsendable":
+        this.count(event, "unsendable");
+        ack(internalError("The request could not be forwarded"));
+        return;
       case "timeout":
         this.count(event, "timeout");
         this.opts.logger.warn({ event, computer: computerName }, "relay timeout");

@@ -15,7 +15,7 @@ import {
   PROTOCOL_VERSION,
   parseVersion,
   type SemVer,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { NoAuthProvider, TokenAuthProvider, type AuthProvider, type TokenGrant } from "./auth.ts";
 import type { SmcpNamespace } from "./connection.ts";
 import { gateRequest, writeRefusal, writeUpgradeRefusal } from "./gate.ts";
@@ -29,6 +29,7 @@ import {
 } from "./limits.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { Membership } from "./membership.ts";
+import { sendMetrics, startMetricsListener, type MetricsListenOptions } from "./metrics-http.ts";
 import { ServerMetrics } from "./metrics.ts";
 import { MemoryOfficeRegistry, type OfficeRegistry } from "./offices.ts";
 import { rawAckParserOption } from "./raw-parser.ts";
@@ -36,6 +37,10 @@ import { Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
 import { attachSmcp, refuseOtherNamespaces } from "./wiring.ts";
+import type { HeartbeatSession } from "./heartbeat.ts";
+import type { MeteredSession } from "./outbound-meter.ts";
+import { OutboundGuard } from "./outbound.ts";
+import { answerUnknownEvents } from "./unknown-events.ts";
 import { corkSessionSends, flushPacketsWhole, type BatchableSession } from "./write-batching.ts";
 import { preframeLongTexts } from "./preframed-packets.ts";
 import { FairWebSocketServer } from "./fair-reads.ts";
@@ -81,6 +86,11 @@ export interface ServerOptions {
   /** Also export process metrics (CPU, memory, event loop) on /metrics. Default false. */
   processMetrics?: boolean;
   /**
+   * Serve `/metrics` on a listener of its own instead of the client port (metrics-http.ts).
+   * Default: on the client port.
+   */
+  metricsListen?: MetricsListenOptions;
+  /**
    * Engine.IO sessions (open or opening) per remote address; more get HTTP 429 before engine.io
    * (limits.ts). 0 = no limit, the default here: embedding code and loopback tests choose; the
    * `npm run server` CLI defaults to 100 (digest §7).
@@ -95,6 +105,19 @@ export interface ServerOptions {
   maxEventsPerSecond?: number;
   /** Events a quiet socket may send at once. Default `maxEventsPerSecond` (one second's worth). */
   eventsBurst?: number;
+  /**
+   * Bytes queued for one client (engine.io's write buffer and its transport's) plus the bytes
+   * reserved for answers in flight to it; a request that would go over is answered `busy`
+   * (outbound.ts). Default 64 MiB; 0 = no bound.
+   */
+  maxQueuedBytes?: number;
+  /** The same across every connection of this Server. Default 512 MiB; 0 = no bound. */
+  maxQueuedBytesTotal?: number;
+  /**
+   * A connection with bytes queued that moves none of them, or stays over `maxQueuedBytes`, for
+   * this long is dropped (logged, `a2c_disconnects_total`). Default 30,000 ms; 0 = never.
+   */
+  outboundStallMs?: number;
 }
 
 export interface RunningServer {
@@ -107,10 +130,14 @@ export interface RunningServer {
   readonly maxHttpBufferSize: number;
   readonly registry: OfficeRegistry;
   readonly metrics: ServerMetrics;
+  /** Where `/metrics` is served (the client port unless `metricsListen` moved it). */
+  readonly metricsUrl: string;
   /** socket.io server (for adapters and diagnostics; the relay does not need it from outside). */
   readonly io: SocketServer;
   /** Requests forwarded to a Computer and not answered yet. */
   inflight(): number;
+  /** What the Server holds for each client (bytes queued, reserved for answers; outbound.ts). */
+  readonly outbound: OutboundGuard;
   /** Leaves every office (others are told), drops in-flight requests, closes every socket. */
   close(): Promise<void>;
 }
@@ -123,6 +150,9 @@ const DEFAULTS = {
   maxInflightPerAgent: 256,
   pingIntervalMs: 25_000,
   pingTimeoutMs: 60_000,
+  maxQueuedBytes: 64 * 1024 * 1024,
+  maxQueuedBytesTotal: 512 * 1024 * 1024,
+  outboundStallMs: 30_000,
 } as const;
 
 /** Ensures `/x/` form, as engine.io matches it. */
@@ -194,6 +224,18 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     },
     options.processMetrics ?? false,
   );
+  // Per-client limits (digest §7 DoS SHOULD): their refusals share one counter.
+  const limitMetrics: LimitMetrics = new LimitMetrics(metrics.registry, () => connLimit.busiest());
+  const outbound = new OutboundGuard(
+    {
+      maxQueuedBytes: options.maxQueuedBytes ?? DEFAULTS.maxQueuedBytes,
+      maxQueuedBytesTotal: options.maxQueuedBytesTotal ?? DEFAULTS.maxQueuedBytesTotal,
+      stallMs: options.outboundStallMs ?? DEFAULTS.outboundStallMs,
+    },
+    metrics.registry,
+    limitMetrics,
+    logger,
+  );
   const link = options.link?.(nsp) ?? cluster?.link(nsp) ?? localLink(nsp);
   const relay: Relay = new Relay({
     registry,
@@ -203,8 +245,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     relayTimeoutMs,
     toolCallGraceMs,
     maxInflightPerAgent: options.maxInflightPerAgent ?? DEFAULTS.maxInflightPerAgent,
+    outbound,
+    maxHttpBufferSize,
   });
-  const membership = new Membership({ nsp, registry, logger });
+  const membership = new Membership({ nsp, registry, logger, refusals: metrics.refusals });
   const notifier = new Notifier({ nsp, logger });
   attachSmcp({
     nsp,
@@ -216,10 +260,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     logger,
     serverVersion,
     versionText,
+    outbound,
   });
 
-  // Per-client limits (digest §7 DoS SHOULD), after the version gate and before engine.io.
-  const limitMetrics: LimitMetrics = new LimitMetrics(metrics.registry, () => connLimit.busiest());
+  // Sessions per address: after the version gate and before engine.io.
   const connLimit = new ConnectionLimiter(
     options.maxConnectionsPerIp ?? 0,
     options.exemptLoopback ?? true,
@@ -229,6 +273,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   engine.on("connection", (session: EngineSession) => {
     connLimit.opened(session.request, session);
     corkSessionSends(session);
+    outbound.watch(session);
   });
   // `A2C_SERVER_PREFRAME=0`: long text packets stay strings (comparison, fallback).
   const preframe = process.env.A2C_SERVER_PREFRAME !== "0";
@@ -241,6 +286,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   );
   nsp.on("connection", (socket) => {
     eventLimit.attach(socket);
+    answerUnknownEvents(socket, metrics.refusals, logger);
     flushPacketsWhole(socket.client);
     if (preframe) preframeLongTexts(socket.client);
   });
@@ -290,15 +336,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         connections: nsp.sockets.size,
         offices: counts.offices,
         inflight: relay.inflight.size,
+        outbound_queued_bytes: outbound.queuedTotal,
       });
     }
-    if (pathname === "/metrics" && readOnly) {
-      const text = await metrics.registry.metrics();
-      res.writeHead(200, {
-        "Content-Type": metrics.registry.contentType,
-        "Content-Length": Buffer.byteLength(text),
-      });
-      return void res.end(text);
+    if (pathname === "/metrics" && readOnly && !options.metricsListen) {
+      return sendMetrics(res, metrics.registry);
     }
     sendJson(res, 404, { code: 404, message: "Not found" });
   }
@@ -316,6 +358,16 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const address = http.address();
   const port = typeof address === "object" && address ? address.port : 0;
   const urlHost = host.includes(":") ? `[${host}]` : host;
+  const metricsListener = options.metricsListen
+    ? await startMetricsListener(options.metricsListen, metrics.registry, (err) =>
+        logger.error({ err }, "metrics route failed"),
+      ).catch(async (err: unknown) => {
+        http.close();
+        await cluster?.close();
+        throw err;
+      })
+    : null;
+  const metricsUrl = metricsListener?.url ?? `http://${urlHost}:${port}/metrics`;
   logger.info(
     {
       host,
@@ -326,6 +378,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxHttpBufferSize,
       maxConnectionsPerIp: connLimit.max,
       maxEventsPerSecond: eventRate,
+      outbound: outbound.options,
+      metrics: metricsUrl,
     },
     "server listening",
   );
@@ -337,9 +391,11 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     // what is in flight, then close the sockets and the remaining HTTP connections.
     await Promise.all([...nsp.sockets.values()].map((s) => membership.disconnect(s)));
     relay.close();
+    outbound.close();
     await io.close();
     http.closeAllConnections();
     await stopped;
+    await metricsListener?.close();
     await cluster?.close();
     logger.info("server closed");
   }
@@ -352,17 +408,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     maxHttpBufferSize,
     registry,
     metrics,
+    metricsUrl,
     io,
     inflight: () => relay.inflight.size,
+    outbound,
     close: () => (closing ??= close()),
   };
 }
 
-/** The part of an engine.io session the connection limiter and write-batching.ts follow. */
-interface EngineSession extends BatchableSession {
-  readonly request: IncomingMessage;
-  once(event: "close", fn: () => void): unknown;
-}
+/** The part of an engine.io session the limiter, write-batching.ts and outbound.ts follow. */
+type EngineSession = BatchableSession &
+  MeteredSession &
+  HeartbeatSession & {
+    readonly request: IncomingMessage;
+    once(event: "close", fn: () => void): unknown;
+  };
 
 function isEnginePath(req: IncomingMessage, enginePath: string): boolean {
   return (req.url ?? "").startsWith(enginePath);

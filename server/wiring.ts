@@ -13,7 +13,7 @@ import {
   unauthorized,
   type ErrorPayload,
   type SemVer,
-} from "../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import type { AuthProvider } from "./auth.ts";
 import type { SmcpNamespace, SmcpSocket } from "./connection.ts";
 import { decide } from "./gate.ts";
@@ -21,6 +21,7 @@ import type { Logger } from "./log.ts";
 import type { Membership } from "./membership.ts";
 import type { ServerMetrics } from "./metrics.ts";
 import type { Notifier, UpdateEvent } from "./notify.ts";
+import type { OutboundGuard } from "./outbound.ts";
 import type { Relay, RelaySender } from "./relay.ts";
 
 export interface WiringOptions {
@@ -33,6 +34,8 @@ export interface WiringOptions {
   logger: Logger;
   serverVersion: SemVer;
   versionText: string;
+  /** Outbound accounting of each connection (outbound.ts), handed to the relay. */
+  outbound?: OutboundGuard;
 }
 
 /** A connect refusal: the client's `connect_error` carries `data` = the flat payload. */
@@ -115,6 +118,7 @@ export function attachSmcp(opts: WiringOptions): void {
         return socket.data.member;
       },
       isConnected: () => socket.connected,
+      outbound: opts.outbound?.accountOf(socket.conn),
     };
 
     for (const event of CLIENT_EVENTS) on(event, (args) => opts.relay.route(event, sender, args));

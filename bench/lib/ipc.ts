@@ -235,6 +235,7 @@ export async function spawnChild(
     // to profile each process of a point: NODE_OPTIONS refuses --cpu-prof).
     execArgv: [
       ...benchNodeFlags(),
+      "--conditions=@a2c-smcp/source",
       "--import",
       "tsx",
       ...(process.env.A2C_BENCH_EXEC_ARGV ?? "").split(" ").filter(Boolean),

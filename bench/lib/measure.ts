@@ -2,6 +2,7 @@
 import { costBetween, type Child, type ProcCost } from "./ipc.ts";
 import type { DriveResult } from "./driver.ts";
 import type { IntegrityLedger } from "./integrity.ts";
+import { median, spreadOf, type Spread } from "./stats.ts";
 
 export interface PointResult {
   carriage: "base64" | "binary";
@@ -46,4 +47,47 @@ export function toPoint(
     p99Ms: r.latencyMs.p99,
     costs,
   };
+}
+
+/** A point measured several times: totals over every repetition, medians where they count. */
+export interface RepeatedPoint extends PointResult {
+  /** MB/s of every repetition, in order; `mbps` is their median. */
+  spread: Spread;
+}
+
+/**
+ * Folds the repetitions of one point: chunks, bytes and seconds summed (all were verified), MB/s
+ * the median, latency from the repetition whose MB/s is the median, CPU % the median per process.
+ */
+export function combineReps(reps: readonly PointResult[]): RepeatedPoint {
+  const first = reps[0];
+  if (!first) throw new Error("combineReps needs at least one repetition");
+  const spread = spreadOf(reps.map((r) => r.mbps));
+  const mid = [...reps].sort((a, b) => a.mbps - b.mbps)[Math.floor((reps.length - 1) / 2)] ?? first;
+  return {
+    carriage: first.carriage,
+    chunkBytes: first.chunkBytes,
+    window: first.window,
+    mbps: spread.median,
+    chunks: reps.reduce((a, r) => a + r.chunks, 0),
+    bytes: reps.reduce((a, r) => a + r.bytes, 0),
+    seconds: reps.reduce((a, r) => a + r.seconds, 0),
+    p50Ms: mid.p50Ms,
+    p99Ms: mid.p99Ms,
+    costs: medianCosts(reps.map((r) => r.costs)),
+    spread,
+  };
+}
+
+/** Per process, the median CPU % and the last RSS over several measurements. */
+export function medianCosts(all: readonly ProcCost[][]): ProcCost[] {
+  const names = [...new Set(all.flatMap((c) => c.map((x) => x.name)))];
+  return names.map((name) => {
+    const xs = all.flatMap((c) => c.filter((x) => x.name === name));
+    return {
+      name,
+      cpuPercent: median(xs.map((x) => x.cpuPercent)),
+      rssBytes: xs[xs.length - 1]?.rssBytes ?? 0,
+    };
+  });
 }

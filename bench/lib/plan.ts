@@ -14,14 +14,23 @@ export interface Plan {
   bigBufferWindows: number[];
   carriages: Array<"base64" | "binary">;
   maxHttpBufferSizes: number[];
-  /** Time per sweep / ceiling / direct point. */
+  /** Time per ceiling point (the ceiling section measures each point once). */
   pointMs: number;
+  /**
+   * Sweep and direct points are measured `pointReps` times, `repMs` each (the sweep pairs every
+   * repetition with a bare-relay repetition next to it); the report keeps every repetition and
+   * draws their range, since single points vary ±30–50% on a shared VM.
+   */
+  pointReps: number;
+  repMs: number;
   /** Unreported pulls on each fresh set of ceiling / sweep processes first (lib/warmup.ts). */
   warmUpMs: number;
   /** The resource the sweep, ceiling and direct sections pull. */
   sweepFileBytes: number;
   manyAgents: number[];
+  /** Time per many-Agents step and repetition; the steps run `manyAgentsReps` rounds. */
   manyAgentsMs: number;
+  manyAgentsReps: number;
   rewriteRates: number[];
   rewriteMs: number;
   rewriteFileBytes: number;
@@ -43,6 +52,8 @@ export interface Plan {
     fileBytes: number;
     /** Interleaved repetitions of every point (one whole read each); the median counts. */
     reps: number;
+    /** Unreported whole reads per placement first, so every Server is warm when measured. */
+    warmUpReads: number;
     carriages: Array<"base64" | "binary">;
     /** Agents pulling at once in the concurrent case (0: not measured). */
     concurrent: number;
@@ -60,10 +71,13 @@ export function makePlan(quick: boolean): Plan {
       carriages: ["base64", "binary"],
       maxHttpBufferSizes: [1_000_000, 4_000_000],
       pointMs: 250,
+      pointReps: 2,
+      repMs: 150,
       warmUpMs: 200,
       sweepFileBytes: 8 * MiB,
       manyAgents: [1, 4],
-      manyAgentsMs: 1000,
+      manyAgentsMs: 500,
+      manyAgentsReps: 2,
       rewriteRates: [5],
       rewriteMs: 1500,
       rewriteFileBytes: 2 * MiB,
@@ -75,7 +89,13 @@ export function makePlan(quick: boolean): Plan {
       sdkReads: 3,
       sdkBestCandidates: 1,
       // CI exercises the section (three placements, Redis, CPU sampling); speed is not judged.
-      twoNode: { fileBytes: 2 * MiB, reps: 2, carriages: ["base64"], concurrent: 0 },
+      twoNode: {
+        fileBytes: 2 * MiB,
+        reps: 2,
+        warmUpReads: 1,
+        carriages: ["base64"],
+        concurrent: 0,
+      },
     };
   }
   return {
@@ -87,10 +107,13 @@ export function makePlan(quick: boolean): Plan {
     carriages: ["base64", "binary"],
     maxHttpBufferSizes: [1_000_000, 4_000_000],
     pointMs: 1000,
+    pointReps: 3,
+    repMs: 500,
     warmUpMs: 2000,
     sweepFileBytes: 32 * MiB,
     manyAgents: [1, 4, 16, 64],
-    manyAgentsMs: 4000,
+    manyAgentsMs: 2000,
+    manyAgentsReps: 3,
     rewriteRates: [2, 10, 50],
     rewriteMs: 5000,
     rewriteFileBytes: 4 * MiB,
@@ -101,6 +124,12 @@ export function makePlan(quick: boolean): Plan {
     autocannonSec: 4,
     sdkReads: 5,
     sdkBestCandidates: 3,
-    twoNode: { fileBytes: 32 * MiB, reps: 5, carriages: ["base64", "binary"], concurrent: 4 },
+    twoNode: {
+      fileBytes: 32 * MiB,
+      reps: 5,
+      warmUpReads: 2,
+      carriages: ["base64", "binary"],
+      concurrent: 4,
+    },
   };
 }

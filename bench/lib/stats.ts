@@ -47,3 +47,28 @@ export function round(n: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 }
+
+/** Median of a sample (mean of the middle two for an even count); NaN for an empty one. */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] ?? NaN) : ((s[m - 1] ?? 0) + (s[m] ?? 0)) / 2;
+}
+
+/** Repeated measurements of one point: every repetition in order, and their median and range. */
+export interface Spread {
+  reps: number[];
+  median: number;
+  min: number;
+  max: number;
+}
+
+export function spreadOf(reps: readonly number[]): Spread {
+  return {
+    reps: [...reps],
+    median: median(reps),
+    min: reps.length ? Math.min(...reps) : NaN,
+    max: reps.length ? Math.max(...reps) : NaN,
+  };
+}

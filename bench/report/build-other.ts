@@ -1,15 +1,16 @@
-/** Report blocks of sections 5–8 and the Computer-cost section. */
+/** Report blocks of sections 5–7, the Computer-cost and the two-node sections. */
 import type { SectionId } from "../lib/context.ts";
 import type { ManyAgentsData } from "../sections/many-agents.ts";
 import type { RewritesData } from "../sections/rewrites.ts";
 import type { ComputerCostData } from "../sections/computer-cost.ts";
 import type { HttpData } from "../sections/http-surface.ts";
 import type { CapacityData } from "../sections/capacity.ts";
+import { capacityBlocks } from "./build-capacity.ts";
+import { manyAgentsChart, twoNodeChart } from "./charts.ts";
 import { PLACEMENTS, type TwoNodeData } from "../sections/two-node.ts";
 import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
 import { f1, f2, mib, ms, pct } from "./format.ts";
-import { barChart } from "./svg.ts";
 import type { Report } from "./types.ts";
 
 function manyBlocks(d: ManyAgentsData): Block[] {
@@ -19,37 +20,33 @@ function manyBlocks(d: ManyAgentsData): Block[] {
       head: [
         "Agents",
         "aggregate MB/s",
+        "each round MB/s",
         "per Agent MB/s (min–max)",
         "verified reads",
         "chunk p50 ms",
         "chunk p99 ms",
         "Server CPU",
+        "Server CPU per MB",
         "Server RSS",
       ],
       rows: d.rows.map((r) => [
         String(r.agents),
         f1(r.aggregateMbps),
+        r.aggregate.reps.map((x) => x.toFixed(0)).join(", "),
         `${f1(r.perAgentMbps.min)}–${f1(r.perAgentMbps.max)}`,
         String(r.reads),
         ms(r.p50Ms),
         ms(r.p99Ms),
         `${r.serverCpuPercent.toFixed(0)}%`,
+        `${f2(r.serverCpuMsPerMb.median)} ms`,
         mib(r.serverRssBytes),
       ]),
     },
     {
       kind: "chart",
       file: "many-agents.svg",
-      alt: "aggregate MB/s by number of Agents",
-      svg: barChart({
-        title: `Many Agents: aggregate MB/s and Server CPU % (${formatBytes(d.fileBytes)} resource, SDK defaults)`,
-        yLabel: "MB/s  |  CPU %",
-        categories: d.rows.map((r) => `${r.agents} Agents`),
-        series: [
-          { name: "aggregate MB/s", values: d.rows.map((r) => r.aggregateMbps) },
-          { name: "Server CPU %", values: d.rows.map((r) => r.serverCpuPercent) },
-        ],
-      }),
+      alt: `Many Agents: aggregate MB/s and Server CPU by number of Agents (${formatBytes(d.fileBytes)} resource each, SDK defaults)`,
+      chart: manyAgentsChart(d),
     },
   ];
 }
@@ -256,30 +253,11 @@ function twoNodeBlocks(d: TwoNodeData): Block[] {
       ]),
     },
   ];
-  const cases = d.ratios.map((r) => ({ carriage: r.carriage, agents: r.agents }));
-  const short: Record<string, string> = {
-    memory: "1 node, memory",
-    redisOne: "1 Redis node",
-    cross: "2 nodes (cross)",
-  };
   blocks.push({
     kind: "chart",
     file: "two-node.svg",
-    alt: "median MB/s by placement: one node vs two nodes over Redis",
-    svg: barChart({
-      title: `One node vs two nodes over Redis: median MB/s (${formatBytes(d.fileBytes)}, SDK defaults)`,
-      yLabel: "MB/s",
-      categories: Object.keys(PLACEMENTS).map((k) => short[k] ?? k),
-      series: cases.map((c) => ({
-        name: `${c.carriage}${c.agents > 1 ? `, ${c.agents} Agents` : ""}`,
-        values: (Object.keys(PLACEMENTS) as Array<keyof typeof PLACEMENTS>).map(
-          (pl) =>
-            d.points.find(
-              (p) => p.placement === pl && p.carriage === c.carriage && p.agents === c.agents,
-            )?.medianMbps ?? NaN,
-        ),
-      })),
-    }),
+    alt: `One node against two over Redis: median MB/s and Server CPU per MB by placement (${formatBytes(d.fileBytes)}, SDK defaults)`,
+    chart: twoNodeChart(d),
   });
   const base = d.ratios.find((r) => r.carriage === "base64" && r.agents === 1);
   if (base) {
@@ -288,70 +266,6 @@ function twoNodeBlocks(d: TwoNodeData): Block[] {
       text: `Crossing the bus: a base64 pull from a Computer on another node ran at ${pct(base.crossVsOne)} of the same pull with both on one node, and spent ${f2(base.serverCpuCrossVsOne)}× the Server CPU per MB (both nodes together): each chunk ack is encoded once more (msgpack), published through Redis and decoded again on the requesting node. An Agent and its Computers on one node pay only one registry lookup per request (the one-Redis-node / in-memory column).`,
     });
   }
-  return blocks;
-}
-
-function capacityBlocks(d: CapacityData): Block[] {
-  const rec = d.recommended;
-  const blocks: Block[] = [
-    {
-      kind: "list",
-      items: [
-        `Relay rate per Server core (base64): ${f1(d.perCoreMbps)} MB/s, from the ${d.perCoreSource}.`,
-        ...(d.perCoreBinaryMbps !== null
-          ? [`Relay rate per Server core (binary carriage): ${f1(d.perCoreBinaryMbps)} MB/s.`]
-          : []),
-        `Per-Agent demand (one Agent, SDK defaults, unconstrained): ${f1(d.perAgentDemandMbps)} MB/s.`,
-        ...(d.rssPerOfficeBytes !== null
-          ? [
-              `Server RSS per connected office (Agent + Computer): about ${(d.rssPerOfficeBytes / 1024).toFixed(0)} KiB (RSS / offices, upper bound: includes the process base).`,
-            ]
-          : []),
-        `Recommended default (base64): ${formatBytes(rec.chunkBytes)} chunks, window ${rec.window}: ${f1(rec.mbps)} MB/s vs best ${f1(rec.bestMbps)} MB/s, chunk p99 ${ms(rec.p99Ms)} ms (${rec.source}).`,
-        ...(d.recommendedBinary
-          ? [
-              `Recommended with binary carriage: ${formatBytes(d.recommendedBinary.chunkBytes)} chunks, window ${d.recommendedBinary.window}: ${f1(d.recommendedBinary.mbps)} MB/s vs best ${f1(d.recommendedBinary.bestMbps)} MB/s.`,
-            ]
-          : []),
-        ...(d.crossNode
-          ? [
-              `Crossing nodes (Agent and Computer on different Server nodes over Redis): ${f2(d.crossNode.serverCpuFactor)}× the Server CPU per MB of one in-memory node, i.e. ${f1(d.crossNode.perCoreCrossMbps)} MB/s per Server core; one pull ran at ${pct(d.crossNode.throughputCrossVsOne)} of the one-node speed${d.crossNode.redisCpuMsPerMb !== null ? `; redis-server spends ${f2(d.crossNode.redisCpuMsPerMb)} ms CPU per MB crossing` : ""} (${d.crossNode.source}).`,
-            ]
-          : []),
-      ],
-    },
-    {
-      kind: "table",
-      head: [
-        "Agents",
-        "MB/s per Agent",
-        "total MB/s",
-        "Server cores",
-        "processes (70% CPU)",
-        "2-core nodes",
-        "8-core nodes",
-        ...(d.crossNode
-          ? ["processes if every chunk crosses nodes", "2-core nodes (crossing)", "Redis cores"]
-          : []),
-      ],
-      rows: d.rows.map((r) => [
-        String(r.agents),
-        f1(r.demandMbps),
-        f1(r.totalMbps),
-        f2(r.serverCores),
-        String(r.processes),
-        String(r.nodes2),
-        String(r.nodes8),
-        ...(d.crossNode
-          ? [
-              String(r.processesCross ?? "–"),
-              String(r.nodes2Cross ?? "–"),
-              r.redisCores === null ? "–" : f2(r.redisCores),
-            ]
-          : []),
-      ]),
-    },
-  ];
   return blocks;
 }
 

@@ -8,7 +8,9 @@ import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
 import { microBlocks } from "./build-micro.ts";
 import { ceilingBlocks, directBlocks, sweepBlocks } from "./build-transfer.ts";
+import { capacityBlocks } from "./build-capacity.ts";
 import { otherBlocks } from "./build-other.ts";
+import type { CapacityData } from "../sections/capacity.ts";
 import type { Report } from "./types.ts";
 
 export const SECTION_TITLES: Record<SectionId, string> = {
@@ -21,36 +23,88 @@ export const SECTION_TITLES: Record<SectionId, string> = {
   computerCost: "Computer cost: per-chunk time by resource size, event loop while hashing",
   http: "7. HTTP surface (autocannon)",
   twoNode: "Two Server nodes over Redis: what crossing the bus costs",
-  capacity: "8. Capacity model and recommended defaults",
+  capacity: "Capacity model and recommended settings",
 };
 
 function data<T>(o: SectionOutcome | undefined): T | null {
   return o?.status === "done" ? (o.data as T) : null;
 }
 
+/** The order of the sections in the report: the capacity model right after the goals. */
+const ORDER: SectionId[] = [
+  "capacity",
+  "micro",
+  "ceiling",
+  "sweep",
+  "direct",
+  "manyAgents",
+  "rewrites",
+  "computerCost",
+  "http",
+  "twoNode",
+];
+
+function sectionBlocks(report: Report, id: SectionId, o: SectionOutcome): Block[] {
+  const windows = report.meta.plan.windows;
+  const blocks: Block[] = [{ kind: "heading", level: 2, text: SECTION_TITLES[id] }];
+  if (o.status === "skipped") return [...blocks, { kind: "para", text: `Skipped: ${o.reason}` }];
+  if (o.status === "failed") {
+    return [
+      ...blocks,
+      {
+        kind: "para",
+        text: `FAILED${o.integrity ? " (INTEGRITY)" : ""} after ${o.seconds.toFixed(1)} s: ${o.error}`,
+      },
+    ];
+  }
+  switch (id) {
+    case "micro":
+      blocks.push(...microBlocks(o.data as MicroData));
+      break;
+    case "ceiling":
+      blocks.push(...ceilingBlocks(o.data as CeilingData, windows));
+      break;
+    case "sweep":
+      blocks.push(...sweepBlocks(o.data as SweepData, windows, report.meta.plan.pointReps));
+      break;
+    case "direct":
+      blocks.push(
+        ...directBlocks(o.data as DirectData, data<SweepData>(report.sections.sweep), windows),
+      );
+      break;
+    case "capacity":
+      blocks.push(...capacityBlocks(o.data as CapacityData));
+      break;
+    default:
+      blocks.push(...otherBlocks(id, o.data, report));
+  }
+  if (o.notes.length > 0) blocks.push({ kind: "list", items: o.notes });
+  if (o.seconds >= 0.1)
+    blocks.push({ kind: "para", text: `Section time: ${o.seconds.toFixed(1)} s.` });
+  return blocks;
+}
+
+const STATUS_WORD = { met: "MET", missed: "MISSED", "not measured": "NOT MEASURED" } as const;
+
 export function buildBlocks(report: Report): Block[] {
   const m = report.meta;
   const s = report.sections;
   const blocks: Block[] = [
     { kind: "heading", level: 1, text: m.title },
+    { kind: "verdict", status: report.verdict.status, text: report.verdict.detail },
     {
       kind: "para",
-      text: `${m.quick ? "QUICK smoke run (correctness only; numbers are not meaningful)" : "Full run"}, ${m.startedAt} → ${m.finishedAt}. Node ${m.node}, ${m.cpus} × ${m.cpuModel}, ${m.totalMemGiB} GiB RAM, kernel ${m.kernel}; bufferutil ${m.bufferutil ? "loaded" : "absent"}; ${m.mallocTunables ? `every bench process (both sides of every comparison) runs with GLIBC_TUNABLES=${m.mallocTunables} (fixed malloc thresholds, bench/lib/ipc.ts says why)` : "glibc malloc defaults"}; node flags of every bench process: ${m.nodeFlags && m.nodeFlags.length > 0 ? m.nodeFlags.join(" ") : "none"} (as npm run server / computer run). Load average at start ${m.loadAvgStart.map((x) => x.toFixed(2)).join(" ")}, at end ${m.loadAvgEnd.map((x) => x.toFixed(2)).join(" ")} (the machine is shared: treat single numbers as ranges, ±30–50% per the performance anchors).`,
+      text: `${m.quick ? "QUICK smoke run (correctness only; numbers are not meaningful)" : "Full run"}, ${m.startedAt} → ${m.finishedAt}. Node ${m.node}, ${m.cpus} × ${m.cpuModel}, ${m.totalMemGiB} GiB RAM, kernel ${m.kernel}; bufferutil ${m.bufferutil ? "loaded" : "absent"}; ${m.mallocTunables ? `every bench process (both sides of every comparison) runs with GLIBC_TUNABLES=${m.mallocTunables} (fixed malloc thresholds, bench/lib/ipc.ts says why)` : "glibc malloc defaults"}; node flags of every bench process: ${m.nodeFlags && m.nodeFlags.length > 0 ? m.nodeFlags.join(" ") : "none"} (as npm run server / computer run). Load average at start ${m.loadAvgStart.map((x) => x.toFixed(2)).join(" ")}, at end ${m.loadAvgEnd.map((x) => x.toFixed(2)).join(" ")} (the machine is shared: treat single numbers as ranges, ±30–50% per point; the charts draw the range of every repeated point).`,
     },
     {
       kind: "para",
-      text: `Integrity: ${report.integrity.verifiedChunks} chunks / ${formatBytes(report.integrity.verifiedBytes)} / ${report.integrity.verifiedResources} whole resources verified by sha256; ${report.integrity.failures.length} failures. Result: ${report.ok ? "PASS" : "FAIL"}.`,
+      text: `Integrity: ${report.integrity.verifiedChunks} chunks / ${formatBytes(report.integrity.verifiedBytes)} / ${report.integrity.verifiedResources} whole resources verified by sha256; ${report.integrity.failures.length} failures.`,
     },
     { kind: "heading", level: 2, text: "Goals" },
     {
       kind: "table",
       head: ["goal", "status", "measured", "evidence"],
-      rows: report.goals.map((g) => [
-        g.text,
-        g.status === "met" ? "MET" : g.status === "missed" ? "MISSED" : "NOT MEASURED",
-        g.measured,
-        g.evidence,
-      ]),
+      rows: report.goals.map((g) => [g.text, STATUS_WORD[g.status], g.measured, g.evidence]),
     },
   ];
   const missed = report.goals.filter((g) => g.why);
@@ -58,7 +112,7 @@ export function buildBlocks(report: Report): Block[] {
     blocks.push({
       kind: "heading",
       level: 3,
-      text: "Closing note: missed or unmeasured goals, why, and what would fix them",
+      text: "Missed or unmeasured goals: why, and what would fix them",
     });
     blocks.push({ kind: "list", items: missed.map((g) => `${g.text}: ${g.why ?? ""}`) });
   }
@@ -66,59 +120,32 @@ export function buildBlocks(report: Report): Block[] {
     blocks.push({ kind: "heading", level: 2, text: "INTEGRITY FAILURES" });
     blocks.push({ kind: "list", items: report.integrity.failures });
   }
-  const windows = m.plan.windows;
-  const ceiling = data<CeilingData>(s.ceiling);
-  const sweep = data<SweepData>(s.sweep);
-  const order: SectionId[] = [
-    "micro",
-    "ceiling",
-    "sweep",
-    "direct",
-    "manyAgents",
-    "rewrites",
-    "computerCost",
-    "http",
-    "twoNode",
-    "capacity",
-  ];
-  for (const id of order) {
+  for (const id of ORDER) {
     const o = s[id];
-    if (!o) continue;
-    blocks.push({ kind: "heading", level: 2, text: SECTION_TITLES[id] });
-    if (o.status === "skipped") {
-      blocks.push({ kind: "para", text: `Skipped: ${o.reason}` });
-      continue;
-    }
-    if (o.status === "failed") {
-      blocks.push({
-        kind: "para",
-        text: `FAILED${o.integrity ? " (INTEGRITY)" : ""} after ${o.seconds.toFixed(1)} s: ${o.error}`,
-      });
-      continue;
-    }
-    switch (id) {
-      case "micro":
-        blocks.push(...microBlocks(o.data as MicroData));
-        break;
-      case "ceiling":
-        blocks.push(...ceilingBlocks(o.data as CeilingData, windows));
-        break;
-      case "sweep":
-        blocks.push(...sweepBlocks(o.data as SweepData, ceiling, windows));
-        break;
-      case "direct":
-        blocks.push(...directBlocks(o.data as DirectData, sweep, windows));
-        break;
-      default:
-        blocks.push(...otherBlocks(id, o.data, report));
-    }
-    if (o.notes.length > 0) blocks.push({ kind: "list", items: o.notes });
-    blocks.push({ kind: "para", text: `Section time: ${o.seconds.toFixed(1)} s.` });
+    if (o) blocks.push(...sectionBlocks(report, id, o));
   }
+  const notRun = ORDER.filter((id) => !s[id]);
+  if (notRun.length > 0) {
+    blocks.push({
+      kind: "para",
+      text: `Not run (\`--only\`): ${notRun.map((id) => SECTION_TITLES[id]).join("; ")}.`,
+    });
+  }
+  blocks.push({ kind: "heading", level: 2, text: "How to read this report" });
+  blocks.push({
+    kind: "list",
+    items: [
+      "The verdict says whether the run is sound (FAIL: a section failed or a byte did not match its sha256) and what it showed: PASS when every goal was measured and met, MISSED when one was missed, PARTIAL when some goals were not measured (a run with `--only`, or a skipped section).",
+      "MB/s counts verified resource bytes (10^6 bytes per second), whatever the carriage; base64 chunks put 4/3 of that on the wire.",
+      "Repeated points are drawn as their median with a vertical bar from the lowest to the highest repetition; the tables give every repetition. Compare series inside one chart (measured side by side), not numbers across runs.",
+      "The bare socket.io relay is the same three-process transport with none of our work: our stack's ratio to it, measured next to each point, is what the ceiling goals judge.",
+      "The capacity model derives every Server figure from one named measurement and states what each extrapolation assumes; the CPU figures are this machine's.",
+    ],
+  });
   blocks.push({ kind: "heading", level: 2, text: "How to reproduce" });
   blocks.push({
     kind: "para",
-    text: "`npm run bench` (about 10 minutes on 2 cores) or `npm run bench -- --quick` (1–2 minutes, CI). Options: `--out DIR`, `--only micro,ceiling,...,twoNode` (twoNode needs `redis-server` on PATH). Raw numbers of every point are in report.json.",
+    text: "`npm run bench` (about 15 minutes on 2 cores) or `npm run bench -- --quick` (1–2 minutes, CI). Options: `--out DIR`, `--only micro,ceiling,...,twoNode` (twoNode needs `redis-server` on PATH). Raw numbers of every point and repetition are in report.json; bench/README.md says how to read the report.",
   });
   return blocks;
 }

@@ -1,6 +1,7 @@
 /** The report's data model (report.json is exactly this). */
 import type { SectionId, SectionOutcome } from "../lib/context.ts";
 import type { Plan } from "../lib/plan.ts";
+import type { Verdict } from "./verdict.ts";
 
 export interface Goal {
   id: string;
@@ -19,6 +20,7 @@ export interface RunMeta {
   startedAt: string;
   finishedAt: string;
   quick: boolean;
+  /** The command line, without the output folder (no machine paths in a committed report). */
   argv: string[];
   node: string;
   cpus: number;
@@ -48,4 +50,6 @@ export interface Report {
   };
   /** True when no section failed and no byte was wrong. */
   ok: boolean;
+  /** The verdict line's word and parenthesis (verdict.ts), with the exit code it implies. */
+  verdict: Verdict;
 }

@@ -1,95 +1,132 @@
 /**
- * Section 8, the capacity model, computed from what this run measured (no new load):
- * - relay rate per Server core: MB/s the stack moved at a point divided by the Server process's
- *   CPU share at that point (a Node Server is one event loop, so one process per core);
- * - per-Agent demand: what one Agent pulls with the SDK defaults when nothing else limits it;
- * - memory per connected office from the many-Agents section;
- * - the cost of crossing the Redis bus from section twoNode: Server CPU per MB when Agent and
- *   Computer sit on different nodes vs one in-memory node, and redis-server CPU per MB, so the
- *   rows also say how many processes (and Redis cores) a load needs when every chunk crosses;
- * - recommended defaults: the smallest chunk and window within 90% of the best base64 point (small
- *   chunks keep ack latency, memory and the page-fault cliff down), with the evidence.
+ * The capacity model, computed from what this run measured (no new load). Every
+ * figure of the Server side derives from one measurement, named in `source`:
+ * - section twoNode when it ran: SDK-default pulls (whole reads, sha256-verified, warm Servers,
+ *   interleaved rounds) on one in-memory Server, and the same pulls crossing two nodes over Redis;
+ * - otherwise the chunk sweep's SDK-default reads (one in-memory Server; no crossing figures).
+ * From that measurement: Server CPU ms per MB relayed (→ MB/s per core), per-Agent demand (one
+ * Agent pulling unconstrained with the SDK defaults), the price of crossing nodes and Redis CPU per
+ * MB. The limits a deployment hits besides CPU (network per node, one Redis core) are stated with
+ * the assumption each extrapolation rests on. Section many Agents, when it ran, checks one
+ * assumption (Server CPU per MB does not grow with the number of Agents).
+ * Recommended defaults come from the raw sweep: the smallest chunk and window within 90% of the
+ * best point (small chunks keep ack latency, memory and the page-fault cliff down).
  */
-import { SkipSection, type Ctx } from "../lib/context.ts";
-import { formatBytes } from "../lib/stats.ts";
+import { SkipSection, type Ctx, type SectionOutcome } from "../lib/context.ts";
+import { formatBytes, median, type Spread } from "../lib/stats.ts";
 import type { ManyAgentsData } from "./many-agents.ts";
 import type { SweepData, SweepPoint } from "./sweep.ts";
-import type { TwoNodeData } from "./two-node.ts";
+import type { TwoNodeData, TwoNodePoint } from "./two-node.ts";
+
+type Carriage = "base64" | "binary";
+
+/** Share of a core each Server process is sized to (headroom for bursts and GC). */
+export const TARGET_UTILISATION = 0.7;
+/** The network interface assumed per Server node, Gbit/s each direction (full duplex). */
+export const NIC_GBPS = 10;
+/** Bytes on the wire per resource byte: base64 carries 4 characters per 3 bytes. */
+export const WIRE_FACTOR: Record<Carriage, number> = { base64: 4 / 3, binary: 1 };
+/** Node sizes the tables are given for (cores). */
+export const NODE_CORES = [2, 8] as const;
+
+/** What one in-memory Server spends per MB relayed, for one carriage. */
+export interface ServerCost {
+  carriage: Carriage;
+  /** Median Server CPU ms per MB over the source's rounds, and every round. */
+  msPerMb: number;
+  rounds: Spread;
+  /** 1000 / msPerMb: MB/s one fully busy Server core relays. */
+  perCoreMbps: number;
+  /** MB/s one Agent pulled with the SDK defaults in the same measurement. */
+  demandMbps: number;
+}
+
+/** What one Server node carries, for one carriage and node size. */
+export interface NodeCapacity {
+  carriage: Carriage;
+  cores: number;
+  /** Cores × target utilisation × MB/s per core. */
+  cpuMbps: number;
+  /** The NIC's bytes per direction divided by the carriage's wire factor. */
+  networkMbps: number;
+  mbps: number;
+  limit: "CPU" | "network";
+}
+
+export interface CrossNodeCost {
+  /** Server CPU ms per MB, Agent and Computer on two nodes (A + B together). */
+  msPerMb: number;
+  /** msPerMb / the in-memory Server's. */
+  serverCpuFactor: number;
+  /** One node of a Redis cluster with Agent and Computer on it / in-memory. */
+  oneNodeFactor: number;
+  perCoreCrossMbps: number;
+  redisCpuMsPerMb: number | null;
+  /** Crossing MB/s one Redis core carries at the target utilisation; null: not measured. */
+  redisCoreMbps: number | null;
+  throughputCrossVsOne: number;
+  throughputCrossVsMemory: number;
+}
 
 export interface CapacityRow {
   agents: number;
   demandMbps: number;
   totalMbps: number;
+  /** Busy Server cores at the measured CPU per MB, and processes at the target utilisation. */
   serverCores: number;
-  /** Server processes at 70% CPU each; nodes of 2 and 8 cores. */
   processes: number;
-  nodes2: number;
-  nodes8: number;
-  /** When every chunk crosses nodes (Agent and Computer on different nodes); null: not measured. */
+  /** Nodes per node size (NODE_CORES), each limited by CPU or network, whichever binds. */
+  nodes: Record<string, number>;
+  /** Network each node then moves per direction, Gbit/s (on the larger node size). */
+  gbpsPerNode: number;
+  /** When every chunk crosses nodes; null: section twoNode did not run. */
   processesCross: number | null;
-  nodes2Cross: number | null;
-  /** redis-server cores that traffic needs when it all crosses (Redis runs one core). */
+  /** redis-server cores that traffic needs when it all crosses (one Redis runs on one core). */
   redisCores: number | null;
 }
 
-export interface CrossNodeCost {
-  /** Server CPU per MB, Agent and Computer on two nodes (A + B) / one in-memory node. */
-  serverCpuFactor: number;
-  /** Server CPU per MB, one node of a Redis cluster / one in-memory node. */
-  oneNodeFactor: number;
-  redisCpuMsPerMb: number | null;
-  perCoreCrossMbps: number;
-  /** Median MB/s of one pull, cross-node / one Redis node / in-memory. */
-  throughputCrossVsOne: number;
-  throughputCrossVsMemory: number;
-  source: string;
-}
-
 export interface CapacityData {
-  carriage: "base64" | "binary";
-  /** Measured relay MB/s per Server core, with where it came from. */
+  carriage: Carriage;
+  /** The one measurement the Server figures derive from. */
+  source: { section: "twoNode" | "sweep"; text: string };
+  serverCost: Record<Carriage, ServerCost | null>;
+  /** Kept for readers of older reports: serverCost.base64.perCoreMbps and binary's. */
   perCoreMbps: number;
-  perCoreSource: string;
   perCoreBinaryMbps: number | null;
   perAgentDemandMbps: number;
-  rssPerOfficeBytes: number | null;
-  recommended: {
-    chunkBytes: number;
-    window: number;
-    mbps: number;
-    bestMbps: number;
-    p99Ms: number;
-    source: string;
-  };
-  recommendedBinary: {
-    chunkBytes: number;
-    window: number;
-    mbps: number;
-    bestMbps: number;
-    p99Ms: number;
-  } | null;
-  rows: CapacityRow[];
-  /** From section twoNode (base64, one Agent); null when it did not run. */
+  nodeCapacity: NodeCapacity[];
   crossNode: CrossNodeCost | null;
+  /** Section many Agents: Server CPU ms per MB at each step (the concurrency check). */
+  concurrency: Array<{ agents: number; msPerMb: number }> | null;
+  rssPerOfficeBytes: number | null;
+  recommended: Recommendation | null;
+  recommendedBinary: Recommendation | null;
+  rows: CapacityRow[];
+  /** What every extrapolation above rests on, in words, with the figures it uses. */
+  assumptions: string[];
   notes: string[];
 }
 
-const TARGET_UTILISATION = 0.7;
+export interface Recommendation {
+  chunkBytes: number;
+  window: number;
+  mbps: number;
+  bestMbps: number;
+  p99Ms: number;
+  source: string;
+}
 
-function serverCpu(p: SweepPoint): number {
-  return (p.costs.find((c) => c.name === "server")?.cpuPercent ?? NaN) / 100;
+function done<T>(o: SectionOutcome | undefined): T | null {
+  return o?.status === "done" ? (o.data as T) : null;
 }
 
 /** The smallest window, then the smallest chunk, within 90% of the best point of a carriage. */
-function recommend(
-  points: SweepPoint[],
-): { chunkBytes: number; window: number; mbps: number; bestMbps: number; p99Ms: number } | null {
+function recommend(points: SweepPoint[], carriage: Carriage): Recommendation | null {
   if (points.length === 0) return null;
   const best = Math.max(...points.map((p) => p.mbps));
-  const good = points
+  const pick = points
     .filter((p) => p.mbps >= 0.9 * best)
-    .sort((a, b) => a.chunkBytes - b.chunkBytes || a.window - b.window);
-  const pick = good[0];
+    .sort((a, b) => a.chunkBytes - b.chunkBytes || a.window - b.window)[0];
   if (!pick) return null;
   return {
     chunkBytes: pick.chunkBytes,
@@ -97,116 +134,179 @@ function recommend(
     mbps: pick.mbps,
     bestMbps: best,
     p99Ms: pick.p99Ms,
+    source: `1 MB buffer sweep, ${carriage}, median of each point's repetitions: smallest chunk, then smallest window, within 90% of the best point`,
   };
 }
 
-export async function runCapacity(ctx: Ctx): Promise<CapacityData> {
-  const sweep = ctx.results.sweep?.status === "done" ? (ctx.results.sweep.data as SweepData) : null;
-  if (!sweep) throw new SkipSection("needs the chunk sweep (section 3), which did not complete");
-  const many =
-    ctx.results.manyAgents?.status === "done"
-      ? (ctx.results.manyAgents.data as ManyAgentsData)
-      : null;
-  const first = sweep.buffers[0]?.points ?? [];
-  const base64 = first.filter((p) => p.carriage === "base64");
-  const binary = first.filter((p) => p.carriage === "binary");
-  const rec = recommend(base64);
-  if (!rec) throw new SkipSection("no base64 sweep points");
-  const recBin = recommend(binary);
+function twoNodePoint(
+  d: TwoNodeData,
+  placement: TwoNodePoint["placement"],
+  carriage: Carriage,
+): TwoNodePoint | undefined {
+  return d.points.find(
+    (p) => p.placement === placement && p.carriage === carriage && p.agents === 1,
+  );
+}
 
-  // Per-core rate: the heaviest many-Agents step when there is one (the Server busiest), else the
-  // recommended sweep point.
-  let perCore: number;
-  let source: string;
-  const heavy = many?.rows.reduce((a, b) => (b.aggregateMbps > a.aggregateMbps ? b : a));
-  if (heavy && heavy.serverCpuPercent > 5) {
-    perCore = heavy.aggregateMbps / (heavy.serverCpuPercent / 100);
-    source = `many-Agents step with ${heavy.agents} Agents: ${heavy.aggregateMbps.toFixed(1)} MB/s at ${heavy.serverCpuPercent.toFixed(0)}% Server CPU`;
-  } else {
-    const p = base64.find((x) => x.chunkBytes === rec.chunkBytes && x.window === rec.window)!;
-    perCore = p.mbps / serverCpu(p);
-    source = `sweep point base64 ${formatBytes(p.chunkBytes)} w${p.window}: ${p.mbps.toFixed(1)} MB/s at ${(100 * serverCpu(p)).toFixed(0)}% Server CPU`;
-  }
-  const binPoint = recBin
-    ? binary.find((x) => x.chunkBytes === recBin.chunkBytes && x.window === recBin.window)
-    : undefined;
-  const perCoreBinary = binPoint ? binPoint.mbps / serverCpu(binPoint) : null;
-  const sdk = sweep.sdk.find((s) => s.carriage === "base64");
-  const demand = sdk?.medianMbps ?? rec.mbps;
-  const rssPerOffice =
-    many && many.rows.length > 0
-      ? (many.rows[many.rows.length - 1]?.serverRssBytes ?? 0) / Math.max(1, many.totalOffices)
-      : null;
+function costFromTwoNode(d: TwoNodeData, carriage: Carriage): ServerCost | null {
+  const p = twoNodePoint(d, "memory", carriage);
+  if (!p || !(p.serverCpuMsPerMb > 0)) return null;
+  return {
+    carriage,
+    msPerMb: p.serverCpuMsPerMb,
+    rounds: p.serverCpuMsPerMbRounds,
+    perCoreMbps: 1000 / p.serverCpuMsPerMb,
+    demandMbps: p.medianMbps,
+  };
+}
 
-  const crossNode = crossNodeCost(ctx, perCore);
+function costFromSweep(d: SweepData, carriage: Carriage): ServerCost | null {
+  const run = d.sdk.find((r) => r.carriage === carriage);
+  const ms = run?.serverCpuMsPerMb;
+  if (!run || !ms || !(ms.median > 0)) return null;
+  return {
+    carriage,
+    msPerMb: ms.median,
+    rounds: ms,
+    perCoreMbps: 1000 / ms.median,
+    demandMbps: run.medianMbps,
+  };
+}
+
+function crossFromTwoNode(d: TwoNodeData, mem: ServerCost): CrossNodeCost | null {
+  const one = twoNodePoint(d, "redisOne", mem.carriage);
+  const cross = twoNodePoint(d, "cross", mem.carriage);
+  if (!one || !cross || !(cross.serverCpuMsPerMb > 0)) return null;
+  const redis = cross.redisCpuMsPerMb;
+  return {
+    msPerMb: cross.serverCpuMsPerMb,
+    serverCpuFactor: cross.serverCpuMsPerMb / mem.msPerMb,
+    oneNodeFactor: one.serverCpuMsPerMb / mem.msPerMb,
+    perCoreCrossMbps: 1000 / cross.serverCpuMsPerMb,
+    redisCpuMsPerMb: redis,
+    redisCoreMbps: redis !== null && redis > 0 ? (TARGET_UTILISATION * 1000) / redis : null,
+    throughputCrossVsOne: cross.medianMbps / one.medianMbps,
+    throughputCrossVsMemory: cross.medianMbps / mem.demandMbps,
+  };
+}
+
+export function nodeCapacity(cost: ServerCost, cores: number): NodeCapacity {
+  const cpuMbps = cores * TARGET_UTILISATION * cost.perCoreMbps;
+  const networkMbps = (NIC_GBPS * 125) / WIRE_FACTOR[cost.carriage];
+  return {
+    carriage: cost.carriage,
+    cores,
+    cpuMbps,
+    networkMbps,
+    mbps: Math.min(cpuMbps, networkMbps),
+    limit: cpuMbps <= networkMbps ? "CPU" : "network",
+  };
+}
+
+function rowsFor(cost: ServerCost, cross: CrossNodeCost | null): CapacityRow[] {
+  const big = NODE_CORES[NODE_CORES.length - 1];
   const rows: CapacityRow[] = [];
   for (const agents of [10, 100, 1000]) {
-    for (const demandMbps of [1, 10, demand]) {
+    for (const demandMbps of [1, 10, cost.demandMbps]) {
       const totalMbps = agents * demandMbps;
-      const cores = totalMbps / perCore;
-      const processes = Math.max(1, Math.ceil(cores / TARGET_UTILISATION));
-      const processesCross = crossNode
-        ? Math.max(1, Math.ceil(totalMbps / crossNode.perCoreCrossMbps / TARGET_UTILISATION))
-        : null;
+      const serverCores = totalMbps / cost.perCoreMbps;
+      const nodes = Object.fromEntries(
+        NODE_CORES.map((c) => [String(c), Math.ceil(totalMbps / nodeCapacity(cost, c).mbps)]),
+      );
+      const bigNodes = nodes[String(big)] ?? 1;
       rows.push({
         agents,
         demandMbps,
         totalMbps,
-        serverCores: cores,
-        processes,
-        nodes2: Math.ceil(processes / 2),
-        nodes8: Math.ceil(processes / 8),
-        processesCross,
-        nodes2Cross: processesCross === null ? null : Math.ceil(processesCross / 2),
+        serverCores,
+        processes: Math.max(1, Math.ceil(serverCores / TARGET_UTILISATION)),
+        nodes,
+        gbpsPerNode: (totalMbps * WIRE_FACTOR[cost.carriage] * 8) / 1000 / bigNodes,
+        processesCross: cross
+          ? Math.max(1, Math.ceil(totalMbps / cross.perCoreCrossMbps / TARGET_UTILISATION))
+          : null,
         redisCores:
-          crossNode?.redisCpuMsPerMb != null
-            ? (totalMbps * crossNode.redisCpuMsPerMb) / 1000
-            : null,
+          cross?.redisCpuMsPerMb != null ? (totalMbps * cross.redisCpuMsPerMb) / 1000 : null,
       });
     }
   }
+  return rows;
+}
+
+export async function runCapacity(ctx: Ctx): Promise<CapacityData> {
+  const two = done<TwoNodeData>(ctx.results.twoNode);
+  const sweep = done<SweepData>(ctx.results.sweep);
+  const many = done<ManyAgentsData>(ctx.results.manyAgents);
+  const fromTwo = two ? costFromTwoNode(two, "base64") : null;
+  const useTwo = two !== null && fromTwo !== null;
+  const cost = (c: Carriage): ServerCost | null =>
+    useTwo ? costFromTwoNode(two, c) : sweep ? costFromSweep(sweep, c) : null;
+  const base64 = cost("base64");
+  if (!base64) {
+    throw new SkipSection(
+      "needs section twoNode or the chunk sweep (the Server's CPU per MB of SDK-default pulls); neither completed",
+    );
+  }
+  const binary = cost("binary");
+  const source = useTwo
+    ? {
+        section: "twoNode" as const,
+        text: `section twoNode: one Agent pulling ${formatBytes(two.fileBytes)} with the SDK defaults (whole reads, each verified), warm Servers, ${two.rounds} interleaved rounds, medians; in-memory Server for the one-node figures, Agent on node A and Computer on node B for the crossing figures`,
+      }
+    : {
+        section: "sweep" as const,
+        text: `the chunk sweep's SDK-default reads (one Agent, whole reads, each verified; ${ctx.plan.sdkReads} interleaved reads, medians) on one in-memory Server; section twoNode did not run, so there are no crossing figures`,
+      };
+  if (!binary)
+    source.text += "; this source measured no binary pulls, so there are no binary figures";
+  const crossNode = useTwo ? crossFromTwoNode(two, base64) : null;
+  const first = sweep?.buffers[0]?.points ?? [];
+  const concurrency =
+    many?.rows.map((r) => ({ agents: r.agents, msPerMb: r.serverCpuMsPerMb.median })) ?? null;
+  const lastMany = many?.rows[many.rows.length - 1];
+  const costs = [base64, binary].filter((c): c is ServerCost => c !== null);
   return {
     carriage: "base64",
-    perCoreMbps: perCore,
-    perCoreSource: source,
-    perCoreBinaryMbps: perCoreBinary,
-    perAgentDemandMbps: demand,
-    rssPerOfficeBytes: rssPerOffice,
-    recommended: {
-      ...rec,
-      source:
-        "1 MB buffer sweep, base64: smallest chunk, then smallest window, within 90% of the best point",
-    },
-    recommendedBinary: recBin,
-    rows,
+    source,
+    serverCost: { base64, binary },
+    perCoreMbps: base64.perCoreMbps,
+    perCoreBinaryMbps: binary?.perCoreMbps ?? null,
+    perAgentDemandMbps: base64.demandMbps,
+    nodeCapacity: costs.flatMap((c) => NODE_CORES.map((n) => nodeCapacity(c, n))),
     crossNode,
-    notes: [
-      `Processes are sized at ${TARGET_UTILISATION * 100}% CPU each; one Server process per core (one event loop each). Per-Agent demand "${demand.toFixed(1)}" is what one Agent pulled with the SDK defaults in this run.`,
-      crossNode
-        ? `Several Server processes or nodes need the Redis adapter (issue 10). Measured in section twoNode: a chunk relayed between an Agent and a Computer on different nodes costs ${crossNode.serverCpuFactor.toFixed(2)}× the Server CPU per MB of one in-memory node (A and B together; one node of a Redis cluster with both on it: ${crossNode.oneNodeFactor.toFixed(2)}×)${crossNode.redisCpuMsPerMb !== null ? ` plus ${crossNode.redisCpuMsPerMb.toFixed(1)} ms of redis-server CPU per MB` : ""}. The "every chunk crosses" columns size for the worst placement; routing an office's Agent and Computers to the same node (sticky by office) keeps the first columns. Redis is one core: above ~0.7 Redis cores, shard (sharded Pub/Sub adapter, Redis Cluster) or keep offices on one node.`
-        : "Several Server processes or nodes need the Redis adapter (issue 10); a chunk relayed between an Agent and a Computer on different nodes crosses the adapter bus (performance anchors A2), so route an office's Agent and Computers to the same node (sticky by office) or budget twice the traffic on Redis. (Section twoNode measures that cost; it did not run.)",
-      "The Computer side scales with Computers, not with the Server: its per-chunk time is in the Computer-cost section.",
-    ],
+    concurrency,
+    rssPerOfficeBytes:
+      many && lastMany ? lastMany.serverRssBytes / Math.max(1, many.totalOffices) : null,
+    recommended: recommend(
+      first.filter((p) => p.carriage === "base64"),
+      "base64",
+    ),
+    recommendedBinary: recommend(
+      first.filter((p) => p.carriage === "binary"),
+      "binary",
+    ),
+    rows: rowsFor(base64, crossNode),
+    assumptions: assumptions(base64, crossNode, concurrency),
+    notes: [],
   };
 }
 
-/** The measured price of crossing nodes (section twoNode, base64, one Agent), or null. */
-function crossNodeCost(ctx: Ctx, perCore: number): CrossNodeCost | null {
-  const two =
-    ctx.results.twoNode?.status === "done" ? (ctx.results.twoNode.data as TwoNodeData) : null;
-  if (!two) return null;
-  const at = (placement: string): TwoNodeData["points"][number] | undefined =>
-    two.points.find((p) => p.placement === placement && p.carriage === "base64" && p.agents === 1);
-  const [mem, one, cross] = [at("memory"), at("redisOne"), at("cross")];
-  if (!mem || !one || !cross || !(mem.serverCpuMsPerMb > 0)) return null;
-  const serverCpuFactor = cross.serverCpuMsPerMb / mem.serverCpuMsPerMb;
-  return {
-    serverCpuFactor,
-    oneNodeFactor: one.serverCpuMsPerMb / mem.serverCpuMsPerMb,
-    redisCpuMsPerMb: cross.redisCpuMsPerMb,
-    perCoreCrossMbps: perCore / serverCpuFactor,
-    throughputCrossVsOne: cross.medianMbps / one.medianMbps,
-    throughputCrossVsMemory: cross.medianMbps / mem.medianMbps,
-    source: `section twoNode, base64 SDK defaults, ${formatBytes(two.fileBytes)}, median of ${two.rounds} interleaved rounds: Server CPU ${mem.serverCpuMsPerMb.toFixed(1)} ms/MB in memory, ${one.serverCpuMsPerMb.toFixed(1)} on one Redis node, ${cross.serverCpuMsPerMb.toFixed(1)} across two nodes`,
-  };
+function assumptions(
+  cost: ServerCost,
+  cross: CrossNodeCost | null,
+  concurrency: CapacityData["concurrency"],
+): string[] {
+  const ms = concurrency?.map((c) => c.msPerMb).filter(Number.isFinite) ?? [];
+  return [
+    `One Server process per core (one event loop each), sized to ${TARGET_UTILISATION * 100}% of it; MB/s per core = 1000 / the measured Server CPU ms per MB.`,
+    ms.length > 0
+      ? `Server CPU per MB does not grow with the number of Agents: in section many Agents it was ${Math.min(...ms).toFixed(1)}–${Math.max(...ms).toFixed(1)} ms/MB from ${concurrency?.[0]?.agents ?? 1} to ${concurrency?.[concurrency.length - 1]?.agents ?? 1} Agents at once (median ${median(ms).toFixed(1)}), against ${cost.msPerMb.toFixed(1)} ms/MB in the source measurement.`
+      : "Server CPU per MB is taken not to grow with the number of Agents (section many Agents, which checks it, did not run).",
+    `Processes and nodes add up linearly: nothing is shared between Server processes but the network and Redis, named below. Each relayed byte enters a Server node from a Computer and leaves it to an Agent, so a node needs its rate on the wire in each direction of a ${NIC_GBPS} Gbit/s full-duplex NIC: base64 chunks travel as 4/3 of the resource bytes, binary ones as about 1×. This run relayed over loopback, so the network limit is computed, not measured.`,
+    cross
+      ? `Redis runs commands on one core. Crossing chunks cost ${cross.redisCpuMsPerMb?.toFixed(2) ?? "?"} ms of redis-server CPU per MB, so one Redis carries about ${cross.redisCoreMbps?.toFixed(0) ?? "?"} MB/s of crossing traffic at ${TARGET_UTILISATION * 100}% of its core. Keep each office's Agent and Computers on one Server node (route by office): their chunks then never touch Redis (only one registry lookup per request, ${cross.oneNodeFactor.toFixed(2)}× the in-memory Server CPU per MB). Above that rate of crossing traffic, shard the bus (the Redis adapter's sharded Pub/Sub on a Redis Cluster).`
+      : "Redis runs commands on one core; its cost per crossing MB is measured by section twoNode, which did not run: keep each office's Agent and Computers on one Server node so chunks never cross Redis.",
+    `Every Agent of a row pulls at once, at the row's rate (peak load): 1 MB/s, 10 MB/s, or what one Agent pulled unconstrained with the SDK defaults in the source measurement (${cost.demandMbps.toFixed(1)} MB/s on this machine); the Computer side is not in the model (it scales with Computers; its per-chunk time is in the Computer-cost section).`,
+    "CPU figures are this machine's (its CPU model and load average are in the header); on other hardware measure again.",
+  ];
 }

@@ -4,7 +4,13 @@
  * user would get if the Computer were reachable directly; it bounds what any relay can add.
  */
 import { spawnChild, type Child } from "../lib/ipc.ts";
-import { withCosts, toPoint, type PointResult } from "../lib/measure.ts";
+import {
+  combineReps,
+  withCosts,
+  toPoint,
+  type PointResult,
+  type RepeatedPoint,
+} from "../lib/measure.ts";
 import { formatBytes } from "../lib/stats.ts";
 import type { Ctx } from "../lib/context.ts";
 import type { DriveArgs } from "../procs/agent.ts";
@@ -13,7 +19,7 @@ import { ensureSweepFile } from "./ceiling.ts";
 import type { CeilingData } from "./ceiling.ts";
 
 export interface DirectData {
-  points: PointResult[];
+  points: RepeatedPoint[];
 }
 
 export async function runDirect(ctx: Ctx): Promise<DirectData> {
@@ -34,7 +40,7 @@ export async function runDirect(ctx: Ctx): Promise<DirectData> {
       { role: "agent", child: agent },
       { role: "server", child: server },
     ];
-    const points: PointResult[] = [];
+    const points: RepeatedPoint[] = [];
     for (const chunkBytes of sizes) {
       for (const window of ctx.plan.windows) {
         const args: DriveArgs = {
@@ -42,15 +48,21 @@ export async function runDirect(ctx: Ctx): Promise<DirectData> {
           path,
           chunkBytes,
           window,
-          durationMs: ctx.plan.pointMs,
+          durationMs: ctx.plan.repMs,
           carriage: "binary",
         };
-        const { value, costs } = await withCosts(procs, () =>
-          agent.call<DriveResult>("drive", args),
-        );
-        const p = toPoint(ctx.ledger, { carriage: "binary", chunkBytes, window }, value, costs);
+        const reps: PointResult[] = [];
+        for (let rep = 0; rep < ctx.plan.pointReps; rep++) {
+          const { value, costs } = await withCosts(procs, () =>
+            agent.call<DriveResult>("drive", args),
+          );
+          reps.push(toPoint(ctx.ledger, { carriage: "binary", chunkBytes, window }, value, costs));
+        }
+        const p = combineReps(reps);
         points.push(p);
-        ctx.log(`direct ${formatBytes(chunkBytes)} w${window}: ${p.mbps.toFixed(1)} MB/s`);
+        ctx.log(
+          `direct ${formatBytes(chunkBytes)} w${window}: ${p.mbps.toFixed(1)} MB/s (${p.spread.reps.map((x) => x.toFixed(0)).join("/")})`,
+        );
       }
     }
     return { points };

@@ -52,7 +52,7 @@ export async function runMicro(ctx: Ctx): Promise<MicroData> {
     minThreads: threads,
     maxThreads: threads,
     idleTimeout: 60_000,
-    execArgv: ["--import", "tsx"],
+    execArgv: ["--conditions=@a2c-smcp/source", "--import", "tsx"],
   });
   const bench = new Bench({
     time: timeMs,

@@ -16,9 +16,16 @@ import {
 } from "../../agent/pull.ts";
 import { fileDigests } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
-import { withCosts, toPoint, type PointResult } from "../lib/measure.ts";
+import {
+  combineReps,
+  medianCosts,
+  withCosts,
+  toPoint,
+  type PointResult,
+  type RepeatedPoint,
+} from "../lib/measure.ts";
 import { fitsBuffer, sizePoints, type SizePoint } from "../lib/points.ts";
-import { formatBytes, KiB, mbPerSec } from "../lib/stats.ts";
+import { formatBytes, KiB, mbPerSec, median, spreadOf, type Spread } from "../lib/stats.ts";
 import type { Ctx } from "../lib/context.ts";
 import type { DriveArgs } from "../procs/agent.ts";
 import type { DriveResult } from "../lib/driver.ts";
@@ -37,14 +44,18 @@ import { ensureSweepFile, startBareRelay, type BareRelay, type CeilingData } fro
 
 type Carriage = "base64" | "binary";
 
-export interface SweepPoint extends PointResult {
+export interface SweepPoint extends RepeatedPoint {
   buffer: number;
   /**
-   * Stack MB/s / ceiling MB/s at the same carriage, chunk size and window, the ceiling measured
-   * right before or after this point (`ceilingMbps`); null without one.
+   * The bare relay's MB/s at this point (same driver, carriage, size and window): one repetition
+   * right before or after each stack repetition (`spread`), the side going first alternating.
    */
+  bare: Spread;
+  /** Stack / bare relay of each back-to-back pair of repetitions. */
+  pairRatios: Spread;
+  /** Median of `pairRatios`; null without a bare relay measurement. */
   ratio: number | null;
-  /** The bare relay's MB/s at this point, measured next to it (same driver, size, window). */
+  /** Median MB/s of the bare relay next to this point (`bare.median`). */
   ceilingMbps: number | null;
   /** Stack MB/s / the ceiling section's point (±3% size), measured minutes apart; for reference. */
   sectionRatio: number | null;
@@ -71,6 +82,8 @@ export interface SdkRun {
   result: SdkReadResult;
   /** Median CPU % per process over the reads. */
   costs: ProcCost[];
+  /** Server CPU ms per MB moved, per read (the capacity model's fallback source). */
+  serverCpuMsPerMb: Spread;
 }
 
 export interface SweepData {
@@ -178,7 +191,7 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
               path,
               chunkBytes: size.bytes,
               window,
-              durationMs: plan.pointMs,
+              durationMs: plan.repMs,
               carriage,
               agent: seat.index,
               handle: h.handle,
@@ -192,26 +205,38 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
               withCosts(bare.procs, () =>
                 bare.agent.call<DriveResult>("drive", { ...args, carrier: "bare" }),
               ).then(({ value, costs }) => toPoint(ctx.ledger, key, value, costs));
-            // Alternate which side goes first, so neither always runs on the warmer machine.
-            let p: PointResult;
-            let b: PointResult;
-            if (points.length % 2 === 0) {
-              b = await runBare();
-              p = await runStack();
-            } else {
-              p = await runStack();
-              b = await runBare();
+            const stackReps: PointResult[] = [];
+            const bareReps: PointResult[] = [];
+            for (let rep = 0; rep < plan.pointReps; rep++) {
+              // Alternate which side goes first, so neither always runs on the warmer machine.
+              if ((points.length + rep) % 2 === 0) {
+                bareReps.push(await runBare());
+                stackReps.push(await runStack());
+              } else {
+                stackReps.push(await runStack());
+                bareReps.push(await runBare());
+              }
             }
+            const p = combineReps(stackReps);
+            const b = spreadOf(bareReps.map((x) => x.mbps));
+            const pairs = spreadOf(
+              stackReps.flatMap((x, i) => {
+                const y = bareReps[i]?.mbps ?? 0;
+                return y > 0 ? [x.mbps / y] : [];
+              }),
+            );
             const c = ceilingPoint(ceiling, carriage, size.bytes, window);
             points.push({
               ...p,
               buffer,
-              ratio: b.mbps > 0 ? p.mbps / b.mbps : null,
-              ceilingMbps: b.mbps,
+              bare: b,
+              pairRatios: pairs,
+              ratio: pairs.reps.length > 0 ? pairs.median : null,
+              ceilingMbps: b.median,
               sectionRatio: c && c.mbps > 0 ? p.mbps / c.mbps : null,
             });
             ctx.log(
-              `sweep ${(buffer / 1e6).toFixed(0)}MB ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s, ceiling next to it ${b.mbps.toFixed(1)} MB/s (${((100 * p.mbps) / b.mbps).toFixed(0)}%)${c ? `; ${((100 * p.mbps) / c.mbps).toFixed(0)}% of the ceiling section's point` : ""}`,
+              `sweep ${(buffer / 1e6).toFixed(0)}MB ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s (${p.spread.reps.map((x) => x.toFixed(0)).join("/")}), bare relay next to it ${b.median.toFixed(1)} MB/s (${b.reps.map((x) => x.toFixed(0)).join("/")}), ratio ${(100 * pairs.median).toFixed(0)}%${c ? `; ${((100 * p.mbps) / c.mbps).toFixed(0)}% of the ceiling section's point` : ""}`,
             );
           }
         }
@@ -368,6 +393,13 @@ async function sdkRuns(
         perReadMbps,
       },
       costs: medianCosts(costs[i]!),
+      serverCpuMsPerMb: spreadOf(
+        rs.map((r, j) => {
+          const cpu = costs[i]![j]?.find((c) => c.name === "server")?.cpuPercent ?? NaN;
+          // cpuPercent of one core over the read × its seconds = CPU ms.
+          return (cpu * 10 * r.seconds) / (r.bytes / 1e6);
+        }),
+      ),
     };
     ctx.log(
       `sweep ${v.label}: median ${run.medianMbps.toFixed(1)} MB/s over ${perReadMbps.length} verified reads (${perReadMbps.map((x) => x.toFixed(0)).join(", ")})`,
@@ -378,24 +410,4 @@ async function sdkRuns(
     defaults: runs.filter((_, i) => !variants[i]!.best),
     atBest: runs.filter((_, i) => variants[i]!.best),
   };
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return 0;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-/** Per process, the median CPU % and the last RSS over several measurements. */
-function medianCosts(all: ProcCost[][]): ProcCost[] {
-  const names = [...new Set(all.flatMap((c) => c.map((x) => x.name)))];
-  return names.map((name) => {
-    const xs = all.flatMap((c) => c.filter((x) => x.name === name));
-    return {
-      name,
-      cpuPercent: median(xs.map((x) => x.cpuPercent)),
-      rssBytes: xs[xs.length - 1]?.rssBytes ?? 0,
-    };
-  });
 }

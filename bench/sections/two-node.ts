@@ -24,7 +24,7 @@ import { IntegrityError } from "../lib/integrity.ts";
 import { spawnChild, type Child } from "../lib/ipc.ts";
 import { hasRedisServer, procCpuMs, startBenchRedis, type BenchRedis } from "../lib/redis.ts";
 import { SkipSection, type Ctx } from "../lib/context.ts";
-import { formatBytes, mbPerSec, percentile } from "../lib/stats.ts";
+import { formatBytes, mbPerSec, median, percentile, spreadOf, type Spread } from "../lib/stats.ts";
 import type { SdkReadArgs, SdkReadResult } from "../stack/agent-side.ts";
 import {
   BENCH_TOKEN,
@@ -64,6 +64,9 @@ export interface TwoNodePoint {
   /** Server CPU ms (all nodes together) and redis-server CPU ms per MB moved (medians). */
   serverCpuMsPerMb: number;
   redisCpuMsPerMb: number | null;
+  /** The same two figures, every round. */
+  serverCpuMsPerMbRounds: Spread;
+  redisCpuMsPerMbRounds: Spread | null;
   verifiedReads: number;
 }
 
@@ -91,13 +94,6 @@ interface Seat {
   slot: number;
   computer: string;
   handle: HandleInfo;
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return NaN;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 const SPAWN_TIMEOUT_MS = 180_000;
@@ -230,6 +226,21 @@ export async function runTwoNode(ctx: Ctx): Promise<TwoNodeData> {
       ...plan.carriages.map((carriage) => ({ carriage, agents: 1 })),
       ...(plan.concurrent > 1 ? [{ carriage: "base64" as const, agents: plan.concurrent }] : []),
     ];
+    /** One verified whole read by seat `s` with the SDK defaults of `carriage`. */
+    const readArgs = (s: Seat, carriage: Carriage): SdkReadArgs => ({
+      agent: s.index,
+      handle: s.handle.handle,
+      sha256: source.sha256,
+      totalSize: source.size,
+      durationMs: 0,
+      reads: 1,
+      raw: true,
+      options: {
+        binary: carriage === "binary",
+        chunkBytes: DEFAULT_CHUNK[carriage],
+        window: DEFAULT_WINDOW,
+      },
+    });
     const points: TwoNodePoint[] = [];
     for (const c of cases) {
       const acc = new Map<
@@ -246,6 +257,17 @@ export async function runTwoNode(ctx: Ctx): Promise<TwoNodeData> {
       for (const p of placements) {
         acc.set(p, { mbps: [], lat: [], cpu: [], srv: [], red: [], reads: 0 });
       }
+      // Fresh Servers run their hot paths in the interpreter at first (bench/lib/warmup.ts): a few
+      // unreported reads per placement, or the first rounds measure the JIT, not the relay.
+      for (let w = 0; w < plan.warmUpReads; w++) {
+        for (const placement of placements) {
+          const mine = seats.filter((s) => s.placement === placement && s.slot < c.agents);
+          const results = await Promise.all(
+            mine.map((s) => agent.call<SdkReadResult>("sdk-read", readArgs(s, c.carriage))),
+          );
+          for (const v of results) ctx.ledger.add(v.requests, v.bytes, v.reads);
+        }
+      }
       // The concurrent case moves `agents` times the bytes per round: fewer rounds keep it cheap.
       const rounds = c.agents > 1 ? Math.min(plan.reps, 3) : plan.reps;
       for (let round = 0; round < rounds; round++) {
@@ -256,22 +278,7 @@ export async function runTwoNode(ctx: Ctx): Promise<TwoNodeData> {
           const redisBefore = procCpuMs(r.pid);
           const t0 = performance.now();
           const results = await Promise.all(
-            mine.map((s) =>
-              agent.call<SdkReadResult>("sdk-read", {
-                agent: s.index,
-                handle: s.handle.handle,
-                sha256: source.sha256,
-                totalSize: source.size,
-                durationMs: 0,
-                reads: 1,
-                raw: true,
-                options: {
-                  binary: c.carriage === "binary",
-                  chunkBytes: DEFAULT_CHUNK[c.carriage],
-                  window: DEFAULT_WINDOW,
-                },
-              } satisfies SdkReadArgs),
-            ),
+            mine.map((s) => agent.call<SdkReadResult>("sdk-read", readArgs(s, c.carriage))),
           );
           const wallMs = performance.now() - t0;
           const redisAfter = procCpuMs(r.pid);
@@ -315,6 +322,8 @@ export async function runTwoNode(ctx: Ctx): Promise<TwoNodeData> {
           cpu: Object.fromEntries(roles.map((k2) => [k2, median(a0.cpu.map((x) => x[k2] ?? 0))])),
           serverCpuMsPerMb: median(a0.srv),
           redisCpuMsPerMb: a0.red.length > 0 ? median(a0.red) : null,
+          serverCpuMsPerMbRounds: spreadOf(a0.srv),
+          redisCpuMsPerMbRounds: a0.red.length > 0 ? spreadOf(a0.red) : null,
           verifiedReads: a0.reads,
         };
         points.push(p);
@@ -345,7 +354,7 @@ export async function runTwoNode(ctx: Ctx): Promise<TwoNodeData> {
       points,
       ratios,
       notes: [
-        `Every placement pulls ${formatBytes(source.size)} with the SDK (whole reads, each verified by sha256), SDK default chunk and window per carriage; rounds interleaved with a rotating placement order; MB/s and CPU are medians over ${plan.reps} rounds${plan.concurrent > 1 ? ` (${Math.min(plan.reps, 3)} with ${plan.concurrent} Agents at once)` : ""}, latency percentiles over every chunk of every round.`,
+        `Every placement pulls ${formatBytes(source.size)} with the SDK (whole reads, each verified by sha256), SDK default chunk and window per carriage; ${plan.warmUpReads} unreported warm-up read(s) per placement first; rounds interleaved with a rotating placement order; MB/s and CPU are medians over ${plan.reps} rounds${plan.concurrent > 1 ? ` (${Math.min(plan.reps, 3)} with ${plan.concurrent} Agents at once)` : ""}, latency percentiles over every chunk of every round.`,
         "All processes share this machine's cores (Agent, Computer, three Servers, redis-server): absolute numbers are low and noisy; the ratios between placements measured in the same run are the result.",
       ],
     };

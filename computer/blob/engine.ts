@@ -59,7 +59,7 @@ import {
   type GetBlobReq,
   type GetBlobRet,
   type Transport,
-} from "../../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import type {
   BlobSource,
   HandleFields,
@@ -470,7 +470,7 @@ export class BlobEngine implements HandleMinter {
       eof: envelope.chunk_offset + n === total, // "eof ⟺ chunk_offset + 本块字节数 == total_size"
       blob,
     } as GetBlobRet;
-    this.#metrics?.blobBytes.inc(n);
+    this.#metrics?.blobBytes.inc({ carriage: typeof blob === "string" ? "base64" : "binary" }, n);
     return ret;
   }
 }

@@ -15,10 +15,19 @@
  *
  * Lifetime: entries are reference counted (a descriptor is never closed while a request or a hash
  * computation reads it, so its number cannot be reused under a reader), bounded in number (LRU),
- * and closed after `idleMs` without use, so a deleted file's space is not pinned and the process's
- * descriptor count returns to its base when pulls stop.
+ * and closed after `idleMs` without use, so the process's descriptor count returns to its base
+ * when pulls stop. Open descriptors stay within `maxEntries` plus the reads in flight (the engine's
+ * limiter bounds those): an entry over the bound closes as soon as its last reader lets go.
+ *
+ * A file that loses its last name (deleted, or renamed over) is not held beyond the request that
+ * sees it, so its disk space is freed: a request for that path finds the signature changed (the
+ * unlink moved its ctime) and closes it, and every request first closes the idle descriptors
+ * whose file has no name left (`fstat` link count 0). That check runs at most once per event-loop
+ * turn while requests overlap (a busy Computer pays one pass per turn, not one per chunk) and on
+ * every request that starts with no other in progress; a file that keeps another hard link keeps
+ * its space anyway and is left to the idle timer.
  */
-import { close } from "node:fs";
+import { closeSync, fstatSync } from "node:fs";
 
 export interface CachedFd {
   readonly fd: number;
@@ -43,6 +52,10 @@ export class FdCache {
   readonly #idleMs: number;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** References held across every entry (requests and hashes reading right now). */
+  #readers = 0;
+  /** Idle entries were checked for unlinked files in this event-loop turn. */
+  #checkedThisTurn = false;
   /** Descriptors currently open through the cache (for tests). */
   open = 0;
 
@@ -53,9 +66,11 @@ export class FdCache {
 
   /** The live entry for `path`, with a reference taken; `undefined` when there is none. */
   acquire(path: string): CachedFd | undefined {
+    this.#closeUnlinked(path);
     const e = this.#byPath.get(path);
     if (e === undefined) return undefined;
     e.refs++;
+    this.#readers++;
     e.lastUsed = performance.now();
     this.#byPath.delete(path); // refresh LRU position
     this.#byPath.set(path, e);
@@ -68,6 +83,7 @@ export class FdCache {
    */
   adopt(fd: number, path: string, signature: string): CachedFd {
     this.open++;
+    this.#readers++;
     const e: Entry = { fd, path, signature, refs: 1, lastUsed: performance.now(), dead: false };
     if (this.#closed || this.#maxEntries === 0) {
       e.dead = true;
@@ -85,8 +101,11 @@ export class FdCache {
   release(c: CachedFd): void {
     const e = c as Entry;
     e.refs--;
+    this.#readers--;
     e.lastUsed = performance.now();
-    if (e.dead && e.refs === 0) this.#close(e);
+    if (e.refs !== 0) return;
+    if (e.dead) this.#close(e);
+    else this.#trim(); // over the bound while every entry was being read
   }
 
   /** Stops handing `c` out (its file changed or moved); closed once nobody reads it. */
@@ -113,7 +132,36 @@ export class FdCache {
   #close(e: Entry): void {
     e.refs = -1; // closed exactly once
     this.open--;
-    close(e.fd, () => undefined);
+    // Synchronously: once a release or request returns, the descriptor is gone (a regular file's
+    // close(2) costs microseconds; an asynchronous close left it open for a thread-pool trip).
+    try {
+      closeSync(e.fd);
+    } catch {
+      // already invalid: nothing to free
+    }
+  }
+
+  /**
+   * Closes idle descriptors whose file has no name left (see the header), except `path`'s own,
+   * which the caller's reuse check decides.
+   */
+  #closeUnlinked(path: string): void {
+    if (this.#checkedThisTurn && this.#readers > 0) return;
+    const idle = [...this.#byPath.values()].filter((e) => e.refs === 0 && e.path !== path);
+    if (idle.length === 0) return;
+    if (!this.#checkedThisTurn) {
+      this.#checkedThisTurn = true;
+      setImmediate(() => (this.#checkedThisTurn = false));
+    }
+    for (const e of idle) {
+      let unlinked: boolean;
+      try {
+        unlinked = fstatSync(e.fd).nlink === 0;
+      } catch {
+        unlinked = true;
+      }
+      if (unlinked) this.#kill(e);
+    }
   }
 
   #trim(): void {

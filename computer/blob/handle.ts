@@ -20,7 +20,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { chmod, link, mkdir, open, readFile, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { LIMITS } from "../../protocol/index.ts";
+import { LIMITS } from "@a2c-smcp/protocol";
 import type { HandleFields, HandleKind } from "../contracts.ts";
 
 export const HANDLE_VERSION = 1;

@@ -15,7 +15,7 @@ import {
   type GetSkillRet,
   type GetSkillsReq,
   type GetSkillsRet,
-} from "../../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { posix, win32 } from "node:path";
 import type { DerivedStore } from "../blob/derived.ts";
 import { DEFAULT_SETTLE_MS } from "../blob/engine.ts";
@@ -85,6 +85,11 @@ function echoRelPath(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/** 4017 too_large: the size, and the cap it is over. */
+function tooLarge(req: GetSkillReq, size: number, maxSize: number): ErrorPayload {
+  return skillResourceNotAccessible("too_large", echoRelPath(req.rel_path), size, maxSize);
+}
+
 /**
  * sha256 of a small text file read whole. The digest is recorded in the engine's cache for the
  * file's content signature when that signature held across the read and is old enough to trust
@@ -109,15 +114,15 @@ type Resource = { totalSize: number; sha256: string; bytes?: Buffer } | ErrorPay
  */
 async function skillMdResource(
   target: string,
-  rawRel: string | undefined,
+  req: GetSkillReq,
   deps: SkillDeps,
 ): Promise<Resource> {
   const got = await deps.derived.get(target, "skill-md", skillMdLimits(deps.config));
   if (!got.ok) {
     if (got.reason === "too_large") {
-      return skillResourceNotAccessible("too_large", echoRelPath(rawRel), got.size);
+      return tooLarge(req, got.size, deps.config.maxSize);
     }
-    return skillResourceNotAccessible("not_found", echoRelPath(rawRel));
+    return skillResourceNotAccessible("not_found", echoRelPath(req.rel_path));
   }
   const d = got.derived;
   const out: Resource = { totalSize: d.size, sha256: d.sha256 };
@@ -128,18 +133,18 @@ async function skillMdResource(
 /** Size, sha256 and (small text) the bytes of a raw file at `target`. */
 async function rawResource(
   target: string,
-  rawRel: string | undefined,
+  req: GetSkillReq,
   text: boolean,
   deps: SkillDeps,
 ): Promise<Resource> {
   const { config } = deps;
   const file = await openRegular(target);
-  if (!file) return skillResourceNotAccessible("not_found", echoRelPath(rawRel));
+  if (!file) return skillResourceNotAccessible("not_found", echoRelPath(req.rel_path));
   try {
     for (let attempt = 0; attempt < HASH_ATTEMPTS; attempt++) {
       // The hard cap is checked before the whole resource is read or hashed.
       if (file.size > config.maxSize) {
-        return skillResourceNotAccessible("too_large", echoRelPath(rawRel), file.size);
+        return tooLarge(req, file.size, config.maxSize);
       }
       if (text && file.size <= config.inlineBudget) {
         const bytes = await readAt(file.fh, 0, file.size);
@@ -168,7 +173,7 @@ export async function getSkill(
   const found = await deps.registry().lookup(req.name);
   if (!found || found.orphaned) return skillNotFound(req.name);
   // 3. Sandbox. details.rel_path is the raw requested value unless absolute (echoRelPath).
-  const sandboxed = await resolveInPackage(found.entry.root, req.rel_path);
+  const sandboxed = await resolveInPackage(found.entry.root, req.rel_path, config);
   if (!sandboxed.ok) {
     if (sandboxed.reason === "root_gone") return skillNotFound(req.name);
     return skillResourceNotAccessible(sandboxed.reason, echoRelPath(req.rel_path));
@@ -178,8 +183,8 @@ export async function getSkill(
   const text = isTextMime(mime);
   // 4–5. Resource bytes and the hard cap.
   const resource = isSkillMd(relPath)
-    ? await skillMdResource(sandboxed.target, req.rel_path, deps)
-    : await rawResource(sandboxed.target, req.rel_path, text, deps);
+    ? await skillMdResource(sandboxed.target, req, deps)
+    : await rawResource(sandboxed.target, req, text, deps);
   if ("code" in resource) return resource;
   const { totalSize, sha256, bytes } = resource;
   const base = {

@@ -90,4 +90,4 @@ export function mimeForPath(relPath: string): string {
 }
 
 /** The "text MIME" rule lives in protocol/ (the Agent applies the same rule). */
-export { isTextMime } from "../../protocol/index.ts";
+export { isTextMime } from "@a2c-smcp/protocol";

@@ -13,7 +13,7 @@ import { mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
 import { isSkillMd } from "./resource.ts";
-import { resolveInPackage } from "./sandbox.ts";
+import { resolveInPackage, type SandboxPolicy } from "./sandbox.ts";
 
 /** `{n, p}` with nothing else, or `null` (→ `invalid_handle`). */
 function fieldsOf(fields: HandleFields): { n: string; p: string } | null {
@@ -30,6 +30,8 @@ export function createSkillProducer(deps: {
   derived: DerivedStore;
   /** `skillMdLimits(config)`: the hard cap and the in-memory tier. */
   limits: DeriveLimits;
+  /** The sandbox's operator choices (`config`), re-applied at pull time. */
+  policy?: SandboxPolicy;
 }): Producer {
   return {
     kind: "skill",
@@ -39,7 +41,7 @@ export function createSkillProducer(deps: {
       const found = await deps.registry().lookup(f.n);
       if (!found) return { ok: false, reason: "gone" };
       if (found.orphaned) return { ok: false, reason: "forbidden" };
-      const sandboxed = await resolveInPackage(found.entry.root, f.p);
+      const sandboxed = await resolveInPackage(found.entry.root, f.p, deps.policy);
       if (!sandboxed.ok) {
         const gone = sandboxed.reason === "root_gone" || sandboxed.reason === "not_found";
         return { ok: false, reason: gone ? "gone" : "forbidden" };

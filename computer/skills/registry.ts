@@ -33,7 +33,7 @@
 import { lstat, readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { A2CSkillRef } from "../../protocol/index.ts";
+import type { A2CSkillRef } from "@a2c-smcp/protocol";
 import {
   MAX_FRONTMATTER_BYTES,
   parseFrontmatter,
@@ -42,7 +42,7 @@ import {
 } from "./frontmatter.ts";
 import { isBundleId, isKebabName } from "./names.ts";
 import { openRegular, readAt } from "./resource.ts";
-import { resolveInPackage } from "./sandbox.ts";
+import { resolveInPackage, type SandboxPolicy } from "./sandbox.ts";
 
 export const ORPHAN_MARKER = ".orphaned";
 export const MCP_SIDECAR = ".a2c-source.json";
@@ -239,12 +239,13 @@ async function toEntry(
   log: Logger,
   prev: FrontmatterMemo,
   next: FrontmatterMemo,
+  policy: SandboxPolicy,
 ): Promise<SkillEntry | null> {
   const bad = (why: string) => {
     log.error({ package: c.root, skill: c.name }, `skill left out: ${why}`);
     return null;
   };
-  const found = await resolveInPackage(c.root, "SKILL.md");
+  const found = await resolveInPackage(c.root, "SKILL.md", policy);
   if (!found.ok) return bad(`SKILL.md is not servable (${found.reason})`);
   const file = await openRegular(found.target);
   if (!file) return bad("SKILL.md is not servable (not_found)");
@@ -292,6 +293,8 @@ export class RegistryBuilder {
   constructor(
     private readonly home: string,
     private readonly log: Logger,
+    /** The sandbox's operator choices: a SKILL.md it refuses leaves its skill out. */
+    private readonly policy: SandboxPolicy = {},
   ) {}
 
   /** Scans the home (absolute) and builds a registry. Never throws for a bad package. */
@@ -306,7 +309,7 @@ export class RegistryBuilder {
         const i = cursor++;
         const c = candidates[i]!;
         try {
-          results[i] = await toEntry(c, log, this.memo, next);
+          results[i] = await toEntry(c, log, this.memo, next, this.policy);
         } catch (err) {
           log.error({ package: c.root, err }, "skill left out: could not read its package");
           results[i] = null;

@@ -18,9 +18,15 @@
  * `traversal`); the resolved path is checked again for a `.skillenv` segment (a symlink to a
  * `.skillenv` → `forbidden`); it must be a regular file (directories, FIFOs, devices, dangling
  * links, over-long names → `not_found`).
+ * Hard links: a path names a file, but a hard link is the same file under another name, which
+ * no check of names or realpaths can see (a file linked in from outside the package, or a
+ * `.skillenv` linked under an innocent name). So a regular file with more than one link is
+ * `forbidden`, unless the operator allows hard links (`allowHardLinks`); even then, one that is
+ * the same file as a `.skillenv` in its own package (the root or a directory on its path) stays
+ * `forbidden`.
  */
-import { lstatSync, realpathSync, statSync, type Stats } from "node:fs";
-import { relative, sep } from "node:path";
+import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from "node:fs";
+import { dirname, relative, sep } from "node:path";
 
 /** Files no `rel_path` may ever reach (compared lower-cased; digest §5.4, D21). */
 const FORBIDDEN_NAMES = new Set([".skillenv"]);
@@ -49,6 +55,12 @@ export function lexRelPath(raw: string | undefined): LexResult {
   const kept = segments.filter((s) => s !== "" && s !== ".");
   const directory = kept.length === 0 || rel.endsWith("/") || rel.endsWith("/.") || rel === ".";
   return { ok: true, relPath: kept.join("/"), directory };
+}
+
+/** What the operator decides about the files a package may serve. */
+export interface SandboxPolicy {
+  /** Serve regular files with more than one hard link (default false: `forbidden`). */
+  readonly allowHardLinks?: boolean | undefined;
 }
 
 export type SandboxResult =
@@ -86,6 +98,7 @@ function isMissing(err: unknown): boolean {
 export async function resolveInPackage(
   root: string,
   raw: string | undefined,
+  policy: SandboxPolicy = {},
 ): Promise<SandboxResult> {
   const lexed = lexRelPath(raw);
   if (!lexed.ok) return lexed;
@@ -100,11 +113,44 @@ export async function resolveInPackage(
   const walked = walkPlain(rootReal, lexed.relPath);
   if (walked === "missing") return rootIsDirectory(rootReal) ? NOT_FOUND : ROOT_GONE;
   if (walked !== "symlink") {
-    return walked.isFile()
-      ? { ok: true, relPath: lexed.relPath, target: rootReal + sep + lexed.relPath }
-      : NOT_FOUND;
+    if (!walked.isFile()) return NOT_FOUND;
+    const target = rootReal + sep + lexed.relPath;
+    if (refusedLinks(walked, rootReal, target, policy)) return FORBIDDEN;
+    return { ok: true, relPath: lexed.relPath, target };
   }
-  return resolveThroughSymlinks(rootReal, lexed.relPath);
+  return resolveThroughSymlinks(rootReal, lexed.relPath, policy);
+}
+
+const FORBIDDEN = { ok: false, reason: "forbidden" } as const;
+
+/** The hard-link rule of the header for a regular file `st` at `target` inside `rootReal`. */
+function refusedLinks(st: Stats, rootReal: string, target: string, policy: SandboxPolicy): boolean {
+  if (st.nlink <= 1) return false;
+  if (policy.allowHardLinks !== true) return true;
+  for (let dir = dirname(target); ; dir = dirname(dir)) {
+    if (holdsSkillenv(dir, st)) return true;
+    if (dir === rootReal || !dir.startsWith(rootReal + sep)) return false;
+  }
+}
+
+/** Whether `dir` has a `.skillenv` (any letter case) that is the same file as `st`. */
+function holdsSkillenv(dir: string, st: Stats): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return false;
+  }
+  for (const name of names) {
+    if (!isForbiddenSegment(name)) continue;
+    try {
+      const other = lstatSync(dir + sep + name);
+      if (other.ino === st.ino && other.dev === st.dev) return true;
+    } catch {
+      // gone meanwhile: not this file
+    }
+  }
+  return false;
 }
 
 const NOT_FOUND = { ok: false, reason: "not_found" } as const;
@@ -144,7 +190,11 @@ function walkPlain(rootReal: string, relPath: string): Stats | "symlink" | "miss
 }
 
 /** The general case: realpath(3) of the whole path, then containment, forbidden, regular file. */
-function resolveThroughSymlinks(rootReal: string, relPath: string): SandboxResult {
+function resolveThroughSymlinks(
+  rootReal: string,
+  relPath: string,
+  policy: SandboxPolicy,
+): SandboxResult {
   let target: string;
   try {
     target = realpathSync.native(rootReal + sep + relPath);
@@ -158,12 +208,15 @@ function resolveThroughSymlinks(rootReal: string, relPath: string): SandboxResul
   if (inside === "" || inside === ".." || inside.startsWith(".." + sep) || inside.startsWith(sep)) {
     return inside === "" ? NOT_FOUND : { ok: false, reason: "traversal" };
   }
-  if (inside.split(sep).some(isForbiddenSegment)) return { ok: false, reason: "forbidden" };
+  if (inside.split(sep).some(isForbiddenSegment)) return FORBIDDEN;
+  let st: Stats;
   try {
-    if (!statSync(target).isFile()) return NOT_FOUND;
+    st = statSync(target);
   } catch (err) {
     if (isMissing(err)) return NOT_FOUND;
     throw err;
   }
+  if (!st.isFile()) return NOT_FOUND;
+  if (refusedLinks(st, rootReal, target, policy)) return FORBIDDEN;
   return { ok: true, relPath, target };
 }

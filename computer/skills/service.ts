@@ -5,7 +5,7 @@
 import { chmod, mkdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
-import { internalError, type ErrorPayload } from "../../protocol/index.ts";
+import { internalError, type ErrorPayload } from "@a2c-smcp/protocol";
 import { DerivedStore } from "../blob/derived.ts";
 import { HashCache } from "../blob/hash-cache.ts";
 import type { ComputerConfig, ComputerService, HandleMinter } from "../contracts.ts";
@@ -85,7 +85,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
   const home = resolve(opts.home);
   const log = opts.log.child({ component: "skills" });
   await ensureHome(home, log);
-  const builder = new RegistryBuilder(home, log);
+  const builder = new RegistryBuilder(home, log, opts.config);
   let registry = await builder.build();
   log.info({ home, skills: registry.entries.length }, "skill registry built");
   let notifyFn: ((event: "server:update_skills") => void) | undefined;
@@ -157,6 +157,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
         registry: () => registry,
         derived,
         limits: skillMdLimits(opts.config),
+        policy: opts.config,
       }),
     ],
     attach(notify) {

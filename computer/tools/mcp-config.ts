@@ -3,7 +3,7 @@
  *
  * ```json
  * { "mcpServers": {
- *     "demo": { "command": "node", "args": ["--import", "tsx", "computer/tools/demo-server.ts"],
+ *     "demo": { "command": "node", "args": ["/srv/mcp/demo-server.js"],
  *               "env": { "X": "1" }, "cwd": "/srv" },
  *     "remote": { "url": "http://127.0.0.1:8123/mcp", "headers": { "x-api-key": "..." } } } }
  * ```

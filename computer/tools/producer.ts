@@ -5,7 +5,7 @@
  * file against it once per content signature and serves it only while it holds that content.
  */
 import type { HandleFields, HandleMinter, Producer, ResolveResult } from "../contracts.ts";
-import { LIMITS } from "../../protocol/index.ts";
+import { LIMITS } from "@a2c-smcp/protocol";
 import { type BlobSpool, isCid } from "./spool.ts";
 
 /** MIME used when a content item declares none. */

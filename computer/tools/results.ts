@@ -5,7 +5,7 @@
  * (digest §3.2, checklist 59).
  */
 import type { CallToolResult as McpCallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { type CallToolResult, ErrorCode } from "../../protocol/index.ts";
+import { type CallToolResult, ErrorCode } from "@a2c-smcp/protocol";
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

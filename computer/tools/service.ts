@@ -23,7 +23,7 @@ import {
   LIMITS,
   type SMCPTool,
   type ToolCallReq,
-} from "../../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 import { loadMcpConfig, type McpServers } from "./mcp-config.ts";
 import { McpConnection, ServerUnavailableError } from "./mcp-connection.ts";
 import { createToolProducer } from "./producer.ts";

@@ -15,7 +15,7 @@
  */
 import type { Logger } from "pino";
 import type { ComputerConfig, HandleMinter } from "../contracts.ts";
-import { type CallToolResult, encodedAckBytes, SIDEBAND_KEYS } from "../../protocol/index.ts";
+import { type CallToolResult, encodedAckBytes, SIDEBAND_KEYS } from "@a2c-smcp/protocol";
 import { DEFAULT_BLOB_MIME, isSafeMime, mintToolHandle } from "./producer.ts";
 import type { BlobSpool } from "./spool.ts";
 

@@ -25,18 +25,32 @@ export function defaultWorkerCount(): number {
   return Math.max(1, Math.min(2, availableParallelism() - 1));
 }
 
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
+
+/**
+ * A worker module next to this one: `<name>.ts` when the Computer runs from source (tsx),
+ * `<name>.js` in the built package.
+ */
+function workerFile(name: "hash-file" | "derive-file"): string {
+  return new URL(`./${name}.${FROM_SOURCE ? "ts" : "js"}`, import.meta.url).href;
+}
+
+/**
+ * From source a thread needs the tsx loader and the source export condition even when the
+ * parent's execArgv holds unrelated flags (e.g. `node --test`); a thread given execArgv does not
+ * inherit the parent's `--conditions`.
+ */
+const EXEC_ARGV = FROM_SOURCE ? ["--conditions=@a2c-smcp/source", "--import", "tsx"] : [];
+
 export function createHashPool(workers: number): HashPool | null {
   if (workers <= 0) return null;
-  const hashFile = new URL("./hash-file.ts", import.meta.url).href;
-  const deriveFile = new URL("./derive-file.ts", import.meta.url).href;
+  const deriveFile = workerFile("derive-file");
   const pool = new Piscina({
-    filename: hashFile,
+    filename: workerFile("hash-file"),
+    execArgv: EXEC_ARGV,
     minThreads: 0, // spawn on first large file, not at start
     maxThreads: workers,
     idleTimeout: 30_000, // avoid thread churn between pulls (piscina README)
-    // The worker imports TypeScript: make sure the tsx loader is present in the thread even
-    // when the parent's execArgv holds unrelated flags (e.g. `node --test`).
-    execArgv: ["--import", "tsx"],
   });
   return {
     hash: (task) => pool.run(task) as Promise<HashFileResult>,

@@ -62,7 +62,7 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
  * Waits until no process of group `pgid` is left, up to `ms`. Grandchildren are not our
  * children, so no exit event exists for them: checking the group is the only way.
  */
-async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
+export async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (groupAlive(pgid)) {
     if (Date.now() >= deadline) return false;

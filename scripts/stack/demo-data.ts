@@ -246,17 +246,23 @@ export function generateDemoHome(home: string, opts: DemoOptions = {}): DemoMani
 
 /**
  * MCP config (the Computer's `A2C_MCP_CONFIG`) that runs the demo MCP server over stdio under
- * bundle_id `demo`, so its tools are exposed as `demo__<tool>`.
+ * bundle_id `demo`, so its tools are exposed as `demo__<tool>`: from this checkout's source
+ * through tsx, or, given `builtServer` (the built `dist/tools/demo-server.js` where the
+ * Computer will run, e.g. in the image), with plain node.
  */
-export function writeDemoMcpConfig(file: string, repoRoot: string): void {
-  const config = {
-    mcpServers: {
-      demo: {
+export function writeDemoMcpConfig(file: string, repoRoot: string, builtServer?: string): void {
+  const demo = builtServer
+    ? { command: "node", args: [builtServer] }
+    : {
         command: process.execPath,
-        args: ["--import", "tsx", join(repoRoot, "computer", "tools", "demo-server.ts")],
+        args: [
+          "--conditions=@a2c-smcp/source",
+          "--import",
+          "tsx",
+          join(repoRoot, "computer", "tools", "demo-server.ts"),
+        ],
         cwd: repoRoot,
-      },
-    },
-  };
+      };
+  const config = { mcpServers: { demo } };
   writeFileSync(file, JSON.stringify(config, null, 2));
 }

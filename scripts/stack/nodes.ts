@@ -22,7 +22,13 @@ import type { ChildSet, ManagedChild } from "./children.ts";
  */
 export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=300"] as const;
 
-export const NODE_TSX = [process.execPath, ...NODE_FLAGS, "--import", "tsx"] as const;
+export const NODE_TSX = [
+  process.execPath,
+  ...NODE_FLAGS,
+  "--conditions=@a2c-smcp/source",
+  "--import",
+  "tsx",
+] as const;
 
 export interface RunningNode {
   name: string;

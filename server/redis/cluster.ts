@@ -18,7 +18,7 @@ import { randomUUID } from "node:crypto";
 import { createAdapter, createShardedAdapter } from "@socket.io/redis-adapter";
 import { createClient } from "redis";
 import type { ServerOptions as SocketServerOptions } from "socket.io";
-import { Events } from "../../protocol/index.ts";
+import { Events } from "@a2c-smcp/protocol";
 import { officeRoom, type SmcpNamespace } from "../connection.ts";
 import type { Logger } from "../log.ts";
 import { officeNotification } from "../membership.ts";

@@ -15,7 +15,7 @@
  * Every such request is answered at once with `404 {computer_name, reason: "disconnected"}`.
  * Timeouts stay the relay's own (D10); the adapter wait is a little longer, only to free memory.
  */
-import { computerNotFound, type ClientEvent } from "../../protocol/index.ts";
+import { computerNotFound, type ClientEvent } from "@a2c-smcp/protocol";
 import type { SmcpNamespace, SmcpSocket } from "../connection.ts";
 import type { Logger } from "../log.ts";
 import type { ComputerLink } from "../relay.ts";

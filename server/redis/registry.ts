@@ -7,7 +7,7 @@
  * Computer that reconnects to a surviving node gets its name back at once instead of waiting out
  * a TTL. Reaped members are reported to `onReaped`, whose owner announces their departure.
  */
-import type { Role } from "../../protocol/index.ts";
+import type { Role } from "@a2c-smcp/protocol";
 import type { JoinOutcome, Member, OfficeCounts, OfficeRegistry } from "../offices.ts";
 import { MEMBER_FIELDS, Scripts, type LuaScript } from "./scripts.ts";
 

@@ -92,8 +92,28 @@ void test("nothing listening: ConnectError", async () => {
   await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
   const port = (http.address() as AddressInfo).port;
   await new Promise<void>((r) => http.close(() => r()));
-  const agent = new AgentClient({ url: `http://127.0.0.1:${port}` });
-  await assert.rejects(agent.connect(), ConnectError);
+  const url = `http://127.0.0.1:${port}`;
+  const agent = new AgentClient({ url });
+  await assert.rejects(agent.connect(), (err: unknown) => {
+    assert.ok(err instanceof ConnectError);
+    assert.equal(err.message, `cannot connect to ${url}: connection refused (ECONNREFUSED)`);
+    assert.deepEqual(
+      { url: err.url, reason: err.reason, systemCode: err.systemCode, status: err.status },
+      { url, reason: "refused", systemCode: "ECONNREFUSED", status: undefined },
+    );
+    return true;
+  });
+  await agent.close();
+});
+
+void test("a URL without a scheme: ConnectError invalid_url, nothing sent", async () => {
+  const agent = new AgentClient({ url: "127.0.0.1:7100" });
+  await assert.rejects(agent.connect(), (err: unknown) => {
+    assert.ok(err instanceof ConnectError);
+    assert.equal(err.reason, "invalid_url");
+    assert.equal(err.message, "cannot connect to 127.0.0.1:7100: not an http:// or https:// URL");
+    return true;
+  });
   await agent.close();
 });
 

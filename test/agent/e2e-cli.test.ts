@@ -1,6 +1,6 @@
 /**
  * The CLI as a process against a real stack with the demo MCP server: `tools` and `call` (JSON
- * result; `--out` writes binary items, sidebanded ones pulled straight to disk).
+ * result; `--out` writes binary items, sidebanded ones pulled straight to disk; Ctrl-C cancels).
  */
 import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
@@ -15,6 +15,7 @@ import {
   startAgentStack,
   type AgentStack,
 } from "../support/agent-stack.ts";
+import { startCli } from "../support/cli-process.ts";
 
 let stack: AgentStack;
 let computer: RunningComputer;
@@ -28,7 +29,12 @@ before(async () => {
       mcpServers: {
         demo: {
           command: process.execPath,
-          args: ["--import", "tsx", join(REPO_ROOT, "computer/tools/demo-server.ts")],
+          args: [
+            "--conditions=@a2c-smcp/source",
+            "--import",
+            "tsx",
+            join(REPO_ROOT, "computer/tools/demo-server.ts"),
+          ],
           cwd: REPO_ROOT,
         },
       },
@@ -74,4 +80,27 @@ void test("cli call: JSON result; --out writes binary items to files", async () 
   for (const f of res.files) {
     assert.ok((await readFile(f.file)).equals(pngOfAbout(100_000, f.index + 1)));
   }
+});
+
+void test("cli call, Ctrl-C while the tool runs: the call is cancelled, exit 130", async () => {
+  const cli = startCli([
+    ...base().filter((a) => a !== "--json"),
+    "call",
+    "pc",
+    "demo__slow",
+    '{"ms":600000}',
+  ]);
+  // The call is in flight once the Server holds it for the Computer.
+  while (stack.harness.server.inflight() === 0) await new Promise((r) => setTimeout(r, 20));
+  cli.child.kill("SIGINT");
+  const r = await cli.done;
+  assert.deepEqual(
+    { code: r.code, stdout: r.stdout, stderr: r.stderr },
+    {
+      code: 130,
+      stdout: "",
+      stderr:
+        "a2c-agent: interrupted: the tool call was cancelled (server:tool_call_cancel sent)\n",
+    },
+  );
 });

@@ -55,6 +55,7 @@ async function download(binary: boolean): Promise<void> {
     process.execPath,
     [
       "--expose-gc",
+      "--conditions=@a2c-smcp/source",
       "--import",
       "tsx",
       join(REPO_ROOT, "test/agent/fixtures/download-child.ts"),

@@ -29,7 +29,12 @@ before(async () => {
       mcpServers: {
         demo: {
           command: process.execPath,
-          args: ["--import", "tsx", join(REPO_ROOT, "computer/tools/demo-server.ts")],
+          args: [
+            "--conditions=@a2c-smcp/source",
+            "--import",
+            "tsx",
+            join(REPO_ROOT, "computer/tools/demo-server.ts"),
+          ],
           cwd: REPO_ROOT,
         },
       },

@@ -43,6 +43,13 @@ void test(
       for (const g of r.goals.slice(3))
         assert.notEqual(g.status, "not measured", `${g.text}: ${g.why ?? ""}`);
       assert.ok(existsSync(join(out, "many-agents.svg")));
+      assert.equal(r.verdict.status, "PARTIAL");
+      assert.match(run.stdout, /^bench: PARTIAL \(3 of 6 goals measured, /m);
+      // Every round of every step is kept.
+      const many = r.sections.manyAgents;
+      assert.ok(many?.status === "done");
+      for (const row of (many.data as { rows: Array<{ aggregate: { reps: number[] } }> }).rows)
+        assert.equal(row.aggregate.reps.length, r.meta.plan.manyAgentsReps);
     } finally {
       rmSync(out, { recursive: true, force: true });
     }

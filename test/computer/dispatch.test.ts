@@ -1,23 +1,17 @@
 /**
  * The Computer's dispatch, seen from the relay's side. A bare socket.io server plays a relay that
  * forwards anything (buggy or hostile), so the Computer's own checks are what answers:
- * schema → 400, wrong `computer` → 404 and not executed (D15, checklist 60), no handler / unknown
- * event / throwing handler / oversized answer → 500, cancel → service.cancel, attach/detach.
+ * schema → 400, wrong `computer` → 404 and not executed (D15, checklist 60), no handler / throwing
+ * handler / oversized answer → 500, unknown event → 404 (unknown-events.test.ts has the names),
+ * cancel → service.cancel, attach/detach.
  */
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { Server, type Socket as ServerSocket } from "socket.io";
-import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import type { Socket as ServerSocket } from "socket.io";
+import type { RunningComputer } from "../../computer/computer.ts";
 import type { ComputerService } from "../../computer/contracts.ts";
+import { bareRelay, type BareRelay } from "./support/bare-relay.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "a2c-dispatch-"));
-const http = createServer();
-const io = new Server(http);
 let pcSocket: ServerSocket;
 let pc: RunningComputer;
 const executed: string[] = [];
@@ -56,33 +50,13 @@ const service: ComputerService = {
   },
 };
 
+let bare: BareRelay;
 before(async () => {
-  const joined = new Promise<ServerSocket>((resolve) => {
-    io.of("/smcp").on("connection", (socket) => {
-      socket.on("server:join_office", (_req: unknown, ack: (ok: boolean, r: null) => void) => {
-        ack(true, null);
-        resolve(socket);
-      });
-    });
-  });
-  await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
-  const { port } = http.address() as AddressInfo;
-  pc = await startComputer({
-    server: `http://127.0.0.1:${port}`,
-    office: "office-1",
-    name: "pc-1",
-    stateDir: join(dir, "state"),
-    workers: 0,
-    services: [service],
-  });
-  pcSocket = await joined;
+  bare = await bareRelay({ services: [service] });
+  ({ relay: pcSocket, pc } = bare);
 });
 
-after(async () => {
-  await pc.close();
-  await io.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+after(() => bare.close());
 
 const base = (extra: Record<string, unknown> = {}) => ({
   agent: "agent-1",
@@ -125,13 +99,13 @@ void test("a request for another Computer is answered 404 and not executed", asy
   assert.equal(executed.length, before);
 });
 
-void test("throwing handler, missing handler, unknown event, oversized answer: flat 500", async () => {
+void test("throwing handler, missing handler, oversized answer: flat 500; unknown event 404", async () => {
   const thrown = (await ask("client:get_skills", base())) as Record<string, unknown>;
   assert.deepEqual(thrown, { code: 500, message: "Internal error" }, "no stack or path leaks");
   const missing = (await ask("client:get_skill", base({ name: "x" }))) as { code: number };
   assert.equal(missing.code, 500);
   const unknown = (await ask("client:frobnicate", base())) as { code: number };
-  assert.equal(unknown.code, 500);
+  assert.equal(unknown.code, 404);
   const huge = (await ask(
     "client:tool_call",
     base({ tool_name: "t", params: {}, timeout: 5 }),

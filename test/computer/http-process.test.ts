@@ -44,6 +44,7 @@ void test("the process serves /healthz 200 once joined, then stops cleanly on SI
   const child = spawn(
     process.execPath,
     [
+      "--conditions=@a2c-smcp/source",
       "--import",
       "tsx",
       MAIN,
@@ -61,15 +62,15 @@ void test("the process serves /healthz 200 once joined, then stops cleanly on SI
       "0",
     ],
     {
-      stdio: ["ignore", "pipe", "ignore"],
+      stdio: ["ignore", "ignore", "pipe"],
       env: { ...process.env, A2C_LOG_LEVEL: "info", A2C_TOKEN: TEST_TOKEN },
     },
   );
   const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
   try {
-    // JSON log lines on stdout: the endpoint's port, then "joined office".
+    // JSON log lines on stderr: the endpoint's port, then "joined office".
     let port = 0;
-    const lines = createInterface({ input: child.stdout });
+    const lines = createInterface({ input: child.stderr });
     for await (const line of lines) {
       const entry = JSON.parse(line) as { msg?: string; port?: number };
       if (entry.msg?.startsWith("http endpoint listening")) port = entry.port ?? 0;
@@ -81,7 +82,7 @@ void test("the process serves /healthz 200 once joined, then stops cleanly on SI
     assert.equal(((await res.json()) as { status: string }).status, "ok");
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     assert.match(metrics, /^process_resident_memory_bytes\{computer="pc-http"\} \d+/m);
-    child.stdout.resume();
+    child.stderr.resume();
     child.kill("SIGTERM");
     assert.equal(await exited, 0);
   } finally {

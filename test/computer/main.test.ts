@@ -46,10 +46,14 @@ void test("flags win over env; env fills the rest; integers are checked", () => 
 });
 
 void test("bad usage exits 2 with the usage text", async () => {
-  const child = spawn(process.execPath, ["--import", "tsx", MAIN, "--office", "o"], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, A2C_LOG_LEVEL: "silent", A2C_SERVER_URL: "" },
-  });
+  const child = spawn(
+    process.execPath,
+    ["--conditions=@a2c-smcp/source", "--import", "tsx", MAIN, "--office", "o"],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, A2C_LOG_LEVEL: "silent", A2C_SERVER_URL: "" },
+    },
+  );
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
@@ -70,6 +74,7 @@ void test("the process joins its office and leaves cleanly on SIGTERM", async ()
     const child = spawn(
       process.execPath,
       [
+        "--conditions=@a2c-smcp/source",
         "--import",
         "tsx",
         MAIN,

@@ -31,6 +31,7 @@ void test("chunks served during rewrites always match the digest they were serve
   const writer = spawn(
     process.execPath,
     [
+      "--conditions=@a2c-smcp/source",
       "--import",
       "tsx",
       fileURLToPath(new URL("./support/rewriter.ts", import.meta.url)),

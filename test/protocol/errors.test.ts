@@ -48,7 +48,7 @@ const built: Record<string, ErrorPayload> = {
   traversal: skillResourceNotAccessible("traversal", "../../etc/passwd"),
   forbiddenFile: skillResourceNotAccessible("forbidden", ".skillenv"),
   notFound: skillResourceNotAccessible("not_found", "x.txt"),
-  tooLarge: skillResourceNotAccessible("too_large", "big.bin", 123),
+  tooLarge: skillResourceNotAccessible("too_large", "big.bin", 123, 100),
   invalidHandle: blobNotAccessible("invalid_handle"),
   blobForbidden: blobNotAccessible("forbidden"),
   gone: blobNotAccessible("gone"),
@@ -104,6 +104,7 @@ void test("wire shapes match the spec's examples", () => {
     reason: "too_large",
     rel_path: "big.bin",
     total_size: 123,
+    max_size: 100,
   });
   assert.deepEqual(built.gone, {
     code: 4018,

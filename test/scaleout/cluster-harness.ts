@@ -97,6 +97,7 @@ export async function spawnNode(
   const child = spawn(
     process.execPath,
     [
+      "--conditions=@a2c-smcp/source",
       "--import",
       "tsx",
       join(REPO_ROOT, "server/main.ts"),

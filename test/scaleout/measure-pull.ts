@@ -2,7 +2,7 @@
  * What crossing the Redis bus costs (issue 10). The bench's section twoNode
  * (`npm run bench -- --only twoNode`) is the maintained measure, with CPU and interleaved
  * rounds; this quick script also compares the sharded adapter. Not a test: run with
- *   node --import tsx test/scaleout/measure-pull.ts [MiB=32] [rounds=3]
+ *   node --conditions=@a2c-smcp/source --import tsx test/scaleout/measure-pull.ts [MiB=32] [rounds=3]
  * Server nodes are real processes; the Agent (SDK) and the real Computer share this process.
  * Points: one in-memory node; one Redis node (Agent and Computer on it); two Redis nodes with
  * the Agent on A and the Computer on B (classic and sharded Pub/Sub adapters). For each: whole

@@ -57,8 +57,11 @@ void test("a 900 KB binary attachment reaches the Agent byte-identical", async (
   const metrics = await httpGet(`${h.url}/metrics`);
   const line = metrics.text
     .split("\n")
-    .find((l) => l.startsWith('a2c_relay_bytes_total{event="client:get_blob"}'));
-  assert.ok(line && Number(line.split(" ")[1]) >= 900_000, line);
+    .find((l) => l.startsWith('a2c_relay_resource_bytes_total{event="client:get_blob"'));
+  assert.equal(
+    line,
+    'a2c_relay_resource_bytes_total{event="client:get_blob",carriage="binary"} 900000',
+  );
 });
 
 void test("a base64 ack just under maxHttpBufferSize is relayed byte-identical", async () => {

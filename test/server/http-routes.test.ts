@@ -44,7 +44,11 @@ void test("/metrics exposes the relay's counters in Prometheus text", async () =
     /^a2c_relay_requests_total\{event="client:get_tools",outcome="not_found"\} 1$/m,
   );
   assert.match(text, /^a2c_relay_latency_seconds_count\{event="client:get_blob"\} 1$/m);
-  assert.match(text, /^a2c_relay_bytes_total\{event="client:get_blob"\} 4$/m);
+  // "QUJD" is base64 of the 3 bytes "ABC".
+  assert.match(
+    text,
+    /^a2c_relay_resource_bytes_total\{event="client:get_blob",carriage="base64"\} 3$/m,
+  );
 });
 
 void test("unknown paths are a JSON 404; POST to /healthz too", async () => {

@@ -13,7 +13,17 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 async function run(t: TestContext, extraArgs: string[], env: Record<string, string>) {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", "server/main.ts", "--host", "127.0.0.1", "--port", "0", ...extraArgs],
+    [
+      "--conditions=@a2c-smcp/source",
+      "--import",
+      "tsx",
+      "server/main.ts",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      ...extraArgs,
+    ],
     { cwd: ROOT, env: { ...process.env, A2C_LOG_LEVEL: "info", ...env }, stdio: "pipe" },
   );
   // Whatever happens in the test, the child does not outlive it.
@@ -76,11 +86,15 @@ void test("SIGINT with --no-auth: loud warning, clean exit 0", async (t) => {
 });
 
 void test("no credentials: exit 2 with a usage message", async () => {
-  const child = spawn(process.execPath, ["--import", "tsx", "server/main.ts", "--port", "0"], {
-    cwd: ROOT,
-    env: { ...process.env, A2C_TOKENS: "", A2C_TOKENS_FILE: "", A2C_NO_AUTH: "" },
-    stdio: "pipe",
-  });
+  const child = spawn(
+    process.execPath,
+    ["--conditions=@a2c-smcp/source", "--import", "tsx", "server/main.ts", "--port", "0"],
+    {
+      cwd: ROOT,
+      env: { ...process.env, A2C_TOKENS: "", A2C_TOKENS_FILE: "", A2C_NO_AUTH: "" },
+      stdio: "pipe",
+    },
+  );
   let stderr = "";
   child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
   const [code] = (await once(child, "exit")) as [number | null];

@@ -58,6 +58,10 @@ void test("the Agent receives the Computer's ack text unchanged", async () => {
   const metrics = await fetch(`${h.url}/metrics`).then((r) => r.text());
   const line = metrics
     .split("\n")
-    .find((l) => l.startsWith('a2c_relay_bytes_total{event="client:get_blob"}'));
-  assert.equal(line, `a2c_relay_bytes_total{event="client:get_blob"} ${4 * 30_000}`);
+    .find((l) => l.startsWith('a2c_relay_resource_bytes_total{event="client:get_blob"'));
+  // Decoded bytes, counted from the base64 text's length: 4 characters are 3 bytes.
+  assert.equal(
+    line,
+    `a2c_relay_resource_bytes_total{event="client:get_blob",carriage="base64"} ${3 * 30_000}`,
+  );
 });

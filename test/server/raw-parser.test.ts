@@ -49,7 +49,10 @@ void test("a chunk ack keeps its text and is written back verbatim under the Age
   const [args] = packet.data as unknown[];
   assert.ok(args instanceof RawArgs);
   assert.equal(args.json, JSON.stringify([chunk]));
-  assert.equal(args.payloadBytes, chunk.blob.length);
+  assert.deepEqual(args.carried, {
+    bytes: Buffer.byteLength(chunk.blob, "base64"),
+    carriage: "base64",
+  });
   const out = raw.encode({ type: PacketType.ACK, nsp: "/smcp", id: 12345, data: [args] });
   assert.deepEqual(out, [`3/smcp,12345${JSON.stringify([chunk])}`]);
   const [agentPacket] = decodeAll(new Decoder(), out);
@@ -65,14 +68,26 @@ void test("main namespace and several ack arguments", () => {
   assert.deepEqual(out, [`39${JSON.stringify(data)}`]);
 });
 
-void test("payload bytes: blob, else body, else 0 — also through escapes", () => {
-  assert.equal(checkAckJson(JSON.stringify([{ body: "x".repeat(300) }])), 300);
-  assert.equal(checkAckJson(JSON.stringify([{ body: "short" }])), 5);
-  assert.equal(checkAckJson(JSON.stringify([{ other: "y".repeat(300) }])), 0);
-  assert.equal(checkAckJson(JSON.stringify([{ code: 404, message: 'no "pc"' }])), 0);
-  assert.equal(checkAckJson(JSON.stringify([{ body: 'line\n"q"' }])), 8);
-  assert.equal(checkAckJson(JSON.stringify(["z".repeat(100), { blob: "b".repeat(100) }])), 0);
-  assert.equal(checkAckJson("[]"), 0);
+void test("carried bytes: blob (decoded from its length and padding), else body (UTF-8), else nothing", () => {
+  const bytes = (v: unknown): unknown => checkAckJson(JSON.stringify(v));
+  const none = { bytes: 0, carriage: null };
+  for (const n of [0, 1, 2, 3, 4, 100, 101, 102]) {
+    const blob = Buffer.alloc(n, 7).toString("base64");
+    assert.deepEqual(bytes([{ blob }]), { bytes: n, carriage: "base64" }, `${n} bytes`);
+    assert.deepEqual(
+      bytes([{ blob: blob.replace(/=+$/, "") }]),
+      { bytes: n, carriage: "base64" },
+      `${n} bytes, unpadded`,
+    );
+  }
+  assert.deepEqual(bytes([{ body: "x".repeat(300) }]), { bytes: 300, carriage: "inline" });
+  assert.deepEqual(bytes([{ body: "short" }]), { bytes: 5, carriage: "inline" });
+  assert.deepEqual(bytes([{ body: "é".repeat(100) }]), { bytes: 200, carriage: "inline" });
+  assert.deepEqual(bytes([{ other: "y".repeat(300) }]), none);
+  assert.deepEqual(bytes([{ code: 404, message: 'no "pc"' }]), none);
+  assert.deepEqual(bytes([{ body: 'line\n"q"' }]), { bytes: 8, carriage: "inline" });
+  assert.deepEqual(bytes(["z".repeat(100), { blob: "b".repeat(100) }]), none);
+  assert.deepEqual(checkAckJson("[]"), none);
 });
 
 void test("binary acks, events and acks without data decode and encode as the standard parser", () => {

@@ -11,6 +11,10 @@
  *                 be a chunk or a clear busy (500, details.reason "busy").
  *   --role many   N Agents (offices soak-many-1..N): rounds of all N pulling f300k.bin at once,
  *                 verified (issue 11: "64 Agents pulling at once").
+ *   --role slow   office soak-slow: a slow consumer (test/support/slow-consumer.ts) — a raw
+ *                 client that stops reading its socket and asks for f4.bin in huge chunks, about
+ *                 200 a second, until the Server drops it, then again, for each loaded phase. A
+ *                 round that outlives the Server's stall time (--stall-ms) by 10 s fails.
  * Loaders record the wall-time interval of every operation (round) as activity, so the analysis
  * can tell quiet probe samples from ones that overlapped load. Prints "ready" once connected,
  * waits for the schedule file, runs, writes --out (JSON) and exits.
@@ -21,7 +25,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { AgentClient } from "../../agent/client.ts";
 import { ProtocolError } from "../../agent/errors.ts";
-import { awaitSchedule, untilLoaded, type Schedule } from "./schedule.ts";
+import { slowConsumerRound } from "../support/slow-consumer.ts";
+import { awaitSchedule, phaseAt, untilLoaded, type Schedule } from "./schedule.ts";
 
 const { values: a } = parseArgs({
   options: {
@@ -31,6 +36,7 @@ const { values: a } = parseArgs({
     office: { type: "string", default: "" },
     count: { type: "string", default: "64" },
     burst: { type: "string", default: "1000" },
+    "stall-ms": { type: "string", default: "30000" },
     schedule: { type: "string" },
     out: { type: "string" },
     sums: { type: "string" },
@@ -157,6 +163,30 @@ function isBusy(err: unknown): boolean {
   );
 }
 
+/** Slow-consumer rounds through every loaded phase; each ends with the Server's drop. */
+async function slow(s: Schedule, stallMs: number): Promise<void> {
+  while (await untilLoaded(s)) {
+    const phaseEnd = phaseAt(s, Date.now())?.to ?? Date.now();
+    await active(async () => {
+      const round = await slowConsumerRound({
+        url: a.url!,
+        token: a.token!,
+        office: a.office ?? "",
+        name: "agent-slow",
+        computer: "pc",
+        skill: "data",
+        relPath: "f4.bin",
+        stop: sleep(Math.max(0, phaseEnd - Date.now())),
+      });
+      inc("slow_rounds");
+      inc("slow_requests", round.sent);
+      if (round.dropped) inc("slow_dropped");
+      else if (round.heldMs > stallMs + 10_000)
+        throw new Error(`not dropped after ${Math.round(round.heldMs)} ms of not reading`);
+    }).catch((err: unknown) => fail("slow round", err));
+  }
+}
+
 async function many(agents: AgentClient[], s: Schedule): Promise<void> {
   while (await untilLoaded(s)) {
     await active(() =>
@@ -191,7 +221,7 @@ async function main(): Promise<void> {
         ...(await Promise.all(batch.map((k) => agentIn(`soak-many-${k}`, `agent-many-${k}`)))),
       );
     }
-  } else {
+  } else if (a.role !== "slow") {
     const name = a.role === "probe" ? "agent-probe" : `agent-${a.office}`;
     agents.push(await agentIn(a.office ?? "", name));
   }
@@ -202,6 +232,7 @@ async function main(): Promise<void> {
   else if (a.role === "mix") await Promise.all([mixLoop(first, s, 0), mixLoop(first, s, 2)]);
   else if (a.role === "burst") await burst(first, s, Number(a.burst));
   else if (a.role === "many") await many(agents, s);
+  else if (a.role === "slow") await slow(s, Number(a["stall-ms"]));
   else throw new Error(`unknown --role ${a.role}`);
   writeFileSync(a.out!, JSON.stringify(result));
   await Promise.all(agents.map((x) => x.close()));

@@ -7,7 +7,10 @@
  *   - probe (office soak-probe): 64 KiB chunks one at a time for the whole run;
  *   - mix ×2 (soak-load-1/2): verified pulls, PNG tool calls, SKILL.md reads, cancelled pulls;
  *   - burst (soak-burst): rounds of 1,000 `client:get_blob` at once, each answered chunk or busy;
- *   - many: rounds of 64 Agents (offices soak-many-*) pulling at once, verified.
+ *   - many: rounds of 64 Agents (offices soak-many-*) pulling at once, verified;
+ *   - slow (soak-slow): a slow consumer that stops reading its socket and floods get_blob with
+ *     huge chunks until the Server drops it, again and again (the Server's stall time is
+ *     shortened to SLOW_STALL_MS so several drops fit in one loaded phase).
  * After a warm-up the run alternates quiet and loaded phases (schedule.ts); loaders work only in
  * loaded phases. Issue 11: "other Agents' p99 chunk latency stays within 2x of the unloaded
  * value" — the soak FAILS when p99(loaded) / p99(quiet) of the probe exceeds 2.
@@ -54,6 +57,8 @@ const TOKEN = randomBytes(16).toString("hex");
 const RSS_FACTOR = 1.5;
 const RSS_SLACK = 48 * 1024 * 1024;
 const FD_SLACK = 16;
+/** The Server's outbound stall time in the soak: a loaded phase (20-40 s) sees several drops. */
+const SLOW_STALL_MS = 10_000;
 /** Issue 11: p99 under load within 2x of the unloaded value. */
 const MAX_RATIO = 2;
 const MIN_SAMPLES = 300;
@@ -127,7 +132,12 @@ async function main(): Promise<number> {
     A2C_SOAK_ROLE: role,
   });
   // Every soak user shares 127.0.0.1 (real users do not): no per-address session limit.
-  const serverEnv = { A2C_TOKENS: TOKEN, A2C_MAX_CONNECTIONS_PER_IP: "0", ...env("server") };
+  const serverEnv = {
+    A2C_TOKENS: TOKEN,
+    A2C_MAX_CONNECTIONS_PER_IP: "0",
+    A2C_OUTBOUND_STALL_MS: String(SLOW_STALL_MS),
+    ...env("server"),
+  };
   const server = await spawnServer(0, serverEnv, [TRACE]);
   procs.server = server.proc;
   const many = Number(values.many);
@@ -136,6 +146,7 @@ async function main(): Promise<number> {
     ["pc-load-1", "soak-load-1", true],
     ["pc-load-2", "soak-load-2", true],
     ["pc-burst", "soak-burst", false],
+    ["pc-slow", "soak-slow", false],
   ];
   for (const [key, office, mcp] of pcs) {
     procs[key] = spawnComputerProc({
@@ -173,6 +184,7 @@ async function main(): Promise<number> {
     ["agent-mix-1", ["--role", "mix", "--office", "soak-load-1"]],
     ["agent-mix-2", ["--role", "mix", "--office", "soak-load-2"]],
     ["agent-burst", ["--role", "burst", "--office", "soak-burst", "--burst", values.burst]],
+    ["agent-slow", ["--role", "slow", "--office", "soak-slow", "--stall-ms", `${SLOW_STALL_MS}`]],
   ];
   if (many > 0) agentArgs.push(["agent-many", ["--role", "many", "--count", String(many)]]);
   if (values.control) agentArgs.splice(1);
@@ -233,6 +245,8 @@ async function main(): Promise<number> {
     failures.push(...r.failures);
   }
   if ((counts.failures ?? 0) > 0) verdicts.push(`${counts.failures} operations failed`);
+  if (!values.control && (counts.slow_dropped ?? 0) === 0)
+    verdicts.push("the slow consumer was never dropped by the Server");
   const activity = new Activity(results.flatMap((r) => r.activity));
   const lat = latency(schedule, activity, results.find((r) => r.role === "probe")?.lat ?? []);
   if (lat.samples.quiet < MIN_SAMPLES || lat.samples.loaded < MIN_SAMPLES)
@@ -298,7 +312,7 @@ async function main(): Promise<number> {
     join(outDir, "report.json"),
     JSON.stringify({ ...report, schedule, samples }, null, 2),
   );
-  writeFileSync(join(outDir, "rss.svg"), svg(samples, Object.keys(procs)));
+  writeFileSync(join(outDir, "rss.svg"), await svg(samples, Object.keys(procs)));
   writeFileSync(join(outDir, "report.md"), markdown(report));
   console.log(`soak report: ${outDir} (${report.ok ? "ok" : "FAILED: " + verdicts.join("; ")})`);
 

@@ -1,5 +1,6 @@
 /** The soak's report.md and rss.svg (figures from test/soak/main.ts and analyze.ts). */
 import type { HopRow, LatencyResult, ProcRow } from "./analyze.ts";
+import { renderSvg } from "../../bench/report/vega.ts";
 
 export interface RssRow {
   first: number;
@@ -21,30 +22,36 @@ export interface SoakReport {
   ok: boolean;
 }
 
-export function svg(samples: { t: number; rss: Record<string, number> }[], keys: string[]): string {
-  const W = 900;
-  const H = 340;
-  const maxT = Math.max(1, ...samples.map((s) => s.t));
-  const maxR = Math.max(1, ...samples.flatMap((s) => keys.map((k) => s.rss[k] ?? 0)));
-  const colors = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"];
-  const lines = keys.map((k, i) => {
-    const c = colors[i % colors.length];
-    const pts = samples
-      .map(
-        (s) =>
-          `${((s.t / maxT) * (W - 60) + 50).toFixed(1)},${(H - 30 - ((s.rss[k] ?? 0) / maxR) * (H - 70)).toFixed(1)}`,
-      )
-      .join(" ");
-    const x = 60 + (i % 6) * 140;
-    const y = 15 + Math.floor(i / 6) * 15;
-    return `<polyline fill="none" stroke="${c}" points="${pts}"/><text x="${x}" y="${y}" fill="${c}">${k}</text>`;
-  });
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="12">
-<text x="5" y="${H / 2}">RSS</text><text x="${W / 2}" y="${H - 5}">seconds (max ${maxT.toFixed(0)}; RSS max ${(maxR / 1e6).toFixed(0)} MB)</text>
-<line x1="50" y1="${H - 30}" x2="${W - 10}" y2="${H - 30}" stroke="#888"/><line x1="50" y1="40" x2="50" y2="${H - 30}" stroke="#888"/>
-${lines.join("\n")}
-</svg>
-`;
+/** The RSS of every process over the run, one line each (Vega-Lite, rendered to SVG in Node). */
+export async function svg(
+  samples: { t: number; rss: Record<string, number> }[],
+  keys: string[],
+): Promise<string> {
+  const values = samples.flatMap((s) =>
+    keys.map((k) => ({ t: s.t, process: k, mb: (s.rss[k] ?? 0) / 1e6 })),
+  );
+  return renderSvg(
+    {
+      title: "RSS of every process over the soak",
+      width: 760,
+      height: 300,
+      data: { values },
+      mark: { type: "line", strokeWidth: 1.5 },
+      encoding: {
+        x: { field: "t", type: "quantitative", title: "seconds since the start" },
+        y: { field: "mb", type: "quantitative", title: "RSS, MB" },
+        color: {
+          field: "process",
+          type: "nominal",
+          title: null,
+          sort: keys,
+          scale: { scheme: "tableau20" },
+          legend: { columns: 6 },
+        },
+      },
+    },
+    "rss",
+  );
 }
 
 const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : "–");

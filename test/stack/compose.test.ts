@@ -1,9 +1,11 @@
 /**
  * No Docker engine runs here, so the compose file and Dockerfile are checked statically: they
- * parse, every command runs something that exists in the image, every A2C_* variable a service
- * sets is one its process actually reads, ports/URLs agree with each other, and the scale-out
- * layout holds (two Server nodes on the `redis` service, the Agent and its Computer on different
- * nodes).
+ * parse, every command runs something that exists in its image (a bin of the packages in the
+ * final stage, or a script of the checkout in the demo stage), every A2C_* variable a service or
+ * the image sets is one its process actually reads, ports/URLs/healthchecks agree with each
+ * other, and the scale-out layout holds (two Server nodes on the `redis` service, the Agent and
+ * its Computer on different nodes). test/packaging/docker-runtime.test.ts runs the final
+ * stage's commands.
  */
 import assert from "node:assert/strict";
 import {
@@ -18,11 +20,20 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { runInNewContext } from "node:vm";
 import { parse } from "yaml";
 import { parseComputerArgs } from "../../computer/config.ts";
 import { generateDemoHome } from "../../scripts/stack/demo-data.ts";
 import { planFromEnv } from "../../scripts/stack/env-plan.ts";
 import { configFromArgs } from "../../server/config.ts";
+import {
+  execForm,
+  healthcheck,
+  last,
+  repoDockerfile,
+  stageEnv,
+  stageNamed,
+} from "../support/dockerfile.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8"), {
@@ -31,17 +42,16 @@ const compose = parse(readFileSync(join(root, "docker-compose.yml"), "utf8"), {
   services: Record<string, Service>;
   volumes?: Record<string, unknown>;
 };
-const dockerfile = readFileSync(join(root, "Dockerfile"), "utf8");
+const stages = repoDockerfile(root);
+const runtime = stages.at(-1)!;
+const demoStage = stageNamed(stages, "demo");
 const dockerignore = readFileSync(join(root, ".dockerignore"), "utf8")
   .split("\n")
   .map((l) => l.trim())
   .filter((l) => l && !l.startsWith("#"));
-const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
-  scripts: Record<string, string>;
-};
 
 interface Service {
-  build?: unknown;
+  build?: string | { context: string; target?: string };
   image?: string;
   command?: string[];
   environment?: Record<string, string>;
@@ -55,6 +65,7 @@ interface Service {
 function tsFiles(dir: string): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(dir)) {
+    if (entry === "dist" || entry === "node_modules") continue;
     const p = join(dir, entry);
     if (statSync(p).isDirectory()) out.push(...tsFiles(p));
     else if (p.endsWith(".ts")) out.push(p);
@@ -73,33 +84,43 @@ function envNamesIn(...dirs: string[]): Set<string> {
   return names;
 }
 
-/** Folders whose code runs in each kind of container. */
-function foldersFor(entry: string): string[] {
-  const top = entry.split("/")[0]!;
-  if (top === "scripts") return ["scripts", "agent", "protocol"];
-  return [top, "protocol"];
-}
-
-/** The file a service's command runs (`node ... file.ts` or `npm run x` → its script's file). */
-function entryFile(cmd: string[]): string {
-  if (cmd[0] === "npm") {
-    assert.equal(cmd[1], "run", `npm command must be "npm run <script>": ${cmd.join(" ")}`);
-    const script = pkg.scripts[cmd[2]!];
-    assert.ok(script, `npm script ${cmd[2]} exists in package.json`);
-    const file = script.split(/\s+/).find((a) => /\.(ts|mjs|js)$/.test(a));
-    assert.ok(file, `npm script ${cmd[2]} runs a file`);
-    return file;
-  }
-  assert.equal(cmd[0], "node", `command runs node or npm: ${cmd.join(" ")}`);
-  const file = cmd.find((a) => /\.(ts|mjs|js)$/.test(a));
-  assert.ok(file, `node command names a file: ${cmd.join(" ")}`);
-  return file;
+/** The bins of the workspace packages: bin name → package folder. */
+const BINS = new Map<string, string>();
+for (const dir of ["protocol", "agent", "server", "computer"]) {
+  const pkg = JSON.parse(readFileSync(join(root, dir, "package.json"), "utf8")) as {
+    bin?: Record<string, string>;
+  };
+  for (const bin of Object.keys(pkg.bin ?? {})) BINS.set(bin, dir);
 }
 
 const services = compose.services;
 /** Services built from our Dockerfile (the others, like `redis`, use an official image). */
 const ours = Object.entries(services).filter(([, svc]) => svc.build !== undefined);
+const targetOf = (svc: Service): string | undefined =>
+  typeof svc.build === "object" ? svc.build.target : undefined;
 const SERVERS = ["server-a", "server-b"];
+
+/** What a service's process is: a bin of a package (final stage) or a demo script (demo stage). */
+function entryOf(name: string, svc: Service): { folders: string[]; file: string } {
+  const cmd = svc.command!;
+  if (targetOf(svc) === undefined) {
+    assert.equal(cmd.length, 1, `${name}: the final stage runs a bin, no more: ${cmd.join(" ")}`);
+    const dir = BINS.get(cmd[0]!);
+    assert.ok(dir, `${name}: ${cmd[0]} is a bin of a workspace package`);
+    return { folders: [dir, "protocol"], file: `${dir}/package.json` };
+  }
+  assert.equal(targetOf(svc), "demo", `${name}: a built stage is the final one or demo`);
+  assert.equal(cmd[0], "node", `${name}: the demo stage runs node: ${cmd.join(" ")}`);
+  const file = cmd.find((a) => a.endsWith(".ts")) ?? "";
+  assert.ok(file.startsWith("scripts/"), `${name}: the demo stage runs a script of scripts/`);
+  return { folders: ["scripts", "agent", "protocol"], file };
+}
+
+/** A service's environment as its process sees it: the image's ENV under the service's. */
+function processEnv(svc: Service): Record<string, string> {
+  const image = targetOf(svc) === undefined ? stageEnv(runtime) : stageEnv(demoStage);
+  return { ...image, ...(svc.environment ?? {}) };
+}
 
 void test("compose has redis, two server nodes, the computers and the agent, each with a command", () => {
   for (const name of ["redis", ...SERVERS, "computer", "computer-b", "agent"]) {
@@ -113,48 +134,82 @@ void test("compose has redis, two server nodes, the computers and the agent, eac
   assert.match(redis.image ?? "", /^redis:7(\b|$)/, "official redis:7 image");
   assert.equal(redis.build, undefined);
   assert.deepEqual(redis.healthcheck?.test, ["CMD", "redis-cli", "ping"]);
+  for (const name of [...SERVERS, "computer", "computer-b"]) {
+    assert.equal(targetOf(services[name]!), undefined, `${name} runs the final stage`);
+  }
 });
 
-void test("every command runs a file that exists and is copied into the image", () => {
-  const copied = [...dockerfile.matchAll(/^COPY\s+(.+)\s+\S+$/gm)].flatMap((m) =>
-    m[1]!.split(/\s+/),
+void test("every command runs what its image holds", () => {
+  const copied = stages.flatMap((st) =>
+    st.instructions
+      .filter((i) => i.op === "COPY" && !i.args.startsWith("--from"))
+      .flatMap((i) => i.args.split(/\s+/).slice(0, -1)),
   );
   for (const src of copied) assert.ok(existsSync(join(root, src)), `COPY source ${src} exists`);
   for (const [name, svc] of ours) {
-    const file = entryFile(svc.command!);
+    const { file } = entryOf(name, svc);
     assert.ok(existsSync(join(root, file)), `${name}: ${file} exists`);
     const top = file.split("/")[0]!;
-    assert.ok(copied.includes(top), `${name}: ${top}/ is copied into the image`);
+    assert.ok(copied.includes(top), `${name}: ${top}/ is copied into the build stage`);
     assert.ok(!dockerignore.includes(top), `${name}: ${top}/ is not in .dockerignore`);
   }
 });
 
-void test("the Dockerfile is node:20 based and installs with npm ci", () => {
-  assert.match(dockerfile, /^FROM node:20\b/m);
-  assert.match(dockerfile, /^RUN npm ci\b/m);
-  // Files tsx needs at run time must not be ignored.
-  for (const f of ["package.json", "package-lock.json", "tsconfig.json"]) {
-    assert.ok(!dockerignore.includes(f), `${f} not ignored`);
+void test("the Dockerfile: npm ci and a build, then a final stage of production dependencies on node:20, as a non-root user", () => {
+  const build = stages[0]!;
+  assert.match(build.from, /^node:20\b/);
+  assert.ok(build.instructions.some((i) => i.op === "RUN" && /^npm ci\b/.test(i.args)));
+  assert.ok(build.instructions.some((i) => i.op === "RUN" && /npm run build/.test(i.args)));
+  assert.equal(demoStage.from, build.name, "the demo stage is the build stage plus a user");
+
+  assert.match(runtime.from, /^node:20\b/);
+  assert.equal(runtime.name, "runtime");
+  const runs = runtime.instructions.filter((i) => i.op === "RUN").map((i) => i.args);
+  assert.ok(
+    runs.some((r) => /^npm ci --omit=dev\b/.test(r)),
+    "production dependencies only",
+  );
+  const copies = runtime.instructions.filter((i) => i.op === "COPY").map((i) => i.args);
+  assert.deepEqual(copies, [`--from=${build.name} /runtime/ ./`], "only the staged tree");
+  const user = last(runtime, "USER")?.args;
+  assert.ok(user && user !== "root" && user !== "0", `runs as a non-root user (${user})`);
+  const env = stageEnv(runtime, { PATH: "/usr/bin" });
+  assert.equal(env.A2C_HOST, "0.0.0.0", "listens beyond the container's loopback");
+  assert.equal(env.NODE_ENV, "production");
+  assert.equal(env.PATH?.split(":")[0], `${last(runtime, "WORKDIR")?.args}/node_modules/.bin`);
+  const cmd = execForm(last(runtime, "CMD")!.args);
+  assert.ok(BINS.has(cmd[0]!), `CMD runs a bin (${cmd.join(" ")})`);
+  assert.equal(healthcheck(runtime).argv[0], "node", "no curl in slim images");
+  for (const f of ["**/dist", "**/node_modules"]) {
+    assert.ok(dockerignore.includes(f), `${f} of a local checkout stays out of the context`);
   }
 });
 
-void test("every A2C_* variable a service sets is read by the process it runs", () => {
+void test("every A2C_* variable a service or the image sets is read by the process it runs", () => {
   for (const [name, svc] of Object.entries(services)) {
     if (svc.build === undefined) {
       const keys = Object.keys(svc.environment ?? {}).filter((k) => k.startsWith("A2C_"));
       assert.deepEqual(keys, [], `${name} runs no code of ours, so no A2C_* variable is read`);
       continue;
     }
-    const file = entryFile(svc.command!);
-    const read = envNamesIn(...foldersFor(file));
-    for (const key of Object.keys(svc.environment ?? {})) {
+    const { folders } = entryOf(name, svc);
+    const read = envNamesIn(...folders);
+    for (const key of Object.keys(processEnv(svc))) {
       if (!key.startsWith("A2C_")) continue;
-      assert.ok(
-        read.has(key),
-        `${name} sets ${key}, but ${foldersFor(file).join("/")} never reads it`,
-      );
+      // The image's A2C_HOST is for the Server; other roles ignore it, as documented.
+      if (key === "A2C_HOST" && !(svc.environment ?? {})[key] && folders[0] !== "server") continue;
+      assert.ok(read.has(key), `${name} sets ${key}, but ${folders.join("/")} never reads it`);
     }
   }
+});
+
+void test("the demo data's MCP config runs the demo MCP server the Computers' image built", () => {
+  const cmd = services["demo-data"]!.command!;
+  const built = cmd[cmd.indexOf("--demo-mcp") + 1]!;
+  const workdir = last(runtime, "WORKDIR")!.args;
+  assert.ok(built.startsWith(`${workdir}/computer/dist/`), `${built} is in the final stage's tree`);
+  const source = built.slice(`${workdir}/`.length).replace("/dist/", "/").replace(/\.js$/, ".ts");
+  assert.ok(existsSync(join(root, source)), `${source} is built into ${built}`);
 });
 
 /** `http://server-a:7100` → its service name, after checking it is a node on its own port. */
@@ -167,20 +222,35 @@ function nodeOf(who: string, url: string | undefined): string {
   return host!;
 }
 
+/** The URL a service's healthcheck fetches: its script run against the service's environment. */
+function probedUrl(svc: Service): string {
+  const test = svc.healthcheck?.test ?? [];
+  assert.deepEqual(test, ["CMD", ...healthcheck(runtime).argv], "the image's HEALTHCHECK command");
+  const urls: string[] = [];
+  runInNewContext(test[3]!, {
+    process: { env: processEnv(svc), exit: () => undefined },
+    fetch: (url: string) => {
+      urls.push(url);
+      return new Promise(() => {});
+    },
+  });
+  assert.equal(urls.length, 1);
+  return urls[0]!;
+}
+
 void test("ports, URLs and healthchecks agree", () => {
   const published = new Set<string>();
   for (const name of SERVERS) {
     const server = services[name]!;
     const port = server.environment?.A2C_PORT;
     assert.ok(port, `${name} sets A2C_PORT`);
-    assert.equal(server.environment?.A2C_HOST, "0.0.0.0", `${name} listens beyond loopback`);
+    assert.equal(processEnv(server).A2C_HOST, "0.0.0.0", `${name} listens beyond loopback`);
     const mapped = (server.ports ?? []).map(String).filter((p) => p.endsWith(`:${port}`));
     assert.equal(mapped.length, 1, `${name}: published port maps to A2C_PORT`);
     const host = mapped[0]!.split(":")[0]!;
     assert.ok(!published.has(host), `${name}: host port ${host} not taken by another node`);
     published.add(host);
-    const health = (server.healthcheck?.test ?? []).join(" ");
-    assert.ok(health.includes(`:${port}/healthz`), `${name} healthcheck probes /healthz`);
+    assert.equal(probedUrl(server), `http://127.0.0.1:${port}/healthz`, `${name}'s healthcheck`);
   }
   for (const [name, svc] of Object.entries(services)) {
     const url = svc.environment?.A2C_SERVER_URL;
@@ -249,16 +319,15 @@ void test("each Computer's healthcheck probes its own /healthz; the Agent waits 
     const port = svc.environment?.A2C_HTTP_PORT;
     assert.ok(port, `${name} sets A2C_HTTP_PORT`);
     assert.equal(svc.environment?.A2C_HTTP_HOST, undefined, "loopback: the probe runs inside");
-    const health = (svc.healthcheck?.test ?? []).join(" ");
-    assert.ok(health.includes(`http://127.0.0.1:${port}/healthz`), `${name} probes its endpoint`);
-    assert.ok(health.includes("r.ok"), `${name}: only a 2xx (joined) is healthy`);
+    assert.equal(probedUrl(svc), `http://127.0.0.1:${port}/healthz`, `${name} probes its endpoint`);
+    assert.ok(svc.healthcheck!.test.join(" ").includes("r.ok"), "only a 2xx (joined) is healthy");
     assert.equal(services.agent!.depends_on?.[name]?.condition, "service_healthy");
   }
 });
 
 /** A service's environment as compose would pass it (`${VAR:-default}` → default). */
 function envOf(service: string): NodeJS.ProcessEnv {
-  const raw = services[service]!.environment ?? {};
+  const raw = processEnv(services[service]!);
   return Object.fromEntries(
     Object.entries(raw).map(([k, v]) => [
       k,

@@ -1,7 +1,7 @@
 /**
  * A real stack for Agent SDK end-to-end tests: the real Server (token auth, port 0), a skill home
  * on disk, and a Computer either in-process (`startComputer`) or as its own process
- * (`node --import tsx computer/main.ts`, so a test can kill and restart it).
+ * (`node --conditions=@a2c-smcp/source --import tsx computer/main.ts`, so a test can kill and restart it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -116,6 +116,7 @@ export function spawnComputer(stack: AgentStack, name: string): ChildProcess {
   return spawn(
     process.execPath,
     [
+      "--conditions=@a2c-smcp/source",
       "--import",
       "tsx",
       join(REPO_ROOT, "computer/main.ts"),
@@ -158,7 +159,13 @@ export function runCli(
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", join(REPO_ROOT, "agent/cli.ts"), ...args],
+      [
+        "--conditions=@a2c-smcp/source",
+        "--import",
+        "tsx",
+        join(REPO_ROOT, "agent/cli.ts"),
+        ...args,
+      ],
       {
         cwd: REPO_ROOT,
         env: { ...process.env, A2C_LOG_LEVEL: "silent", ...env },

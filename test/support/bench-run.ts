@@ -22,11 +22,15 @@ export async function runBench(
 ): Promise<BenchRun> {
   const out = args[args.indexOf("--out") + 1];
   if (!args.includes("--out") || !out) throw new Error("runBench needs --out DIR");
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/main.ts", ...args], {
-    cwd: root,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--conditions=@a2c-smcp/source", "--import", "tsx", "bench/main.ts", ...args],
+    {
+      cwd: root,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));

@@ -39,7 +39,12 @@ export function spawnTs(
   preload: string[] = [],
   cpu: CpuClass = 0,
 ): Proc {
-  const imports = ["tsx", ...preload].flatMap((m) => ["--import", m]);
+  const imports = [
+    "--conditions=@a2c-smcp/source",
+    "--import",
+    "tsx",
+    ...preload.flatMap((m) => ["--import", m]),
+  ];
   const argv = [process.execPath, ...NODE_FLAGS, ...imports, join(ROOT, script), ...args];
   if (cpu === "idle") argv.unshift("chrt", "--idle", "0");
   else if (cpu > 0) argv.unshift("nice", "-n", String(cpu));

@@ -50,13 +50,18 @@ export function watchProcess(): { problems: string[]; stop(): void } {
   };
 }
 
-/** Heap used after a full GC (gc exposed at runtime through V8 flags). */
-export function heapAfterGc(): number {
+/** process.memoryUsage() after a full GC (gc exposed at runtime through V8 flags). */
+export function memoryAfterGc(): NodeJS.MemoryUsage {
   setFlagsFromString("--expose-gc");
   const gc = runInNewContext("gc") as () => void;
   gc();
   gc();
-  return process.memoryUsage().heapUsed;
+  return process.memoryUsage();
+}
+
+/** Heap used after a full GC. */
+export function heapAfterGc(): number {
+  return memoryAfterGc().heapUsed;
 }
 
 /** Every ErrorPayload seen, with the event that produced it. */

@@ -20,11 +20,15 @@ export interface StackProcess {
 }
 
 export function startStack(args: string[], env: NodeJS.ProcessEnv = {}): StackProcess {
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/stack.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, A2C_LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--conditions=@a2c-smcp/source", "--import", "tsx", "scripts/stack.ts", ...args],
+    {
+      cwd: ROOT,
+      env: { ...process.env, A2C_LOG_LEVEL: "info", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const lines: string[] = [];
   let out = "";
   const waiters: { re: RegExp; resolve: (m: RegExpExecArray) => void }[] = [];

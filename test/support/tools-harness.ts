@@ -30,7 +30,7 @@ export const DEMO_SERVER = join(REPO_ROOT, "computer/tools/demo-server.ts");
 export function demoServer(env?: Record<string, string>): StdioServerConfig {
   return {
     command: process.execPath,
-    args: ["--import", "tsx", DEMO_SERVER],
+    args: ["--conditions=@a2c-smcp/source", "--import", "tsx", DEMO_SERVER],
     cwd: REPO_ROOT,
     ...(env ? { env } : {}),
   };

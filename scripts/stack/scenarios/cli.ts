@@ -17,11 +17,15 @@ function runCli(
   onPercent: (pct: number) => void,
 ): Promise<{ code: number; out: string }> {
   return new Promise((resolveRun, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "agent/cli.ts", ...args], {
-      cwd,
-      env: { ...process.env, A2C_LOG_LEVEL: "warn" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--conditions=@a2c-smcp/source", "--import", "tsx", "agent/cli.ts", ...args],
+      {
+        cwd,
+        env: { ...process.env, A2C_LOG_LEVEL: "warn" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     let out = "";
     const keep = (b: Buffer): void => {
       out = (out + b.toString("utf8")).slice(-4000);

@@ -16,7 +16,7 @@ import {
 
 const sha = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
-void test("33: over the hard cap → 4017 too_large with details.total_size, no handle anywhere", async () => {
+void test("33: over the hard cap → 4017 too_large with details.total_size (and the cap), no handle anywhere", async () => {
   const rig = await startSkillRig(
     async (home) => {
       await writePackage(home, "user/big", skillMd("big", "b".repeat(100)), {
@@ -36,7 +36,7 @@ void test("33: over the hard cap → 4017 too_large with details.total_size, no 
       assert.deepEqual(ret, {
         code: 4017,
         message: "Skill resource not accessible",
-        details: { reason: "too_large", rel_path: rel, total_size: size },
+        details: { reason: "too_large", rel_path: rel, total_size: size, max_size: 1000 },
       });
       assert.ok(!JSON.stringify(ret).includes("blob_handle"));
     }
@@ -62,7 +62,7 @@ void test("33: the cap applies to the stripped SKILL.md bytes, not the file size
     assert.equal(fits.total_size, 1000);
     const over = await callGetSkill(rig.service, "over");
     assert.ok(isErrorPayload(over));
-    assert.deepEqual(over.details, { reason: "too_large", total_size: 1001 });
+    assert.deepEqual(over.details, { reason: "too_large", total_size: 1001, max_size: 1000 });
   } finally {
     await rig.close();
   }

@@ -4,7 +4,7 @@
  * alternately, with short pauses. Contents are deterministic per version (`versionBytes`), so the
  * test can tell which content a digest belongs to.
  *
- * Usage: node --import tsx rewriter.ts <path> <size> <versions>
+ * Usage: node --conditions=@a2c-smcp/source --import tsx rewriter.ts <path> <size> <versions>
  */
 import { createCipheriv, createHash } from "node:crypto";
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";

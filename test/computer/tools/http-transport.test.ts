@@ -21,10 +21,14 @@ let child: ChildProcess;
 let fx: ToolFixture;
 
 before(async () => {
-  child = spawn(process.execPath, ["--import", "tsx", DEMO_SERVER, "--http", "0"], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "inherit"],
-  });
+  child = spawn(
+    process.execPath,
+    ["--conditions=@a2c-smcp/source", "--import", "tsx", DEMO_SERVER, "--http", "0"],
+    {
+      cwd: REPO_ROOT,
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
   let out = "";
   const port = await new Promise<number>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`demo server exited (${code})`)));

@@ -1,0 +1,266 @@
+/**
+ * What the Server holds for any one client is bounded (docs/configuration.md, "Outbound bounds").
+ *
+ * Every connection's outbound bytes are counted (outbound-meter.ts: engine.io's write buffer plus
+ * what its transport holds). The relay reserves, for each request it forwards, the most its answer
+ * can take (`answerReserve`), so queued + reserved bytes stay within:
+ * - `maxQueuedBytes` per connection: a request that would exceed it is answered with the flat
+ *   `busy` at once (the Agent backs off as from any busy) and never reaches a Computer;
+ * - `maxQueuedBytesTotal` across connections, the same way.
+ * A connection that has bytes queued and moves none of them for `stallMs`, or stays over its
+ * bound for `stallMs`, is dropped: its socket is destroyed and what it held is freed at once. The
+ * Computer-side relay never waits on an Agent: answers go to the Agent's queue, whose growth the
+ * reservations bound, so one slow Agent costs the others nothing but its bounded memory.
+ * Heartbeat abuse (heartbeat.ts) drops a connection the same way. Every refusal and drop is
+ * counted (`a2c_limit_refusals_total{limit}`, `a2c_disconnects_total{reason}`) and logged.
+ */
+import { Counter, Gauge, type Registry } from "prom-client";
+import { Events, type ClientEvent } from "@a2c-smcp/protocol";
+import { requireSolicitedPongs, type HeartbeatSession } from "./heartbeat.ts";
+import type { LimitMetrics, QueuedLimit } from "./limits.ts";
+import type { Logger } from "./log.ts";
+import { meterSession, type MeteredSession, type SessionMeter } from "./outbound-meter.ts";
+
+export interface OutboundOptions {
+  /** Queued + reserved bytes of one connection before its requests are refused busy; 0 = off. */
+  maxQueuedBytes: number;
+  /** The same across every connection of this Server; 0 = off. */
+  maxQueuedBytesTotal: number;
+  /** Drop a connection whose queued bytes do not move, or stay over its bound, this long; 0 = never. */
+  stallMs: number;
+}
+
+export type DropReason = "outbound_stalled" | "outbound_over_bound" | "unsolicited_pong";
+
+/** One connection as the guard keeps it. */
+export interface OutboundAccount {
+  readonly sid: string;
+  readonly meter: SessionMeter | null;
+  /** Bytes reserved for answers of requests in flight from this connection. */
+  reserved: number;
+}
+
+interface Account extends OutboundAccount {
+  readonly session: MeteredSession & HeartbeatSession;
+  lastProgress: number;
+  movedAt: number;
+  overSince: number | undefined;
+  refusedSinceLog: number;
+  lastLogAt: number;
+  dropped: boolean;
+}
+
+/** Room for an answer's envelope besides its chunk: handle, req_id, MIME type, keys, framing. */
+const ENVELOPE_BYTES = 8 * 1024;
+/** One WARNING per connection per this interval while its requests keep being refused. */
+const LOG_EVERY_MS = 10_000;
+
+/**
+ * The most a request's answer can take in the Agent's queue: a `get_blob` asking for
+ * `max_chunk_bytes` gets at most that chunk (base64: 4/3 of it, unless binary over WebSocket)
+ * plus an envelope; anything else may be as large as the Server lets a Computer send.
+ */
+export function answerReserve(
+  event: ClientEvent,
+  payload: unknown,
+  maxHttpBufferSize: number,
+  transport: string | undefined,
+): number {
+  if (event === Events.GetBlob && typeof payload === "object" && payload !== null) {
+    const p = payload as { max_chunk_bytes?: unknown; blob_format?: unknown };
+    const asked = p.max_chunk_bytes;
+    if (typeof asked === "number" && asked > 0 && asked < maxHttpBufferSize) {
+      const raw = p.blob_format === "binary" && transport === "websocket";
+      const carried = raw ? asked : 4 * Math.ceil(asked / 3);
+      return Math.min(maxHttpBufferSize, carried + ENVELOPE_BYTES);
+    }
+  }
+  return maxHttpBufferSize;
+}
+
+export class OutboundGuard {
+  readonly #accounts = new Map<object, Account>();
+  readonly #drops: Counter<"reason">;
+  readonly #timer: NodeJS.Timeout | undefined;
+  #queued = 0;
+  #reserved = 0;
+  #warnedUnmetered = false;
+
+  constructor(
+    readonly options: OutboundOptions,
+    registry: Registry,
+    private readonly limitMetrics: LimitMetrics,
+    private readonly logger: Logger,
+  ) {
+    const registers = [registry];
+    this.#drops = new Counter({
+      name: "a2c_disconnects_total",
+      help: "Connections the Server closed itself, by reason (outbound_stalled, outbound_over_bound, unsolicited_pong)",
+      labelNames: ["reason"] as const,
+      registers,
+    });
+    const accounts = this.#accounts;
+    const totals = (): number => this.#queued;
+    new Gauge({
+      name: "a2c_outbound_queued_bytes",
+      help: "Bytes queued for clients across every connection (engine.io write buffers and transports)",
+      registers,
+      collect() {
+        this.set(totals());
+      },
+    });
+    new Gauge({
+      name: "a2c_outbound_largest_queue_bytes",
+      help: "Bytes queued for the connection that has the most queued",
+      registers,
+      collect() {
+        let most = 0;
+        for (const a of accounts.values()) most = Math.max(most, a.meter?.queued ?? 0);
+        this.set(most);
+      },
+    });
+    if (options.stallMs > 0) {
+      const every = Math.min(1_000, Math.max(50, Math.floor(options.stallMs / 4)));
+      this.#timer = setInterval(() => this.sweep(), every);
+      this.#timer.unref();
+    }
+  }
+
+  /** Bytes queued for clients right now, across every connection. */
+  get queuedTotal(): number {
+    return this.#queued;
+  }
+
+  /** Bytes reserved for answers in flight, across every connection. */
+  get reservedTotal(): number {
+    return this.#reserved;
+  }
+
+  /** Starts accounting for one engine.io session (engine.io's `connection` event). */
+  watch(session: MeteredSession & HeartbeatSession): OutboundAccount {
+    const meter = meterSession(session, (delta) => (this.#queued += delta));
+    if (!meter && !this.#warnedUnmetered) {
+      this.#warnedUnmetered = true;
+      this.logger.error(
+        "outbound accounting unavailable: engine.io's session does not have the expected shape",
+      );
+    }
+    const account: Account = {
+      session,
+      sid: session.id,
+      meter,
+      reserved: 0,
+      lastProgress: 0,
+      movedAt: performance.now(),
+      overSince: undefined,
+      refusedSinceLog: 0,
+      lastLogAt: 0,
+      dropped: false,
+    };
+    this.#accounts.set(session, account);
+    session.on("close", () => this.#accounts.delete(session));
+    requireSolicitedPongs(session, () => this.drop(account, "unsolicited_pong"));
+    return account;
+  }
+
+  /** The account of an engine.io session (a socket.io socket's `conn`), if watched. */
+  accountOf(session: unknown): OutboundAccount | undefined {
+    return typeof session === "object" && session !== null
+      ? this.#accounts.get(session)
+      : undefined;
+  }
+
+  /**
+   * Reserves `bytes` for an answer to `account`, or says which bound refuses it. A connection
+   * (or a Server) that holds nothing is always admitted, so a bound set below one answer cannot
+   * lock everyone out.
+   */
+  admit(account: OutboundAccount | undefined, bytes: number): QueuedLimit | null {
+    const meter = account?.meter;
+    if (!account || !meter) return null;
+    const held = meter.queued + account.reserved;
+    const { maxQueuedBytes, maxQueuedBytesTotal } = this.options;
+    const total = this.#queued + this.#reserved;
+    let refused: QueuedLimit | null = null;
+    if (held > 0 && maxQueuedBytes > 0 && held + bytes > maxQueuedBytes) {
+      refused = "queued_bytes_per_connection";
+    } else if (total > 0 && maxQueuedBytesTotal > 0 && total + bytes > maxQueuedBytesTotal) {
+      refused = "queued_bytes_total";
+    }
+    if (refused) {
+      this.limitMetrics.refusals.inc({ limit: refused });
+      this.#warnRefused(account as Account, refused);
+      return refused;
+    }
+    account.reserved += bytes;
+    this.#reserved += bytes;
+    return null;
+  }
+
+  /** Gives back a reservation (the request was answered, failed or dropped). */
+  release(account: OutboundAccount | undefined, bytes: number): void {
+    if (!account?.meter) return;
+    account.reserved -= bytes;
+    this.#reserved -= bytes;
+  }
+
+  /** Closes the connection now (logged, counted); what it held is freed. */
+  drop(account: OutboundAccount, reason: DropReason): void {
+    const a = account as Account;
+    if (a.dropped) return;
+    a.dropped = true;
+    this.#drops.inc({ reason });
+    this.logger.warn(
+      { sid: a.sid, reason, queued: a.meter?.queued ?? 0, transport: a.meter?.transport },
+      "connection dropped by the Server",
+    );
+    if (a.meter) a.meter.drop();
+    else a.session.close(true);
+  }
+
+  /** One look at every connection: drops the stalled and the persistently over-bound. */
+  sweep(now = performance.now()): void {
+    const { stallMs, maxQueuedBytes } = this.options;
+    if (stallMs <= 0) return;
+    for (const a of [...this.#accounts.values()]) {
+      const queued = a.meter?.queued ?? 0;
+      if (queued === 0 || !a.meter) {
+        a.movedAt = now;
+        a.overSince = undefined;
+        continue;
+      }
+      const progress = a.meter.progress();
+      if (progress !== a.lastProgress) {
+        a.lastProgress = progress;
+        a.movedAt = now;
+      }
+      if (maxQueuedBytes > 0 && queued > maxQueuedBytes) a.overSince ??= now;
+      else a.overSince = undefined;
+      if (now - a.movedAt >= stallMs) this.drop(a, "outbound_stalled");
+      else if (a.overSince !== undefined && now - a.overSince >= stallMs)
+        this.drop(a, "outbound_over_bound");
+    }
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+  }
+
+  #warnRefused(a: Account, limit: QueuedLimit): void {
+    a.refusedSinceLog += 1;
+    const now = Date.now();
+    if (now - a.lastLogAt < LOG_EVERY_MS) return;
+    this.logger.warn(
+      {
+        sid: a.sid,
+        limit,
+        queued: a.meter?.queued ?? 0,
+        reserved: a.reserved,
+        refused: a.refusedSinceLog,
+      },
+      "requests refused: too many bytes queued for the client",
+    );
+    a.lastLogAt = now;
+    a.refusedSinceLog = 0;
+  }
+}

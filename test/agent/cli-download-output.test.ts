@@ -1,0 +1,65 @@
+/**
+ * What a download prints off a TTY, from the CLI as a process against a real stack: a progress
+ * line every 10 % and a final line (file, size, sha256 verified, time, MB/s) on stderr, nothing
+ * on stdout; `--quiet` prints nothing at all, `--json` only the JSON summary on stdout.
+ */
+import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { test } from "node:test";
+import { runCli } from "../support/agent-stack.ts";
+import { useDownloadStack } from "../support/cli-process.ts";
+
+const SIZE = 16 * 16384; // 16 chunks of 16 KiB
+const ds = useDownloadStack(SIZE);
+
+function download(file: string, ...extra: string[]): ReturnType<typeof runCli> {
+  return runCli([...ds.args(file), "--chunk-bytes", "16384", ...extra]);
+}
+
+void test("off a TTY: a line every 10 %, then the final line", async () => {
+  const file = join(ds.stack.dir, "plain.bin");
+  const r = await download(file);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "");
+  const lines = r.stderr.split("\n");
+  assert.equal(lines.pop(), "", "stderr ends with a line end");
+  const final = lines.pop()!;
+  assert.match(
+    final,
+    new RegExp(
+      `^wrote ${file}: 256\\.0 KiB \\(262144 bytes\\), sha256 ${ds.sha} verified, ` +
+        "\\d+\\.\\d+ s, \\d+\\.\\d MB/s$",
+    ),
+  );
+  // The bytes held after k of 16 chunks, printed when the tens digit of the percentage changes.
+  const percents = lines.map((l) => {
+    const m = /^plain\.bin: +(\d+)% [\d.]+ KiB\/256\.0 KiB \d+\.\d MB\/s ETA (\d+s|--)$/.exec(l);
+    assert.ok(m, `progress line: ${l}`);
+    return Number(m[1]);
+  });
+  assert.deepEqual(percents, [6, 13, 25, 31, 44, 50, 63, 75, 81, 94, 100]);
+  assert.equal((await readFile(file)).length, SIZE);
+});
+
+void test("--quiet: nothing on stdout or stderr", async () => {
+  const file = join(ds.stack.dir, "quiet.bin");
+  assert.deepEqual(await download(file, "--quiet"), { code: 0, stdout: "", stderr: "" });
+  assert.equal((await readFile(file)).length, SIZE);
+});
+
+void test("--json: one JSON object on stdout, nothing on stderr", async () => {
+  const file = join(ds.stack.dir, "json.bin");
+  const r = await download(file, "--json");
+  assert.equal(r.code, 0);
+  assert.equal(r.stderr, "");
+  assert.deepEqual(JSON.parse(r.stdout), {
+    name: "files",
+    rel_path: "data.bin",
+    mime_type: "application/octet-stream",
+    total_size: SIZE,
+    sha256: ds.sha,
+    file,
+  });
+  assert.equal(r.stdout.split("\n").length, 2, "one line");
+});

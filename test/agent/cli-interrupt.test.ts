@@ -1,0 +1,72 @@
+/**
+ * Ctrl-C (SIGINT) from the CLI as a process: it says what was left behind and exits 130. The
+ * Computer (a real socket joined to a real Server) answers the first half of the blob and never
+ * the rest, so the download is stuck mid-way when the signal comes, whatever the machine's speed.
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { createServer, type AddressInfo, type Socket as TcpSocket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { answerFor, testBytes } from "../support/agent-fake-computer.ts";
+import { startCli } from "../support/cli-process.ts";
+import { ServerHarness, TEST_TOKEN } from "../support/server-harness.ts";
+
+const OFFICE = "office-int";
+const SIZE = 64 * 16384; // 64 chunks of 16 KiB
+const bytes = testBytes(SIZE, 5);
+let h: ServerHarness;
+let dir: string;
+
+before(async () => {
+  h = await ServerHarness.start();
+  dir = await mkdtemp(join(tmpdir(), "cli-interrupt-"));
+  const pc = await h.computer(OFFICE, "pc");
+  pc.on("client:get_blob", (req: Record<string, unknown>, ack: (a: unknown) => void) => {
+    if ((req.chunk_offset as number) < SIZE / 2) ack(answerFor(bytes, req));
+  });
+});
+after(async () => {
+  await h.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+void test("Ctrl-C mid-download: the partial file is removed, and the line says so", async () => {
+  const file = join(dir, "stuck.bin");
+  const cli = startCli([
+    ...["--server", h.url, "--office", OFFICE, "--token", TEST_TOKEN],
+    ...["blob", "pc", "h", "-o", file, "--chunk-bytes", "16384", "--window", "16"],
+  ]);
+  await cli.stderrLine(/^stuck\.bin: +50% 512\.0 KiB\/1\.0 MiB /);
+  cli.child.kill("SIGINT");
+  const r = await cli.done;
+  assert.equal(r.code, 130);
+  assert.equal(r.stdout, "");
+  assert.equal(
+    r.stderr.split("\n").at(-2),
+    `a2c-agent: interrupted: ${file} was not written; the partial download (512.0 KiB of 1.0 MiB) was removed`,
+  );
+  assert.deepEqual(await readdir(dir), [], "no file and no .part file left");
+});
+
+void test("Ctrl-C while connecting: says where it was, exits 130", async () => {
+  const sockets: TcpSocket[] = [];
+  const silent = createServer((s) => void sockets.push(s));
+  await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  try {
+    const connected = new Promise((r) => silent.once("connection", r));
+    const cli = startCli(["--server", url, "--office", OFFICE, "computers"]);
+    await connected;
+    cli.child.kill("SIGINT");
+    const r = await cli.done;
+    assert.deepEqual(
+      { code: r.code, stdout: r.stdout, stderr: r.stderr },
+      { code: 130, stdout: "", stderr: `a2c-agent: interrupted while connecting to ${url}\n` },
+    );
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise((r) => silent.close(r));
+  }
+});
