@@ -17,6 +17,7 @@ import { after, before, test } from "node:test";
 import { AgentClient } from "../../../agent/client.ts";
 import { readBlobWithInfo } from "../../../agent/pull.ts";
 import type { RunningComputer } from "../../../computer/computer.ts";
+import type { SkillService } from "../../../computer/skills/index.ts";
 import { ServerHarness, TEST_TOKEN } from "../../support/server-harness.ts";
 import { tempDir } from "../../support/skills-fixtures.ts";
 import { startHarnessComputer } from "../support/harness-computer.ts";
@@ -179,7 +180,9 @@ void test("a SKILL.md rewritten in place and by rename while pulled: no torn byt
   assert.equal(t.disagreeing, 0, "answers whose bytes disagree with their sha256");
   assert.equal(t.neither, 0, "verified deliveries that are neither version");
 
-  // The writer is done: the last version is what get_skill and a pull now serve.
+  // The writer is done: the last version is what get_skill and a pull now serve. The registry
+  // is rebuilt first: a rescan that read the file between a truncate and its write dropped it.
+  await (pc.services.find((s) => "derived" in s) as SkillService).refresh();
   const last = skillMdVersion(REWRITES % 3, BODY).body;
   const now = await agent.getSkillRaw("pc-1", "live");
   assert.equal(now.sha256, sha(last));
