@@ -1,5 +1,5 @@
 /**
- * The goals of issue 9, judged from the measured data. A goal is "met", "missed" or "not measured"
+ * The bench's goals, judged from the measured data. A goal is "met", "missed" or "not measured"
  * (its section did not run); a missed or unmeasured goal carries the why and the fix.
  */
 import type { SectionOutcome } from "./lib/context.ts";
@@ -128,6 +128,34 @@ function perChunkGoal(r: Report): Goal {
   };
 }
 
+function perChunkSkillMdGoal(r: Report): Goal {
+  const text =
+    "Per-chunk Computer time, 1 MiB vs 64 MiB SKILL.md body (after the first derivation): ratio ≤ 1.2";
+  const d = data<ComputerCostData>(r.sections.computerCost)?.skillMd;
+  if (!d)
+    return {
+      id: "per-chunk-skill-md",
+      text,
+      status: "not measured",
+      measured: "–",
+      evidence: "",
+      why: why(r.sections.computerCost, "computerCost") || "no SKILL.md measurement",
+    };
+  const met = d.ratio <= 1.2;
+  return {
+    id: "per-chunk-skill-md",
+    text,
+    status: met ? "met" : "missed",
+    measured: `ratio ${d.ratio.toFixed(2)} (${d.big.computerMs.toFixed(3)} ms for ${formatBytes(d.bigBytes)} vs ${d.small.computerMs.toFixed(3)} ms for ${formatBytes(d.smallBytes)})`,
+    evidence: `Computer's own chunk-time histogram, ${d.small.chunks} chunks each, in the same rounds as the raw-file goal (64 KiB chunks, window 1); CPU per chunk ${d.small.cpuMs.toFixed(3)} vs ${d.big.cpuMs.toFixed(3)} ms; first derivation of the ${formatBytes(d.bigBytes)} body ${d.firstDeriveSeconds.toFixed(2)} s.`,
+    ...(met
+      ? {}
+      : {
+          why: "a chunk of a derived resource costs more with its size: the body is derived again per request (its content signature keeps changing, or the derived store evicted it). Fix: check a2c_computer_derived_productions_total stays at one per content.",
+        }),
+  };
+}
+
 function eldGoal(r: Report): Goal {
   const text =
     "Computer event-loop delay p99 < 20 ms while hashing a 1 GiB file and serving others";
@@ -168,6 +196,7 @@ export function evaluateGoals(r: Report): Goal[] {
     ceilingGoal(r, "base64"),
     ceilingGoal(r, "binary"),
     perChunkGoal(r),
+    perChunkSkillMdGoal(r),
     eldGoal(r),
   ];
 }

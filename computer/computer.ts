@@ -43,6 +43,7 @@ import { ScratchBuffers, maskScratchInPlace } from "./mask-in-place.ts";
 import { batchWrites, onEveryTransport } from "./write-batching.ts";
 import { BlobEngine, DEFAULT_MAX_IN_FLIGHT, type BlobEngineOptions } from "./blob/engine.ts";
 import { HandleCodec, loadOrCreateHandleKey } from "./blob/handle.ts";
+import { DEFAULT_DERIVED_MAX_BYTES, DerivedStore } from "./blob/derived.ts";
 import { HashCache } from "./blob/hash-cache.ts";
 import { ComputerConnectError, describeConnectError } from "./connect-error.ts";
 import {
@@ -70,6 +71,8 @@ export interface ServiceContext {
   readonly metrics: ComputerMetrics;
   /** The engine's hash cache, so producers hash a file once for mint and pull alike. */
   readonly hashCache?: HashCache;
+  /** Derived resources (SKILL.md bodies), produced in the Computer's pool. */
+  readonly derived?: DerivedStore;
 }
 
 export type ServiceFactory = (ctx: ServiceContext) => ComputerService | Promise<ComputerService>;
@@ -151,6 +154,7 @@ export function defaultServices(options: StartComputerOptions): ServiceFactory[]
         minter: ctx.minter,
         log: ctx.log,
         ...(ctx.hashCache ? { fileHasher: ctx.hashCache } : {}),
+        ...(ctx.derived ? { derived: ctx.derived } : {}),
       });
       return skills;
     });
@@ -195,6 +199,14 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     pool,
     metrics,
     ...(options.hashNice !== undefined ? { hashNice: options.hashNice } : {}),
+  });
+  const derived = await DerivedStore.open({
+    dir: joinPath(config.stateDir, "derived"),
+    hashes: hashCache,
+    pool,
+    maxBytes: Math.max(DEFAULT_DERIVED_MAX_BYTES, config.maxSize),
+    metrics,
+    log,
   });
   const s: Socket<ServerToClientEvents, ClientToServerEvents> = io(
     `${options.server.replace(/\/+$/, "")}${NAMESPACE}`,
@@ -242,7 +254,7 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     await pool?.close();
   };
   try {
-    const ctx: ServiceContext = { config, minter: engine, log, metrics, hashCache };
+    const ctx: ServiceContext = { config, minter: engine, log, metrics, hashCache, derived };
     for (const entry of options.services ?? defaultServices(options)) {
       services.push(typeof entry === "function" ? await entry(ctx) : entry);
     }

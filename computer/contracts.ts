@@ -18,8 +18,10 @@ export type HandleFields = Readonly<Record<string, string | number>>;
 /**
  * Where the bytes of a resolved handle live.
  * - `file`: the engine opens the path, takes a consistent snapshot (fstat signature), hashes it
- *   through the hash cache unless `sha256` is given (content-addressed sources), and reads chunks.
- * - `bytes`: derived content already in memory (e.g. SKILL.md with its frontmatter stripped).
+ *   through the hash cache, and reads chunks. With `sha256` (a content-addressed file: the tool
+ *   spool, a derived SKILL.md body) the file is served only while its digest for the snapshot's
+ *   signature is that `sha256`.
+ * - `bytes`: derived content already in memory (a small SKILL.md body), with its digest.
  */
 export type BlobSource =
   | {
@@ -32,6 +34,11 @@ export type BlobSource =
        * that resolves anywhere else (a path component swapped for a symlink after the check).
        */
       canonical?: boolean;
+      /**
+       * The file is unservable (vanished, or not the content `sha256` names): the producer drops
+       * it, and the engine resolves the handle once more (a cache the producer can make again).
+       */
+      discard?: () => void;
     }
   | { type: "bytes"; bytes: Buffer; mimeType: string; sha256?: string };
 

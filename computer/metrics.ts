@@ -22,6 +22,10 @@ export interface ComputerMetrics {
   readonly snapshotRetries: Counter;
   readonly chunksInFlight: Gauge;
   readonly chunksQueued: Gauge;
+  /** Derived resources produced (SKILL.md bodies), by tier: memory or file. */
+  readonly derivedProductions: Counter<"tier">;
+  /** Bytes of derived resources held, by tier. */
+  readonly derivedBytes: Gauge<"tier">;
   /** Events with an ack this Computer does not handle (answered 404 `unknown_event`). */
   readonly unknownEvents: Counter;
 }
@@ -86,6 +90,18 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     chunksQueued: new Gauge({
       name: "a2c_computer_blob_queued",
       help: "client:get_blob requests waiting for a slot",
+      registers,
+    }),
+    derivedProductions: new Counter({
+      name: "a2c_computer_derived_productions_total",
+      help: "derived resources (stripped SKILL.md bodies) produced, by tier (memory, file)",
+      labelNames: ["tier"],
+      registers,
+    }),
+    derivedBytes: new Gauge({
+      name: "a2c_computer_derived_bytes",
+      help: "bytes of derived resources held, by tier (memory, file)",
+      labelNames: ["tier"],
       registers,
     }),
     unknownEvents: new Counter({

@@ -65,24 +65,28 @@ function seedTag(seed: string): number {
 
 /**
  * Writes `size` bytes of content `seed` to `path` (truncating), 1 MiB at a time through one reused
- * buffer, and returns its sha256. `flags` "r+" rewrites in place without truncation.
+ * buffer, and returns its sha256. `flags` "r+" rewrites in place without truncation. A `prefix`
+ * (a SKILL.md's frontmatter) is written first and is not part of the content or its sha256.
  */
 export function writeContent(
   path: string,
   seed: string,
   size: number,
   flags: "w" | "r+" = "w",
+  prefix = "",
 ): string {
   const fd = openSync(path, flags);
   const hash = createHash("sha256");
   const buf = Buffer.allocUnsafe(BLOCK);
+  const head = Buffer.from(prefix);
   try {
+    writeSync(fd, head, 0, head.length, 0);
     for (let off = 0; off < size; off += BLOCK) {
       const n = Math.min(BLOCK, size - off);
       const view = buf.subarray(0, n);
       contentAt(seed, off, view);
       hash.update(view);
-      writeSync(fd, view, 0, n, off);
+      writeSync(fd, view, 0, n, head.length + off);
     }
   } finally {
     closeSync(fd);

@@ -37,6 +37,8 @@ export interface Plan {
   /** The "1 GiB" resource of the per-chunk-time and event-loop goals. */
   bigResourceBytes: number;
   smallResourceBytes: number;
+  /** SKILL.md bodies (served with the frontmatter stripped) of the per-chunk-time goal. */
+  skillMdBytes: { small: number; big: number };
   perChunkSamples: number;
   autocannonSec: number;
   /**
@@ -81,6 +83,7 @@ export function makePlan(quick: boolean): Plan {
       rewriteFileBytes: 2 * MiB,
       bigResourceBytes: 64 * MiB,
       smallResourceBytes: MiB,
+      skillMdBytes: { small: MiB, big: 64 * MiB },
       perChunkSamples: 40,
       autocannonSec: 1,
       sdkReads: 3,
@@ -116,6 +119,7 @@ export function makePlan(quick: boolean): Plan {
     rewriteFileBytes: 4 * MiB,
     bigResourceBytes: 1024 * MiB,
     smallResourceBytes: MiB,
+    skillMdBytes: { small: MiB, big: 64 * MiB },
     perChunkSamples: 300,
     autocannonSec: 4,
     sdkReads: 5,

@@ -2,7 +2,9 @@
  * The rewriter of section 6: rewrites one resource at a fixed rate, either by atomic rename (write
  * a temp file, rename it over the resource) or in place (one positional write of the whole new
  * content over the old, same size). Every version has its own seed, so its bytes at any offset can
- * be recomputed later; the answer lists every version written with its sha256.
+ * be recomputed later; the answer lists every version written with its sha256. With a `prefix`
+ * (a SKILL.md's frontmatter, the same for every version) the file is the prefix and then the
+ * version's bytes, and the sha256 is of the version's bytes alone: what the Computer serves.
  */
 import { renameSync, openSync, writeSync, closeSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -17,10 +19,14 @@ interface RunArgs {
   size: number;
   durationMs: number;
   seedPrefix: string;
+  prefix?: string;
 }
 
 function writeVersion(a: RunArgs, seed: string): string {
-  const bytes = contentAt(seed, 0, Buffer.allocUnsafe(a.size));
+  const head = Buffer.from(a.prefix ?? "");
+  const bytes = Buffer.allocUnsafe(head.length + a.size);
+  head.copy(bytes);
+  const body = contentAt(seed, 0, bytes.subarray(head.length));
   if (a.mode === "atomic") {
     const tmp = join(dirname(a.path), `.rewrite-${process.pid}.tmp`);
     const fd = openSync(tmp, "w");
@@ -38,7 +44,7 @@ function writeVersion(a: RunArgs, seed: string): string {
       closeSync(fd);
     }
   }
-  return createHash("sha256").update(bytes).digest("hex");
+  return createHash("sha256").update(body).digest("hex");
 }
 
 serve({

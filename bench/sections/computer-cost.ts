@@ -1,14 +1,17 @@
 /**
- * The Computer's per-chunk cost and its event loop (two goals of issue 9):
+ * The Computer's per-chunk cost and its event loop:
  * - per-chunk Computer time for a 1 MiB vs a 1 GiB resource, after the first hash, from the
  *   Computer's own chunk-time histogram (and its CPU per chunk) — D18 says a chunk costs the same
- *   whatever the resource size;
+ *   whatever the resource size; and the same for SKILL.md bodies (served with their frontmatter
+ *   stripped, a derived resource), 1 MiB vs 64 MiB, after the first derivation, measured in the
+ *   same alternating rounds;
  * - event-loop delay p99 inside the Computer process (perf_hooks.monitorEventLoopDelay in the
  *   process that runs startComputer) while it hashes the 1 GiB file again (its mtime was bumped,
  *   so its content signature changed) and serves another pull at the same time.
  * `--quick` uses a 64 MiB file in place of 1 GiB (stated in the report).
  */
-import { readdirSync, readFileSync, utimesSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, utimesSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { writeContent } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import type { ProcStats } from "../lib/ipc.ts";
@@ -30,12 +33,27 @@ interface PerChunk {
   chunks: number;
 }
 
+interface PerChunkPair {
+  small: PerChunk;
+  big: PerChunk;
+  /** big / small Computer time per chunk (the goal's figure), and CPU per chunk. */
+  ratio: number;
+  cpuRatio: number;
+}
+
 export interface ComputerCostData {
   smallBytes: number;
   bigBytes: number;
   chunkBytes: number;
   firstHashSeconds: number;
-  perChunk: { small: PerChunk; big: PerChunk; ratio: number; cpuRatio: number };
+  perChunk: PerChunkPair;
+  /** The same measurement for SKILL.md bodies (derived resources), in the same rounds. */
+  skillMd: PerChunkPair & {
+    smallBytes: number;
+    bigBytes: number;
+    /** First get_skill of the big SKILL.md: its body derived (stripped, hashed, written). */
+    firstDeriveSeconds: number;
+  };
   eld: EldRun & {
     /** monitorEventLoopDelay resolution (ms); delays are beyond it (bench/lib/eld.ts). */
     resolutionMs: number;
@@ -81,6 +99,25 @@ export interface EldRun {
 }
 
 const CHUNK = 64 * KiB;
+const FRONTMATTER = "---\nname: bench-body\ndescription: A SKILL.md body of the benchmark\n---\n";
+
+/**
+ * A SKILL.md at `<name>/SKILL.md` whose served body is content `seed`, and a copy of that body
+ * outside the skill home for the driver, which checks every chunk against a file's bytes.
+ */
+function writeSkillMd(
+  ctx: Ctx,
+  name: string,
+  seed: string,
+  bytes: number,
+): { sha256: string; bodyPath: string } {
+  const path = resourcePath(ctx, `${name}/SKILL.md`);
+  mkdirSync(dirname(path), { recursive: true });
+  const sha256 = writeContent(path, seed, bytes, "w", FRONTMATTER);
+  const bodyPath = join(ctx.dataDir, `${name}.body`);
+  writeContent(bodyPath, seed, bytes);
+  return { sha256, bodyPath };
+}
 
 export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
   const { plan } = ctx;
@@ -89,6 +126,8 @@ export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
   const smallSha = writeContent(smallPath, "small", plan.smallResourceBytes);
   ctx.log(`computer cost: writing ${formatBytes(plan.bigResourceBytes)}…`);
   const bigSha = writeContent(bigPath, "big", plan.bigResourceBytes);
+  const mdSmallBody = writeSkillMd(ctx, "skillmd-small", "md-small", plan.skillMdBytes.small);
+  const mdBigBody = writeSkillMd(ctx, "skillmd-big", "md-big", plan.skillMdBytes.big);
   const stack = await sharedStack(ctx, { maxHttpBufferSize: 1_000_000, offices: 1 });
   {
     const seat = stack.seats[0]!;
@@ -97,7 +136,16 @@ export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
     const t0 = performance.now();
     const big = await getHandle(seat, "big.bin");
     const firstHashSeconds = (performance.now() - t0) / 1000;
-    if (small.sha256 !== smallSha || big.sha256 !== bigSha) {
+    const t1 = performance.now();
+    const mdBig = await getHandle(seat, "skillmd-big/SKILL.md");
+    const firstDeriveSeconds = (performance.now() - t1) / 1000;
+    const mdSmall = await getHandle(seat, "skillmd-small/SKILL.md");
+    if (
+      small.sha256 !== smallSha ||
+      big.sha256 !== bigSha ||
+      mdSmall.sha256 !== mdSmallBody.sha256 ||
+      mdBig.sha256 !== mdBigBody.sha256
+    ) {
       throw new IntegrityError("get_skill reported a sha256 that is not the written content's");
     }
 
@@ -114,18 +162,21 @@ export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
         handle,
         maxChunks: n,
       } satisfies DriveArgs);
-    const totals = {
-      small: { time: 0, timed: 0, cpu: 0, chunks: 0, lat: [] as number[] },
-      big: { time: 0, timed: 0, cpu: 0, chunks: 0, lat: [] as number[] },
-    };
-    await drive(smallPath, small.handle, 8); // warm: connection, caches, JIT
-    await drive(bigPath, big.handle, 8); // and the big file's first engine hash
+    const kinds = [
+      ["small", smallPath, small.handle],
+      ["big", bigPath, big.handle],
+      ["mdSmall", mdSmallBody.bodyPath, mdSmall.handle],
+      ["mdBig", mdBigBody.bodyPath, mdBig.handle],
+    ] as const;
+    type Kind = (typeof kinds)[number][0];
+    const totals = Object.fromEntries(
+      kinds.map(([k]) => [k, { time: 0, timed: 0, cpu: 0, chunks: 0, lat: [] as number[] }]),
+    ) as Record<Kind, { time: number; timed: number; cpu: number; chunks: number; lat: number[] }>;
+    // Warm: connection, caches, JIT, and each resource's first hash or derivation.
+    for (const [, path, handle] of kinds) await drive(path, handle, 8);
     const rounds = 4;
     for (let round = 0; round < rounds; round++) {
-      for (const [key, path, handle] of [
-        ["small", smallPath, small.handle],
-        ["big", bigPath, big.handle],
-      ] as const) {
+      for (const [key, path, handle] of kinds) {
         const h0 = await computer.call<{ sum: number; count: number }>("chunk-time");
         const s0 = await computer.stats();
         const r = await drive(path, handle, Math.ceil(plan.perChunkSamples / rounds));
@@ -140,16 +191,20 @@ export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
         t.lat.push(r.latencyMs.p50);
       }
     }
-    const perChunk = (t: (typeof totals)["small"]): PerChunk => ({
+    const perChunk = (t: (typeof totals)[Kind]): PerChunk => ({
       computerMs: t.timed > 0 ? (t.time / t.timed) * 1000 : NaN,
       cpuMs: t.cpu / t.chunks,
       p50Ms: [...t.lat].sort((a, b) => a - b)[Math.floor(t.lat.length / 2)] ?? NaN,
       chunks: t.chunks,
     });
-    const smallCost = perChunk(totals.small);
-    const bigCost = perChunk(totals.big);
+    const pair = (smallKey: Kind, bigKey: Kind): PerChunkPair => {
+      const [s, b] = [perChunk(totals[smallKey]), perChunk(totals[bigKey])];
+      return { small: s, big: b, ratio: b.computerMs / s.computerMs, cpuRatio: b.cpuMs / s.cpuMs };
+    };
+    const raw = pair("small", "big");
+    const md = pair("mdSmall", "mdBig");
     ctx.log(
-      `computer cost: per chunk ${smallCost.computerMs.toFixed(3)} ms (small) vs ${bigCost.computerMs.toFixed(3)} ms (big)`,
+      `computer cost: per chunk ${raw.small.computerMs.toFixed(3)} ms (small) vs ${raw.big.computerMs.toFixed(3)} ms (big); SKILL.md body ${md.small.computerMs.toFixed(3)} vs ${md.big.computerMs.toFixed(3)} ms`,
     );
 
     // Side by side: hash threads at nice offset 0 (as before the setting existed), then at the
@@ -182,15 +237,17 @@ export async function runComputerCost(ctx: Ctx): Promise<ComputerCostData> {
       bigBytes: plan.bigResourceBytes,
       chunkBytes: CHUNK,
       firstHashSeconds,
-      perChunk: {
-        small: smallCost,
-        big: bigCost,
-        ratio: bigCost.computerMs / smallCost.computerMs,
-        cpuRatio: bigCost.cpuMs / smallCost.cpuMs,
+      perChunk: raw,
+      skillMd: {
+        ...md,
+        smallBytes: plan.skillMdBytes.small,
+        bigBytes: plan.skillMdBytes.big,
+        firstDeriveSeconds,
       },
       eld,
       notes: [
-        `First get_skill of the ${formatBytes(plan.bigResourceBytes)} file (mint, including its first hash): ${firstHashSeconds.toFixed(2)} s.`,
+        `First get_skill of the ${formatBytes(plan.bigResourceBytes)} file (mint, including its first hash): ${firstHashSeconds.toFixed(2)} s; of the ${formatBytes(plan.skillMdBytes.big)} SKILL.md body (its derivation: read, stripped, hashed and written in the Computer's pool): ${firstDeriveSeconds.toFixed(2)} s.`,
+        "Raw files and SKILL.md bodies are measured in the same rounds, alternating small, big, small body, big body (64 KiB chunks, window 1).",
         "Per-chunk time is the Computer's own a2c_computer_blob_chunk_seconds histogram (sum/count over the sample), read in the Computer's process; CPU per chunk includes its socket.io work.",
       ],
     };

@@ -1,7 +1,9 @@
 /**
  * Section 6, consistency under rewrites. A writer process rewrites a resource (atomic rename, or
  * in place) at increasing rates while, in one office, the Agent pulls it whole with the SDK's
- * default settings and an auditor pulls raw chunks at random offsets. Afterwards every delivery and
+ * default settings and an auditor pulls raw chunks at random offsets. Two kinds of resource: a raw
+ * file, and a SKILL.md, whose served bytes are its body with the frontmatter stripped (a derived
+ * resource; the writer keeps the frontmatter and rewrites the body). Afterwards every delivery and
  * every audited chunk is checked against the versions the writer wrote (each version's bytes can be
  * recomputed from its seed):
  * - a delivery is verified when its bytes hash to the sha256 the SDK verified AND that sha256 is a
@@ -12,6 +14,8 @@
  *   (content hashed mid-write) is counted as unverifiable, not hidden.
  */
 import { createHash } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { spawnChild } from "../lib/ipc.ts";
 import { contentAt, writeContent } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
@@ -21,6 +25,8 @@ import type { AuditRecord, AuditResult, ChurnResult } from "../stack/agent-side.
 import { getHandle, resourcePath, sharedStack } from "../stack/harness.ts";
 
 export interface RewriteRow {
+  /** A raw file, or a SKILL.md body (frontmatter stripped). */
+  resource: "raw" | "skill-md";
   mode: "atomic" | "inplace";
   /** Rewrites per second asked, and versions actually written. */
   rate: number;
@@ -49,6 +55,8 @@ export interface RewritesData {
   notes: string[];
 }
 
+const FRONTMATTER = "---\nname: rewrite\ndescription: A SKILL.md rewritten while pulled\n---\n";
+
 export async function runRewrites(ctx: Ctx): Promise<RewritesData> {
   const { plan } = ctx;
   const size = plan.rewriteFileBytes;
@@ -57,49 +65,54 @@ export async function runRewrites(ctx: Ctx): Promise<RewritesData> {
   const writer = await spawnChild("writer", "bench/procs/writer.ts");
   try {
     const seat = stack.seats[0]!;
-    for (const mode of ["atomic", "inplace"] as const) {
-      const name = `rewrite-${mode}.bin`;
-      const path = resourcePath(ctx, name);
-      for (const rate of plan.rewriteRates) {
-        const prefix = `${mode}-${rate}`;
-        const seed0 = `${prefix}-0`;
-        const sha0 = writeContent(path, seed0, size);
-        const h = await getHandle(seat, name);
-        if (h.sha256 !== sha0)
-          throw new IntegrityError(`get_skill reported ${h.sha256} for a fresh ${name}`);
-        const [w, churn, audit] = await Promise.all([
-          writer.call<{ versions: Array<{ seed: string; sha256: string }> }>("run", {
-            path,
-            mode,
-            rate,
-            size,
-            durationMs: plan.rewriteMs,
-            seedPrefix: prefix,
-          }),
-          seat.child.call<ChurnResult>("sdk-churn", {
-            agent: seat.index,
-            handle: h.handle,
-            durationMs: plan.rewriteMs,
-          }),
-          seat.child.call<AuditResult>("audit", {
-            agent: seat.index,
-            handle: h.handle,
-            durationMs: plan.rewriteMs,
-            chunkBytes: 64 * 1024,
-            totalSize: size,
-            window: 2,
-          }),
-        ]);
-        const seeds = new Map<string, string>([
-          [sha0, seed0],
-          ...w.versions.map((v) => [v.sha256, v.seed] as [string, string]),
-        ]);
-        const row = judge(ctx, mode, rate, w.versions.length, seeds, churn, audit.records);
-        row.auditorErrors = audit.errors;
-        rows.push(row);
-        ctx.log(
-          `rewrites ${mode} ${rate}/s: ${row.verified}/${row.deliveries} verified, ${row.corrupt} corrupt, ${row.restartsPerDownload.toFixed(2)} restarts/download, ${row.chunksAudited} chunks audited, ${row.chunksDisagreeing} disagreeing`,
-        );
+    for (const resource of ["raw", "skill-md"] as const) {
+      for (const mode of ["atomic", "inplace"] as const) {
+        const name = resource === "raw" ? `rewrite-${mode}.bin` : `rewrite-${mode}/SKILL.md`;
+        const path = resourcePath(ctx, name);
+        mkdirSync(dirname(path), { recursive: true });
+        const prefix = resource === "raw" ? "" : FRONTMATTER;
+        for (const rate of plan.rewriteRates) {
+          const label = `${resource === "raw" ? "" : "SKILL.md "}${mode} ${rate}/s`;
+          const seedPrefix = `${resource}-${mode}-${rate}`;
+          const seed0 = `${seedPrefix}-0`;
+          const sha0 = writeContent(path, seed0, size, "w", prefix);
+          const h = await getHandle(seat, name);
+          if (h.sha256 !== sha0)
+            throw new IntegrityError(`get_skill reported ${h.sha256} for a fresh ${name}`);
+          const [w, churn, audit] = await Promise.all([
+            writer.call<{ versions: Array<{ seed: string; sha256: string }> }>("run", {
+              path,
+              mode,
+              rate,
+              size,
+              durationMs: plan.rewriteMs,
+              seedPrefix,
+              prefix,
+            }),
+            seat.child.call<ChurnResult>("sdk-churn", {
+              agent: seat.index,
+              handle: h.handle,
+              durationMs: plan.rewriteMs,
+            }),
+            seat.child.call<AuditResult>("audit", {
+              agent: seat.index,
+              handle: h.handle,
+              durationMs: plan.rewriteMs,
+              chunkBytes: 64 * 1024,
+              totalSize: size,
+              window: 2,
+            }),
+          ]);
+          const seeds = new Map<string, string>([
+            [sha0, seed0],
+            ...w.versions.map((v) => [v.sha256, v.seed] as [string, string]),
+          ]);
+          const row = judge(ctx, label, w.versions.length, seeds, churn, audit.records);
+          rows.push({ ...row, resource, mode, rate, auditorErrors: audit.errors });
+          ctx.log(
+            `rewrites ${label}: ${row.verified}/${row.deliveries} verified, ${row.corrupt} corrupt, ${row.restartsPerDownload.toFixed(2)} restarts/download, ${row.chunksAudited} chunks audited, ${row.chunksDisagreeing} disagreeing`,
+          );
+        }
       }
     }
   } finally {
@@ -108,19 +121,20 @@ export async function runRewrites(ctx: Ctx): Promise<RewritesData> {
   const notes = [
     "Atomic: the writer writes a temp file and renames it over the resource (new inode). In place: one pwrite of the whole new content over the old file (same inode and size).",
     "Each run starts from a fresh version 0; the Agent's handle is minted for that version and stays valid across rewrites (it names the skill file, not a version).",
+    "SKILL.md rows: the file is a fixed frontmatter and then the version's bytes; the Computer serves the body (frontmatter stripped, D21), which is what every sha256 and chunk is checked against.",
   ];
   return { fileBytes: size, seconds: plan.rewriteMs / 1000, rows, notes };
 }
 
+/** The row's counts; `label` names it in integrity failures. */
 function judge(
   ctx: Ctx,
-  mode: RewriteRow["mode"],
-  rate: number,
+  label: string,
   versions: number,
   seeds: Map<string, string>,
   churn: ChurnResult,
   audit: AuditRecord[],
-): RewriteRow {
+): Omit<RewriteRow, "resource" | "mode" | "rate" | "auditorErrors"> {
   let verified = 0;
   let corrupt = 0;
   let unknownVersion = 0;
@@ -128,7 +142,7 @@ function judge(
     if (d.digest !== d.sha256) {
       corrupt++;
       ctx.ledger.fail(
-        `rewrites ${mode} ${rate}/s: SDK delivered bytes with sha256 ${d.digest} under ${d.sha256}`,
+        `rewrites ${label}: SDK delivered bytes with sha256 ${d.digest} under ${d.sha256}`,
       );
     } else if (seeds.has(d.sha256)) verified++;
     else unknownVersion++;
@@ -148,7 +162,7 @@ function judge(
       disagreeing++;
       if (disagreeing <= 3)
         ctx.ledger.fail(
-          `rewrites ${mode} ${rate}/s: chunk at ${offset} served under ${sha} carries other bytes (D18)`,
+          `rewrites ${label}: chunk at ${offset} served under ${sha} carries other bytes (D18)`,
         );
     }
   }
@@ -156,8 +170,6 @@ function judge(
   const times = summarize(churn.deliveries.map((d) => d.seconds));
   const restarts = churn.deliveries.reduce((s, d) => s + d.restarts, 0);
   return {
-    mode,
-    rate,
     versions,
     deliveries: churn.deliveries.length,
     verified,
@@ -170,6 +182,5 @@ function judge(
     chunksAudited: audit.length,
     chunksDisagreeing: disagreeing,
     chunksUnverifiable: unverifiable,
-    auditorErrors: {},
   };
 }

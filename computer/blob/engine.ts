@@ -29,7 +29,12 @@
  * than `settleMs` is not trusted: the engine waits until it is that old and starts again. Writes
  * that take longer than the window (or writes through a shared mmap, which update times lazily)
  * are the residual, and the Agent's sha256 check after eof catches them (blob-transfer §3).
- * Sources with a producer-given sha256 (content-addressed, written atomically) skip the wait.
+ *
+ * Content-addressed files (a producer-given sha256: the tool spool, derived SKILL.md bodies) are
+ * written once, atomically, and skip the wait. They are still served only while the hash cache's
+ * digest for the snapshot's signature is their name (recorded when the Computer wrote them,
+ * otherwise computed once per signature), so a foreign write into one is `gone`, never served
+ * under the name; the producer is told (`discard`) and asked once more.
  */
 import {
   closeSync,
@@ -93,6 +98,8 @@ export const DEFAULT_MAX_QUEUE = 1024;
 export const DEFAULT_MAX_QUEUE_WAIT_MS = 10_000;
 /** Re-reads after the file changed mid-chunk before answering `gone`. */
 const MAX_SNAPSHOT_ATTEMPTS = 5;
+/** Resolves of one request: the first, and one after the producer discarded its cached file. */
+const MAX_RESOLVES = 2;
 /**
  * Chunks up to this size are read synchronously. A thread-pool read costs the main thread more
  * than the copy itself for small chunks (a profile of 16 KiB pulls on 2 loaded cores: the async
@@ -249,14 +256,19 @@ export class BlobEngine implements HandleMinter {
       return busy("Too many blob reads in flight; retry later");
     }
     try {
-      // 2–3. The producer re-applies its own authorization and says where the bytes are.
-      const resolved = await producer.resolve(opened.fields, ctx);
-      if (resolved === null) return fail("invalid_handle");
-      if (!resolved.ok) return fail(resolved.reason);
-      const source = resolved.source;
-      return source.type === "bytes"
-        ? this.#serveBytes(req, source)
-        : await this.#serveFile(req, source);
+      for (let resolves = 1; ; resolves++) {
+        // 2–3. The producer re-applies its own authorization and says where the bytes are.
+        const resolved = await producer.resolve(opened.fields, ctx);
+        if (resolved === null) return fail("invalid_handle");
+        if (!resolved.ok) return fail(resolved.reason);
+        const source = resolved.source;
+        if (source.type === "bytes") return this.#serveBytes(req, source);
+        const out = await this.#serveFile(req, source);
+        if (source.discard === undefined || !isGone(out)) return out;
+        // A cache the producer keeps (a derived file) vanished or is corrupt: it makes it again.
+        source.discard();
+        if (resolves >= MAX_RESOLVES) return out;
+      }
     } finally {
       release();
     }
@@ -357,7 +369,8 @@ export class BlobEngine implements HandleMinter {
     before: BigIntStats,
   ): Promise<Outcome | Retry> {
     const signature = signatureOf(before);
-    if (source.sha256 === undefined && this.#settleMs > 0) {
+    const named = source.sha256;
+    if (named === undefined && this.#settleMs > 0) {
       const ageMs = Date.now() - Number(before.ctimeNs / 1_000_000n);
       if (ageMs < this.#settleMs) {
         await sleep(this.#settleMs - Math.max(0, ageMs));
@@ -367,8 +380,12 @@ export class BlobEngine implements HandleMinter {
     const total = Number(before.size);
     const offset = req.chunk_offset ?? 0;
     if (offset < 0 || offset > total) return fail("range");
-    const sha256 = source.sha256 ?? (await this.#cache.fileSha256(fd, signature, total));
+    const sha256 = await this.#cache.fileSha256(fd, signature, total);
     if (sha256 === null) return RETRY;
+    if (named !== undefined && sha256 !== named) {
+      this.#log?.warn({ sha256: named }, "content-addressed file does not hold its content");
+      return fail("gone");
+    }
     const envelope = this.#envelope(req, source.mimeType, total, sha256, offset);
     const n = this.#chunkLength(req, envelope, total - offset);
     if (n === null) return tooSmallLimit();
@@ -471,6 +488,10 @@ function envelopeBound(e: ChunkEnvelope): number {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function isGone(out: Outcome): boolean {
+  return "code" in out && (out.details as { reason?: unknown } | undefined)?.reason === "gone";
 }
 
 function fail(reason: BlobReason): ErrorPayload {

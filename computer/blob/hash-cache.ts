@@ -16,6 +16,7 @@ import { createHash } from "node:crypto";
 import type { ComputerMetrics } from "../metrics.ts";
 import type { HashPool } from "../workers/pool.ts";
 import hashFileInline, { type HashFileResult } from "../workers/hash-file.ts";
+import { shareFlight } from "./single-flight.ts";
 
 export interface HashCacheOptions {
   /** `null`: hash everything inline (`--workers 0`). */
@@ -75,17 +76,9 @@ export class HashCache {
       this.#metrics?.hashCacheHits.inc();
       return cached;
     }
-    let flight = this.#inflight.get(signature);
-    if (flight === undefined) {
-      flight = this.#compute(fd, signature, size);
-      this.#inflight.set(signature, flight);
-      const settled = flight;
-      const clear = (): void => {
-        if (this.#inflight.get(signature) === settled) this.#inflight.delete(signature);
-      };
-      settled.then(clear, clear);
-    }
-    const result = await flight;
+    const result = await shareFlight(this.#inflight, signature, () =>
+      this.#compute(fd, signature, size),
+    );
     return "sha256" in result ? result.sha256 : null;
   }
 
@@ -101,6 +94,14 @@ export class HashCache {
     this.#metrics?.hashComputations.inc({ path: "inline" });
     if (signature !== null) this.#remember(signature, digest);
     return digest;
+  }
+
+  /**
+   * Records `sha256` for content signature `signature` without hashing: for a file whose bytes
+   * the caller hashed as it wrote them, and whose signature shows no write since (derived.ts).
+   */
+  record(signature: string, sha256: string): void {
+    this.#remember(signature, sha256);
   }
 
   /** sha256 of in-memory content (remembered per Buffer object, computed inline). */

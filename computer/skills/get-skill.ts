@@ -5,6 +5,7 @@
  * or a minted handle.
  */
 import {
+  busy,
   encodedAckBytes,
   invalidSkillName,
   skillNotFound,
@@ -16,22 +17,19 @@ import {
   type GetSkillsRet,
 } from "@a2c-smcp/protocol";
 import { posix, win32 } from "node:path";
+import type { DerivedStore } from "../blob/derived.ts";
 import { DEFAULT_SETTLE_MS } from "../blob/engine.ts";
 import type { ComputerConfig, HandleMinter } from "../contracts.ts";
 import { isTextMime, mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
 import {
-  fileSha256,
-  frontmatterLength,
   isSkillMd,
   openRegular,
   readAt,
   restat,
-  sha256Hex,
   signatureNow,
-  skillMdBody,
-  type ContentCache,
+  skillMdLimits,
   type OpenedFile,
 } from "./resource.ts";
 import { DEFAULT_REL_PATH, resolveInPackage } from "./sandbox.ts";
@@ -39,11 +37,12 @@ import { DEFAULT_REL_PATH, resolveInPackage } from "./sandbox.ts";
 export interface SkillDeps {
   readonly config: ComputerConfig;
   readonly minter: HandleMinter;
-  readonly cache: ContentCache;
+  /** Derived SKILL.md bodies, shared with the `skill` producer. */
+  readonly derived: DerivedStore;
   /** The current registry (replaced on every rebuild). */
   registry(): SkillRegistry;
-  /** The blob engine's hash cache, when wired: a file hashed at mint is not re-hashed at pull. */
-  readonly fileHasher?: FileHasher;
+  /** The blob engine's hash cache: a file hashed at mint is not re-hashed at pull. */
+  readonly fileHasher: FileHasher;
   /** The engine's settle window (default `DEFAULT_SETTLE_MS`): younger content is not recorded. */
   readonly settleMs?: number;
 }
@@ -92,24 +91,80 @@ function tooLarge(req: GetSkillReq, size: number, maxSize: number): ErrorPayload
 }
 
 /**
- * sha256 of a small text file read whole. With the engine's cache wired, the digest is recorded
- * for the file's content signature when that signature held across the read and is old enough to
- * trust (the engine's settle rule, engine.ts), so a handle minted for it (not valid UTF-8, or an
- * ack too big to inline) is pulled without hashing the same bytes again.
+ * sha256 of a small text file read whole. The digest is recorded in the engine's cache for the
+ * file's content signature when that signature held across the read and is old enough to trust
+ * (the engine's settle rule, engine.ts), so a handle minted for it (not valid UTF-8, or an ack
+ * too big to inline) is pulled without hashing the same bytes again.
  */
 function inlineDigest(file: OpenedFile, bytes: Buffer, deps: SkillDeps): string {
-  const hasher = deps.fileHasher;
-  if (!hasher) return sha256Hex(bytes);
   const ageMs = Date.now() - Number(file.ctimeNs / 1_000_000n);
   const settled = ageMs >= (deps.settleMs ?? DEFAULT_SETTLE_MS);
   const stable = bytes.length === file.size && settled && signatureNow(file) === file.key;
-  return hasher.fileBytesSha256(stable ? file.key : null, bytes);
+  return deps.fileHasher.fileBytesSha256(stable ? file.key : null, bytes);
+}
+
+/** Hashes before a file that keeps changing is answered `busy` (try again later). */
+const HASH_ATTEMPTS = 5;
+
+type Resource = { totalSize: number; sha256: string; bytes?: Buffer } | ErrorPayload;
+
+/**
+ * Size, sha256 and (when small enough to inline) the bytes of the SKILL.md body at `target`:
+ * the derived resource the `skill` producer serves, so mint and pull agree on one digest.
+ */
+async function skillMdResource(
+  target: string,
+  req: GetSkillReq,
+  deps: SkillDeps,
+): Promise<Resource> {
+  const got = await deps.derived.get(target, "skill-md", skillMdLimits(deps.config));
+  if (!got.ok) {
+    if (got.reason === "too_large") {
+      return tooLarge(req, got.size, deps.config.maxSize);
+    }
+    return skillResourceNotAccessible("not_found", echoRelPath(req.rel_path));
+  }
+  const d = got.derived;
+  const out: Resource = { totalSize: d.size, sha256: d.sha256 };
+  if ("bytes" in d) out.bytes = d.bytes;
+  return out;
+}
+
+/** Size, sha256 and (small text) the bytes of a raw file at `target`. */
+async function rawResource(
+  target: string,
+  req: GetSkillReq,
+  text: boolean,
+  deps: SkillDeps,
+): Promise<Resource> {
+  const { config } = deps;
+  const file = await openRegular(target);
+  if (!file) return skillResourceNotAccessible("not_found", echoRelPath(req.rel_path));
+  try {
+    for (let attempt = 0; attempt < HASH_ATTEMPTS; attempt++) {
+      // The hard cap is checked before the whole resource is read or hashed.
+      if (file.size > config.maxSize) {
+        return tooLarge(req, file.size, config.maxSize);
+      }
+      if (text && file.size <= config.inlineBudget) {
+        const bytes = await readAt(file.fh, 0, file.size);
+        return { totalSize: bytes.length, sha256: inlineDigest(file, bytes, deps), bytes };
+      }
+      // The engine's cache (and pool for big files): a handle minted here is pulled without
+      // hashing the same content again (one hash per content, D18).
+      const sha256 = await deps.fileHasher.fileSha256(file.fh.fd, file.key, file.size);
+      if (sha256 !== null) return { totalSize: file.size, sha256 };
+      restat(file); // changed while hashed: again with the new content
+    }
+    return busy("The file keeps changing; retry later");
+  } finally {
+    await file.fh.close();
+  }
 }
 
 export async function getSkill(
   req: GetSkillReq,
   deps: SkillDeps,
-  signal?: AbortSignal,
 ): Promise<GetSkillRet | ErrorPayload> {
   const { config } = deps;
   // 1. "MUST ... before any Registry lookup" (skill.md §1.5): a malformed name is 4016.
@@ -124,49 +179,14 @@ export async function getSkill(
     return skillResourceNotAccessible(sandboxed.reason, echoRelPath(req.rel_path));
   }
   const relPath = sandboxed.relPath;
-  const file = await openRegular(sandboxed.target);
-  if (!file) return skillResourceNotAccessible("not_found", echoRelPath(req.rel_path));
   const mime = mimeForPath(relPath);
   const text = isTextMime(mime);
-  let totalSize: number;
-  let sha256: string;
-  let bytes: Buffer | undefined;
-  try {
-    // 4–5. Resource bytes; the hard cap is checked before the whole resource is read or hashed.
-    if (isSkillMd(relPath)) {
-      const stripped = file.size - (await frontmatterLength(file));
-      if (stripped > config.maxSize) {
-        return tooLarge(req, stripped, config.maxSize);
-      }
-      ({ bytes, sha256 } = await skillMdBody(file, deps.cache));
-      totalSize = bytes.length;
-    } else {
-      if (file.size > config.maxSize) {
-        return tooLarge(req, file.size, config.maxSize);
-      }
-      if (text && file.size <= config.inlineBudget) {
-        bytes = await readAt(file.fh, 0, file.size);
-        sha256 = inlineDigest(file, bytes, deps);
-        totalSize = bytes.length;
-      } else {
-        // The engine's cache (and pool for big files): a handle minted here is pulled without
-        // hashing the same content again (one hash per content, D18).
-        let shared = await deps.fileHasher?.fileSha256(file.fh.fd, file.key, file.size);
-        if (shared === null) {
-          // Changed while hashed: once more with the new content before the local fallback.
-          restat(file);
-          if (file.size > config.maxSize) {
-            return tooLarge(req, file.size, config.maxSize);
-          }
-          shared = await deps.fileHasher?.fileSha256(file.fh.fd, file.key, file.size);
-        }
-        if (typeof shared === "string") [sha256, totalSize] = [shared, file.size];
-        else ({ sha256, size: totalSize } = await fileSha256(file, deps.cache, signal));
-      }
-    }
-  } finally {
-    await file.fh.close();
-  }
+  // 4–5. Resource bytes and the hard cap.
+  const resource = isSkillMd(relPath)
+    ? await skillMdResource(sandboxed.target, req, deps)
+    : await rawResource(sandboxed.target, req, text, deps);
+  if ("code" in resource) return resource;
+  const { totalSize, sha256, bytes } = resource;
   const base = {
     name: req.name,
     // Echo; "SKILL.md" when the request omitted it (or sent "", D21).

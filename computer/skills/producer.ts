@@ -7,17 +7,12 @@
  * D17 mapping: skill no longer registered, package root gone, or file deleted → `gone`; skill
  * orphaned, path now escapes (symlink), or now a forbidden file → `forbidden`.
  */
+import type { DerivedStore, DeriveLimits } from "../blob/derived.ts";
 import type { HandleFields, Producer, ResolveResult } from "../contracts.ts";
 import { mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
-import {
-  frontmatterLength,
-  isSkillMd,
-  openRegular,
-  skillMdBody,
-  type ContentCache,
-} from "./resource.ts";
+import { isSkillMd } from "./resource.ts";
 import { resolveInPackage, type SandboxPolicy } from "./sandbox.ts";
 
 /** `{n, p}` with nothing else, or `null` (→ `invalid_handle`). */
@@ -31,9 +26,10 @@ function fieldsOf(fields: HandleFields): { n: string; p: string } | null {
 
 export function createSkillProducer(deps: {
   registry(): SkillRegistry;
-  cache: ContentCache;
-  /** The hard cap (`config.maxSize`), re-checked for in-memory SKILL.md bodies. */
-  maxSize: number;
+  /** Derived SKILL.md bodies (computer/blob/derived.ts). */
+  derived: DerivedStore;
+  /** `skillMdLimits(config)`: the hard cap and the in-memory tier. */
+  limits: DeriveLimits;
   /** The sandbox's operator choices (`config`), re-applied at pull time. */
   policy?: SandboxPolicy;
 }): Producer {
@@ -60,21 +56,11 @@ export function createSkillProducer(deps: {
           source: { type: "file", path: sandboxed.target, mimeType, canonical: true },
         };
       }
-      // SKILL.md: derived bytes (frontmatter stripped), hashed here, cached by file signature so
-      // each chunk costs an fstat, not a re-read.
-      const file = await openRegular(sandboxed.target);
-      if (!file) return { ok: false, reason: "gone" };
-      try {
-        // A SKILL.md that grew past the hard cap since minting is "no longer servable" (gone):
-        // it would otherwise be read whole into memory for every chunk.
-        if (file.size - (await frontmatterLength(file)) > deps.maxSize) {
-          return { ok: false, reason: "gone" };
-        }
-        const { bytes, sha256 } = await skillMdBody(file, deps.cache);
-        return { ok: true, source: { type: "bytes", bytes, mimeType, sha256 } };
-      } finally {
-        await file.fh.close();
-      }
+      // SKILL.md: derived bytes (frontmatter stripped), produced once per content signature. A
+      // body that grew past the hard cap since minting is "no longer servable" (gone).
+      const got = await deps.derived.get(sandboxed.target, "skill-md", deps.limits);
+      if (!got.ok) return { ok: false, reason: got.reason === "forbidden" ? "forbidden" : "gone" };
+      return { ok: true, source: deps.derived.source(got.derived, mimeType) };
     },
   };
 }

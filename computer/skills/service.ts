@@ -6,11 +6,13 @@ import { chmod, mkdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
 import { internalError, type ErrorPayload } from "@a2c-smcp/protocol";
+import { DerivedStore } from "../blob/derived.ts";
+import { HashCache } from "../blob/hash-cache.ts";
 import type { ComputerConfig, ComputerService, HandleMinter } from "../contracts.ts";
-import { getSkill, getSkills, type FileHasher, type SkillDeps } from "./get-skill.ts";
+import { getSkill, getSkills, type SkillDeps } from "./get-skill.ts";
 import { createSkillProducer } from "./producer.ts";
 import { RegistryBuilder, type SkillRegistry } from "./registry.ts";
-import { ContentCache } from "./resource.ts";
+import { skillMdLimits } from "./resource.ts";
 import { HomeWatcher } from "./watcher.ts";
 
 export interface SkillServiceOptions {
@@ -29,8 +31,16 @@ export interface SkillServiceOptions {
   fsWatch?: boolean;
   /** Called after each watcher-driven registry rebuild (attached or not). */
   onRefresh?: () => void;
-  /** The engine's `HashCache`: shares mint-time hashes with pull time (one hash per content). */
-  fileHasher?: FileHasher;
+  /**
+   * The engine's `HashCache`: shares mint-time hashes with pull time (one hash per content).
+   * Without it the service hashes with a cache of its own.
+   */
+  fileHasher?: HashCache;
+  /**
+   * The Computer's store of derived SKILL.md bodies (its pool and hash cache). Without it the
+   * service opens one of its own in `<stateDir>/derived`, deriving on the main thread.
+   */
+  derived?: DerivedStore;
   /** The engine's settle window, when not the default (tests). */
   settleMs?: number;
 }
@@ -38,6 +48,8 @@ export interface SkillServiceOptions {
 export interface SkillService extends ComputerService {
   /** Absolute skill home. */
   readonly home: string;
+  /** Where SKILL.md bodies are derived and kept (diagnostics, tests). */
+  readonly derived: DerivedStore;
   /** The current registry. */
   registry(): SkillRegistry;
   /** Rebuilds the registry now (no notification). */
@@ -77,13 +89,22 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
   let registry = await builder.build();
   log.info({ home, skills: registry.entries.length }, "skill registry built");
   let notifyFn: ((event: "server:update_skills") => void) | undefined;
-  const cache = new ContentCache();
+  const hashes = opts.fileHasher ?? new HashCache({ pool: null });
+  const derived =
+    opts.derived ??
+    (await DerivedStore.open({
+      dir: join(opts.config.stateDir, "derived"),
+      hashes,
+      pool: null,
+      log,
+      ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}),
+    }));
   const deps: SkillDeps = {
     config: opts.config,
     minter: opts.minter,
-    cache,
+    derived,
     registry: () => registry,
-    ...(opts.fileHasher ? { fileHasher: opts.fileHasher } : {}),
+    fileHasher: hashes,
     ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}),
   };
   // Rebuilds are serialized, so an older scan can never replace a newer registry.
@@ -126,15 +147,16 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
 
   return {
     home,
+    derived,
     handlers: {
       "client:get_skills": (req) => guard("get_skills", () => getSkills(req, deps)),
-      "client:get_skill": (req, ctx) => guard("get_skill", () => getSkill(req, deps, ctx.signal)),
+      "client:get_skill": (req) => guard("get_skill", () => getSkill(req, deps)),
     },
     producers: [
       createSkillProducer({
         registry: () => registry,
-        cache,
-        maxSize: opts.config.maxSize,
+        derived,
+        limits: skillMdLimits(opts.config),
         policy: opts.config,
       }),
     ],

@@ -1,8 +1,8 @@
 /**
  * The tool-call blob producer (blob-transfer §5 "producer two"): handles minted for sidebanded
  * tool-result items carry the blob's content id and MIME type; resolving one re-checks both and
- * points the engine at the spool file. The sha256 is the content id itself, so the engine never
- * re-hashes a spooled blob.
+ * points the engine at the spool file. The sha256 is the content id itself: the engine checks the
+ * file against it once per content signature and serves it only while it holds that content.
  */
 import type { HandleFields, HandleMinter, Producer, ResolveResult } from "../contracts.ts";
 import { LIMITS } from "@a2c-smcp/protocol";
@@ -34,7 +34,8 @@ export function createToolProducer(spool: BlobSpool): Producer {
       if (!isCid(cid) || !isSafeMime(mime)) return null;
       const path = await spool.locate(cid);
       if (path === null) return { ok: false, reason: "gone" };
-      return { ok: true, source: { type: "file", path, mimeType: mime, sha256: cid } };
+      const discard = () => spool.forget(cid);
+      return { ok: true, source: { type: "file", path, mimeType: mime, sha256: cid, discard } };
     },
   };
 }

@@ -10,6 +10,8 @@
  *   Agent to call the tool again (blob-transfer §4).
  * - The index is rebuilt from disk at start (mtime = last use), so handles survive restarts.
  * - Concurrent puts of the same content share one write.
+ * - The engine serves a blob only while its file hashes to its cid (once per content signature):
+ *   a file something else rewrote is `gone` and forgotten, never served under its name.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, readdir, rename, rm, stat, utimes } from "node:fs/promises";
@@ -122,6 +124,20 @@ export class BlobSpool {
     }
     this.touch(cid);
     return path;
+  }
+
+  /**
+   * Drops a blob the engine found unservable (its file vanished, or holds other bytes than its
+   * name says): it is `gone` from now on, and a later `put` of the content writes it afresh.
+   */
+  forget(cid: string): void {
+    const entry = this.entries.get(cid);
+    if (!entry || !isCid(cid)) return;
+    this.entries.delete(cid);
+    this.total -= entry.size;
+    rm(join(this.dir, cid), { force: true }).catch((err: unknown) =>
+      this.log.warn({ err, cid }, "spool: could not remove a forgotten blob"),
+    );
   }
 
   private async write(cid: string, bytes: Uint8Array): Promise<void> {

@@ -59,7 +59,8 @@ const MAX_SPARE_BUFFERS = 4;
 /** The nice value this thread started with (inherited from the thread that created it). */
 const startNice = isMainThread ? 0 : getPriority(0);
 
-function applyNice(offset: number): void {
+/** Lowers this pool thread's priority to `offset` above its starting nice value (capped at 19). */
+export function applyNice(offset: number): void {
   const target = Math.min(19, startNice + Math.max(0, Math.trunc(offset)));
   if (getPriority(0) === target) return;
   try {

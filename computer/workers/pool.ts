@@ -1,18 +1,22 @@
 /**
- * The Computer's piscina pool. It runs whole-file sha256 (`hash-file.ts`) so hashing a 1 GiB
- * file never blocks the event loop. Base64 stays inline on purpose: performance-anchors B8
- * measured base64 of 768 KiB inside the pool at 184–221 MB/s against 2781–6765 MB/s inline,
- * because the returned string is cloned into the main heap (page faults). Do not offload it.
+ * The Computer's piscina pool. It runs whole-file sha256 (`hash-file.ts`) and the production of
+ * derived files (`derive-file.ts`: a SKILL.md body stripped, hashed and written in one pass), so
+ * neither blocks the event loop for a 1 GiB file. Base64 stays inline on purpose:
+ * performance-anchors B8 measured base64 of 768 KiB inside the pool at 184–221 MB/s against
+ * 2781–6765 MB/s inline, because the returned string is cloned into the main heap (page faults).
+ * Do not offload it.
  *
- * `workers: 0` disables the pool: every hash then runs inline (same code, async reads, ~0.6 ms of
+ * `workers: 0` disables the pool: every task then runs inline (same code, async I/O, ~0.6 ms of
  * CPU per MiB between reads). The bench uses the switch to compare both paths.
  */
 import { availableParallelism } from "node:os";
 import { Piscina } from "piscina";
+import type { DeriveFileResult, DeriveFileTask } from "./derive-file.ts";
 import type { HashFileResult, HashFileTask } from "./hash-file.ts";
 
 export interface HashPool {
   hash(task: HashFileTask): Promise<HashFileResult>;
+  derive(task: DeriveFileTask): Promise<DeriveFileResult>;
   close(): Promise<void>;
 }
 
@@ -21,32 +25,36 @@ export function defaultWorkerCount(): number {
   return Math.max(1, Math.min(2, availableParallelism() - 1));
 }
 
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
+
 /**
- * The worker module next to this one: `hash-file.ts` when the Computer runs from source (tsx),
- * `hash-file.js` in the built package. From source the thread needs the tsx loader and the
- * source export condition even when the parent's execArgv holds unrelated flags (e.g.
- * `node --test`); a thread given execArgv does not inherit the parent's `--conditions`.
+ * A worker module next to this one: `<name>.ts` when the Computer runs from source (tsx),
+ * `<name>.js` in the built package.
  */
-function workerEntry(): { filename: string; execArgv: string[] } {
-  const fromSource = import.meta.url.endsWith(".ts");
-  return fromSource
-    ? {
-        filename: new URL("./hash-file.ts", import.meta.url).href,
-        execArgv: ["--conditions=@a2c-smcp/source", "--import", "tsx"],
-      }
-    : { filename: new URL("./hash-file.js", import.meta.url).href, execArgv: [] };
+function workerFile(name: "hash-file" | "derive-file"): string {
+  return new URL(`./${name}.${FROM_SOURCE ? "ts" : "js"}`, import.meta.url).href;
 }
+
+/**
+ * From source a thread needs the tsx loader and the source export condition even when the
+ * parent's execArgv holds unrelated flags (e.g. `node --test`); a thread given execArgv does not
+ * inherit the parent's `--conditions`.
+ */
+const EXEC_ARGV = FROM_SOURCE ? ["--conditions=@a2c-smcp/source", "--import", "tsx"] : [];
 
 export function createHashPool(workers: number): HashPool | null {
   if (workers <= 0) return null;
-  const pool = new Piscina<HashFileTask, HashFileResult>({
-    ...workerEntry(),
+  const deriveFile = workerFile("derive-file");
+  const pool = new Piscina({
+    filename: workerFile("hash-file"),
+    execArgv: EXEC_ARGV,
     minThreads: 0, // spawn on first large file, not at start
     maxThreads: workers,
     idleTimeout: 30_000, // avoid thread churn between pulls (piscina README)
   });
   return {
-    hash: (task) => pool.run(task),
+    hash: (task) => pool.run(task) as Promise<HashFileResult>,
+    derive: (task) => pool.run(task, { filename: deriveFile }) as Promise<DeriveFileResult>,
     close: () => pool.destroy(),
   };
 }

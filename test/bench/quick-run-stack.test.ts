@@ -44,7 +44,7 @@ void test(
         assert.notEqual(g.status, "not measured", `${g.text}: ${g.why ?? ""}`);
       assert.ok(existsSync(join(out, "many-agents.svg")));
       assert.equal(r.verdict.status, "PARTIAL");
-      assert.match(run.stdout, /^bench: PARTIAL \(2 of 5 goals measured, /m);
+      assert.match(run.stdout, /^bench: PARTIAL \(3 of 6 goals measured, /m);
       // Every round of every step is kept.
       const many = r.sections.manyAgents;
       assert.ok(many?.status === "done");

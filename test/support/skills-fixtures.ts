@@ -118,7 +118,7 @@ export async function startSkillRig(
     watch: false,
     ...rest,
     ...(shareHashes ? { fileHasher: hashCache } : {}),
-    config: testConfig(over.config),
+    config: testConfig({ stateDir: join(tmp.dir, "state"), ...over.config }),
     home,
     minter: engine,
     log,
