@@ -60,6 +60,7 @@ function rewriteBlocks(d: RewritesData): Block[] {
     {
       kind: "table",
       head: [
+        "resource",
         "mode",
         "rewrites/s",
         "versions",
@@ -75,6 +76,7 @@ function rewriteBlocks(d: RewritesData): Block[] {
         "refused chunk requests",
       ],
       rows: d.rows.map((r) => [
+        r.resource === "skill-md" ? "SKILL.md body" : "raw file",
         r.mode,
         String(r.rate),
         String(r.versions),
@@ -98,7 +100,7 @@ function rewriteBlocks(d: RewritesData): Block[] {
       .filter((r) => r.firstError)
       .map((r): Block => ({
         kind: "para",
-        text: `${r.mode} ${r.rate}/s, first give-up: ${r.firstError ?? ""}`,
+        text: `${r.resource === "skill-md" ? "SKILL.md body" : "raw file"} ${r.mode} ${r.rate}/s, first give-up: ${r.firstError ?? ""}`,
       })),
   ];
 }
@@ -122,9 +124,12 @@ function costBlocks(d: ComputerCostData): Block[] {
         "chunks",
       ],
       rows: [
-        row(formatBytes(d.smallBytes), d.perChunk.small),
-        row(formatBytes(d.bigBytes), d.perChunk.big),
-        ["ratio", f2(d.perChunk.ratio), f2(d.perChunk.cpuRatio), "", ""],
+        row(`raw file ${formatBytes(d.smallBytes)}`, d.perChunk.small),
+        row(`raw file ${formatBytes(d.bigBytes)}`, d.perChunk.big),
+        ["raw ratio", f2(d.perChunk.ratio), f2(d.perChunk.cpuRatio), "", ""],
+        row(`SKILL.md body ${formatBytes(d.skillMd.smallBytes)}`, d.skillMd.small),
+        row(`SKILL.md body ${formatBytes(d.skillMd.bigBytes)}`, d.skillMd.big),
+        ["SKILL.md ratio", f2(d.skillMd.ratio), f2(d.skillMd.cpuRatio), "", ""],
       ],
     },
     {
