@@ -68,6 +68,7 @@ before(async () => {
     [
       "--max-semi-space-size=4",
       "--heap-growing-percent=300",
+      "--conditions=@a2c-smcp/source",
       "--import",
       "tsx",
       join(REPO_ROOT, "computer/main.ts"),

@@ -16,7 +16,7 @@
  * empty content (seen here in most runs). `EMPTY_SHA256` lets a test accept it apart from the
  * versions; no other intermediate content exists, every other state is torn.
  *
- * Usage: node --import tsx skill-md-rewriter.ts <path> <bodyBytes> <rewrites>
+ * Usage: node --conditions=@a2c-smcp/source --import tsx skill-md-rewriter.ts <path> <bodyBytes> <rewrites>
  */
 import { spawn } from "node:child_process";
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
@@ -56,7 +56,13 @@ export interface RunningWriter {
 export function startSkillMdRewriter(path: string, bodyBytes: number, rewrites: number) {
   const writer = spawn(
     process.execPath,
-    ["--import", "tsx", fileURLToPath(import.meta.url), path, String(bodyBytes), String(rewrites)],
+    [
+      "--conditions=@a2c-smcp/source",
+      "--import",
+      "tsx",
+      fileURLToPath(import.meta.url),
+      ...[path, String(bodyBytes), String(rewrites)],
+    ],
     { stdio: "inherit" },
   );
   let writing = true;

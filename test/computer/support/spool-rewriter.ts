@@ -6,7 +6,7 @@
  * in-place overwrite with the right bytes again. It ends on the right bytes. A file the engine has
  * removed meanwhile (it forgot the blob) is written afresh by the rename step.
  *
- * Usage: node --import tsx spool-rewriter.ts <path> <size> <rounds>
+ * Usage: node --conditions=@a2c-smcp/source --import tsx spool-rewriter.ts <path> <size> <rounds>
  */
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";

@@ -93,6 +93,7 @@ void test("a spooled blob rewritten by rename and in place by another process wh
     const writer = spawn(
       process.execPath,
       [
+        "--conditions=@a2c-smcp/source",
         "--import",
         "tsx",
         fileURLToPath(new URL("../support/spool-rewriter.ts", import.meta.url)),
