@@ -94,7 +94,7 @@ function where(file: TextFile, index: number, match: string): string {
   return `${file.path}:${lineOf(file.text, index)}: ${snippet}`;
 }
 
-/** Numbered headings of docs/protocol.md: "## 6. The blob…" → "6", "### 6.4 Integ…" → "6.4". */
+/** The numbered headings of docs/protocol.md by number (`## 6. …` is 6, `### 6.4 …` is 6.4). */
 function protocolSections(): Map<string, string> {
   const text = readFileSync(join(root, "docs/protocol.md"), "utf8");
   const sections = new Map<string, string>();
@@ -228,7 +228,7 @@ void test("every decision number cited exists in docs/decisions.md", () => {
 
 void test("a heading quoted after a docs/ file is a heading of that file", () => {
   const docs = new Set(readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")));
-  const cite = new RegExp(String.raw`\b([a-z-]+\.md)[,:]?${GAP}\(?"([^"]{3,100})"`, "g");
+  const cite = new RegExp(String.raw`\b([a-z-]+\.md)(?:[,:]${GAP}|${GAP}\()"([^"]{3,100})"`, "g");
   const missing: string[] = [];
   for (const file of files) {
     for (const m of file.text.matchAll(cite)) {
