@@ -1,5 +1,5 @@
 /**
- * The error registry: every code of digest §4.2, the flat ErrorPayload, one builder per payload
+ * The error registry: every code of the protocol (docs/protocol.md §9.2), the flat ErrorPayload, one builder per payload
  * this stack sends, and ProtocolError (rebuilt from the wire with `ProtocolError.fromWire`).
  *
  * Flat means `{code, message, details?, ...code-specific top-level fields}`; never an `error`
@@ -149,8 +149,8 @@ export function forbidden(
 }
 
 /**
- * The request's `agent` field is not the name the sender joined its office with (digest §9.4:
- * only the payload is open to the client, never whose request it is).
+ * The request's `agent` field is not the name the sender joined its office with (D26,
+ * protocol.md §5.1: only the payload is open to the client, never whose request it is).
  */
 export function agentMismatch(): ErrorPayload {
   return {

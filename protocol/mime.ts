@@ -1,5 +1,5 @@
 /**
- * The "text MIME" rule of the SKILL channel (skill.md §6.4, digest §5.6), shared by the Computer
+ * The "text MIME" rule of the SKILL channel (protocol.md §7.8), shared by the Computer
  * (text within the budget is inlined as `body`) and the Agent (a text handle is drained into
  * `body`): top-level type `text`; or a `+json` / `+xml` / `+yaml` suffix; or one of the listed
  * essences. Everything else is binary. Parameters after `;` are ignored; case-insensitive.

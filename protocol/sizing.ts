@@ -1,5 +1,5 @@
 /**
- * Size math for DECISIONS D16: the exact serialized size of an ack under socket.io's default
+ * Size math for D16 (protocol.md §6.3): the exact serialized size of an ack under socket.io's default
  * parser, and the largest chunk whose `GetBlobRet` ack fits the Server's `maxHttpBufferSize`.
  *
  * How an ack travels from a client (the Computer) to the Server, default parser:

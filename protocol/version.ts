@@ -1,6 +1,6 @@
 /**
  * Protocol identity: the version this stack speaks, the namespace every event lives in, and the
- * compatibility rule the Server's version gate applies (digest §1.3, §8; DECISIONS D1–D2).
+ * compatibility rule the Server's version gate applies (protocol.md §1.1–§1.3; D1–D2).
  */
 
 /** The version every client puts in its `a2c_version` query parameter. Never user input. */

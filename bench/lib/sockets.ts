@@ -2,7 +2,7 @@
 import type { Socket } from "socket.io-client";
 
 /**
- * Resolves once the client runs on WebSocket. Clients start on polling (digest §1.2: the first
+ * Resolves once the client runs on WebSocket. Clients start on polling (protocol.md §1.2: the first
  * handshake MUST use polling) and upgrade; numbers are taken after the upgrade.
  */
 export function waitForUpgrade(s: Socket): Promise<void> {

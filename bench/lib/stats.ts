@@ -27,7 +27,7 @@ export function summarize(samples: readonly number[]): LatencySummary {
   };
 }
 
-/** MB/s with MB = 10^6 bytes (as in the performance anchors). */
+/** MB/s with MB = 10^6 bytes (as everywhere in the reports). */
 export function mbPerSec(bytes: number, seconds: number): number {
   return seconds > 0 ? bytes / 1e6 / seconds : 0;
 }

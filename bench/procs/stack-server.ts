@@ -13,7 +13,7 @@ interface StartArgs {
   token: string;
   pingIntervalMs?: number;
   pingTimeoutMs?: number;
-  /** A node of a Redis cluster (issue 10) instead of the in-memory single process. */
+  /** A node of a Redis cluster (scale-out over Redis) instead of the in-memory single process. */
   redis?: { url: string; prefix: string };
 }
 

@@ -134,7 +134,7 @@ export async function runHttpSurface(ctx: Ctx): Promise<HttpData> {
         rssAfterBytes: rssAfter,
       },
       notes: [
-        `The Server ran with pingInterval ${HEARTBEAT.pingIntervalMs} ms and pingTimeout ${HEARTBEAT.pingTimeoutMs} ms so the clean-up shows within seconds; with the defaults (25 s + 60 s) each half-open session lives about 85 s, so a handshake flood of R req/s holds about 85·R sessions (about 5 KiB of heap each, performance anchors B7f). A per-IP handshake rate limit in front of the Server bounds that.`,
+        `The Server ran with pingInterval ${HEARTBEAT.pingIntervalMs} ms and pingTimeout ${HEARTBEAT.pingTimeoutMs} ms so the clean-up shows within seconds; with the defaults (25 s + 60 s) each half-open session lives about 85 s, so a handshake flood of R req/s holds about 85·R sessions (about 5 KiB of heap each on this machine type). A per-IP handshake rate limit in front of the Server bounds that.`,
         "autocannon runs in the bench's parent process and shares the 2 cores with the Server.",
       ],
     };

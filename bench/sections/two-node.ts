@@ -1,5 +1,5 @@
 /**
- * Section twoNode (issue 10): what crossing the Redis bus costs. The same pull (same resource,
+ * Section twoNode (scale-out over Redis, server/redis/README.md): what crossing the Redis bus costs. The same pull (same resource,
  * chunk size, window and carriage, every whole read verified by sha256) in three placements:
  * - `memory`:   one in-memory Server (the default mode), Agent and Computer on it;
  * - `redisOne`: Server node A of a Redis cluster, Agent and Computer both on A (bytes never

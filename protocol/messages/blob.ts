@@ -1,4 +1,4 @@
-/** The transport itself: `client:get_blob` (blob-transfer §2; DECISIONS D15–D19). */
+/** The transport itself: `client:get_blob` (protocol.md §6; D15–D19). */
 import { z } from "zod";
 import { ClientRequestBaseSchema, LIMITS, Sha256Hex, wireInt, wireSize } from "./common.ts";
 

@@ -32,7 +32,7 @@ export const Sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, "Expected 64 lowerca
 export const NameString = z.string().min(1).max(LIMITS.name);
 export const ReqId = z.string().min(1).max(LIMITS.reqId);
 
-/** Base of every Agent-originated request (data-structures.md §AgentCallData). */
+/** Base of every Agent-originated request (`agent`, `req_id`: protocol.md §4.3). */
 export const AgentCallDataSchema = z.looseObject({
   agent: NameString,
   req_id: ReqId,

@@ -1,4 +1,4 @@
-/** Offices (rooms): join, leave, list, and the notifications around them (digest §2, §3.6). */
+/** Offices (rooms): join, leave, list, and the notifications around them (protocol.md §3). */
 import { z } from "zod";
 import { AgentCallDataSchema, LIMITS, NameString } from "./common.ts";
 

@@ -1,4 +1,4 @@
-/** SKILL channel: `client:get_skills` and `client:get_skill` (digest §3.3–§3.4; D20–D22). */
+/** SKILL channel: `client:get_skills` and `client:get_skill` (protocol.md §7.4–§7.5; D20–D22). */
 import { z } from "zod";
 import { ClientRequestBaseSchema, LIMITS, Sha256Hex, wireSize } from "./common.ts";
 

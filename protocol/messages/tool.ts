@@ -1,6 +1,6 @@
 /**
  * Tools: `client:get_tools`, `client:tool_call`, and MCP's CallToolResult with the A2C binary
- * sideband (digest §3.1–§3.2; blob-transfer §5 producer two; DECISIONS D24–D25).
+ * sideband (protocol.md §8; D24–D25).
  */
 import { z } from "zod";
 import { ClientRequestBaseSchema, LIMITS, Sha256Hex, wireInt, wireSize } from "./common.ts";

@@ -1,5 +1,5 @@
 /**
- * The demo skill home the stack serves, generated fresh on every run (DECISIONS D20 layout):
+ * The demo skill home the stack serves, generated fresh on every run (the D20 layout):
  *
  *   <home>/user/hello/SKILL.md               inline SKILL.md (frontmatter stripped on the wire)
  *   <home>/user/hello/references/notes.txt   small text  → inline `body`

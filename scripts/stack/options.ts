@@ -11,7 +11,7 @@ export interface StackOptions {
   keep: boolean;
   /** Final report as JSON on stdout (progress goes to stderr). */
   json: boolean;
-  /** Server nodes; more than one share a Redis started by the stack (issue 10). */
+  /** Server nodes; more than one share a Redis started by the stack. */
   nodes: number;
   /** First Server node's port; 0 picks a free one (other nodes always get free ports). */
   port: number;

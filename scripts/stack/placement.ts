@@ -1,5 +1,5 @@
 /**
- * Which Server node each process of the stack talks to (`--nodes N`, issue 10).
+ * Which Server node each process of the stack talks to (`--nodes N`).
  *
  * Agent i is on node i mod N; Computer k of office i on node (i + 1 + k) mod N. With N >= 2 every
  * office's first Computer is therefore on another node than its Agent: each Agent reaches it

@@ -32,7 +32,7 @@ import type { StackReport } from "./report.ts";
 
 export const REPO_ROOT = resolve(import.meta.dirname, "..", "..");
 
-/** Whole-run deadline: the issue's bound is 2 minutes on 2 cores. */
+/** Whole-run deadline: the whole stack must finish within 2 minutes on 2 cores. */
 const RUN_DEADLINE_MS = Number(process.env.A2C_STACK_DEADLINE_MS ?? 110_000);
 const STARTUP_DEADLINE_MS = 45_000;
 
@@ -64,7 +64,7 @@ function tell(child: ManagedChild, m: StackMessage): void {
 }
 
 function officeId(i: number): string {
-  // Unguessable office ids (room-model.md: avoid sequential ids), short enough to print.
+  // Unguessable office ids (protocol.md §3.4: never sequential), short enough to print.
   return `office-${i + 1}-${randomBytes(4).toString("hex")}`;
 }
 

@@ -1,6 +1,6 @@
 /**
- * WebSocket close 4900 (digest §1.4): "On WS close 4900: MUST NOT auto-reconnect; SHOULD retry
- * once polling-only to fetch the 4008 body; else raise with code 4900 and empty version fields."
+ * WebSocket close 4900 (protocol.md §1.4): never reconnected automatically; one polling-only
+ * handshake may fetch the 4008 body; failing that, the error carries code 4900 and empty versions.
  *
  * A real socket.io server admits the Agent over polling, lets the upgrade to WebSocket complete,
  * then closes that WebSocket with 4900. What its polling handshakes answer afterwards decides

@@ -1,4 +1,4 @@
-// `npm run bench -- --quick --only twoNode`: the two-node point of issue 10 (one in-memory node,
+// `npm run bench -- --quick --only twoNode`: the two-node point of the scale-out over Redis (one in-memory node,
 // one Redis node, Agent and Computer on two nodes over Redis) runs in its tiny form, every read is
 // verified, and the report carries the table and the cross/one-node ratios. Without redis-server
 // on PATH the section must be skipped with a clear note instead.

@@ -114,7 +114,7 @@ void test("wire shapes match the spec's examples", () => {
   assert.equal(ProtocolError.fromWire(built.range!).reason, "range");
 });
 
-void test("the registry names every code of digest §4.2", () => {
+void test("the registry names every code of protocol.md §9.2", () => {
   const expected = [
     400, 401, 403, 404, 408, 500, 4001, 4002, 4003, 4004, 4005, 4006, 4007, 4008, 4014, 4015, 4016,
     4017, 4018, 4101, 4102, 4103, 4104,

@@ -1,5 +1,5 @@
 /**
- * Auth (issue 11): wrong, empty, over-long tokens and an office-scoped token joining another
+ * Auth: wrong, empty, over-long tokens and an office-scoped token joining another
  * office are refused with a clear error — against the Server as its own process, logging at
  * trace level through its production logger — and neither the Server's nor the Computer's log
  * output ever contains a token (the real ones, nor the wrong ones clients tried).

@@ -1,5 +1,5 @@
 /**
- * Faults (issue 11): 20 downloads run at once while the Computer process is SIGKILLed at three
+ * Faults: 20 downloads run at once while the Computer process is SIGKILLed at three
  * seeded random points and restarted with the same state dir (same handle key, D14). All 20
  * finish verified, with the handles minted before the first kill.
  */

@@ -1,5 +1,5 @@
 /**
- * Faults (issue 11): a Computer that stops answering (its process SIGSTOPped) makes the Server
+ * Faults: a Computer that stops answering (its process SIGSTOPped) makes the Server
  * answer 408 after its relay timeout (D10; short here), the Agent sees the typed 408, and a
  * download started while it is paused resumes and finishes verified once it is SIGCONTed.
  */

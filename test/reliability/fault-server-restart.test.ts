@@ -1,5 +1,5 @@
 /**
- * Faults (issue 11): the Server process is SIGKILLed mid-download and started again on the same
+ * Faults: the Server process is SIGKILLed mid-download and started again on the same
  * port. The Computer and the Agent reconnect by themselves, rejoin their office, and the download
  * finishes verified with the handle minted before the crash.
  */

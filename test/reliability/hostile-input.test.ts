@@ -1,5 +1,5 @@
 /**
- * Hostile input (issue 11): 10,000 generated malformed payloads across every event the Server
+ * Hostile input: 10,000 generated malformed payloads across every event the Server
  * accepts (from an Agent socket and from a Computer socket) and every `client:*` handler of the
  * Computer (sent straight at its socket, past the Server's checks). Every one that asked for an
  * ack gets a flat ErrorPayload or a valid answer; afterwards both still answer a valid request,

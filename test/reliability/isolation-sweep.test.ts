@@ -1,5 +1,5 @@
 /**
- * Isolation (issue 11): an Agent of office B sweeps every event against every office, Computer
+ * Isolation: an Agent of office B sweeps every event against every office, Computer
  * name and handle it can guess (including a real handle minted in office A, and office A's
  * Agent name). A real victim Computer in office A counts what reaches it: nothing. Office A's
  * Agent hears nothing. Answers for names that exist elsewhere are byte-identical to answers for

@@ -1,5 +1,5 @@
 /**
- * Load (issue 11): one Agent firing 1,000 `client:get_blob` at once gets an answer for every one
+ * Load: one Agent firing 1,000 `client:get_blob` at once gets an answer for every one
  * of them — a chunk, or a clear `busy` (the Server's per-Agent in-flight cap, the Computer's read
  * queue) — while the heap stays bounded and everything still answers afterwards.
  *

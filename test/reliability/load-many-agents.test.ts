@@ -1,5 +1,5 @@
 /**
- * Load (issue 11): 64 Agents (one per office, each with its own Computer) pull at once through
+ * Load: 64 Agents (one per office, each with its own Computer) pull at once through
  * one Server; every download is verified.
  */
 import assert from "node:assert/strict";

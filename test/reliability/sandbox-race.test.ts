@@ -1,8 +1,8 @@
 /**
- * Sandbox races (issue 11): while an Agent mints skill handles (get_skill) and pulls them
+ * Sandbox races: while an Agent mints skill handles (get_skill) and pulls them
  * (get_blob) in a loop, a separate process keeps swapping the file — and the directory above it —
  * for symlinks to a file outside the package and to the package's `.skillenv`. Not one byte from
- * outside the package, and none of `.skillenv`, may ever reach the Agent (skill.md §9.2; D17).
+ * outside the package, and none of `.skillenv`, may ever reach the Agent (protocol.md §7.6, §7.9; D17).
  */
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";

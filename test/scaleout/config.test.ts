@@ -1,6 +1,6 @@
 /**
  * `--redis URL` / `A2C_REDIS_URL` and their companions switch a node to Redis; without them the
- * Server stays in-memory and single-process (issue 10: "Without --redis nothing changes").
+ * Server stays in-memory and single-process (without --redis nothing changes).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";

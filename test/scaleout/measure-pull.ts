@@ -1,5 +1,5 @@
 /**
- * What crossing the Redis bus costs (issue 10). The bench's section twoNode
+ * What crossing the Redis bus costs. The bench's section twoNode
  * (`npm run bench -- --only twoNode`) is the maintained measure, with CPU and interleaved
  * rounds; this quick script also compares the sharded adapter. Not a test: run with
  *   node --conditions=@a2c-smcp/source --import tsx test/scaleout/measure-pull.ts [MiB=32] [rounds=3]
@@ -107,7 +107,7 @@ try {
   await removeHome(home);
 }
 console.log(
-  `pull of ${mib} MiB, median of ${rounds}; SDK defaults (window 8; base64 64 KiB, binary 512 KiB chunks)`,
+  `pull of ${mib} MiB, median of ${rounds}; SDK defaults (window 16; base64 64 KiB, binary 512 KiB chunks)`,
 );
 console.log("| point | base64 MiB/s | binary MiB/s | 1 KiB chunk p50 ms | p95 ms |");
 console.log("|---|---|---|---|---|");

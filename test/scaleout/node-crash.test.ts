@@ -1,6 +1,6 @@
 /**
  * Killing a Server node (SIGKILL of its process: no leave, no deregistration) while an Agent on
- * node A has requests in flight to a Computer on node B (issue 10):
+ * node A has requests in flight to a Computer on node B:
  * - the Agent gets its errors at once (404 `disconnected`, not a 408 after the relay timeout):
  *   node A notices B's death through Redis and fails its in-flight requests to B's Computers;
  * - the office hears the Computer leave;

@@ -1,8 +1,8 @@
 /**
  * Redis dies under a Server node while an Agent sits in an office: `server:list_room` gets a flat
  * ErrorPayload (500, reason in the message) and `server:leave_office` a `(false, reason)` at once,
- * never silence (digest: every request with an ack gets an answer; the client must not learn of
- * a failure from its own timeout). A join is refused with a reason too.
+ * never silence (protocol.md §4.1: every request with an ack gets an answer; the client must
+ * not learn of a failure from its own timeout). A join is refused with a reason too.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

@@ -1,5 +1,5 @@
 /**
- * Two Server nodes on one real Redis (issue 10): an Agent on node A works with a real Computer on
+ * Two Server nodes on one real Redis: an Agent on node A works with a real Computer on
  * node B (list_room, get_skill + verified blob download in base64 and binary carriage, tool calls
  * with a sidebanded item), the office rules hold across nodes, notifications cross nodes both
  * ways, and a Computer that drops on node B answers A's in-flight request at once (D11).

@@ -1,4 +1,4 @@
-// Checklist 10, D5: a Computer in office A joining office B leaves A first: A's members receive
+// protocol.md §3.1, D5: a Computer in office A joining office B leaves A first: A's members receive
 // notify:leave_office{office_id: A, computer}, B's members notify:enter_office{office_id: B,
 // computer}; afterwards it is routable in B only.
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// Checklist 6: the version gate still refuses when the connect-time code behind it throws — the
+// protocol.md §1.3: the version gate still refuses when the connect-time code behind it throws — the
 // gate runs on raw HTTP before socket.io. The failing provider never crashes the Server either.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

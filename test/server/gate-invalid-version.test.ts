@@ -1,4 +1,4 @@
-// Checklist 2, D1: an a2c_version that is not exactly three integers → 400 "Invalid a2c_version…".
+// protocol.md §1.3, D1: an a2c_version that is not exactly three integers → 400 "Invalid a2c_version…".
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { ServerHarness } from "../support/server-harness.ts";

@@ -1,4 +1,4 @@
-// Checklist 1, D1: no a2c_version → HTTP 400 with the exact flat body, before socket.io.
+// protocol.md §1.3, D1: no a2c_version → HTTP 400 with the exact flat body, before socket.io.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { ServerHarness, ConnectRefused } from "../support/server-harness.ts";

@@ -1,4 +1,4 @@
-// Checklist 4, D1: v0.x compatibility is MAJOR.MINOR equal, PATCH free: 0.3.7 connects to 0.3.0.
+// protocol.md §1.3, D1: v0.x compatibility is MAJOR.MINOR equal, PATCH free: 0.3.7 connects to 0.3.0.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { ServerHarness, joinOffice } from "../support/server-harness.ts";

@@ -1,4 +1,4 @@
-// Checklist 3, D1: an incompatible version → 400, X-A2C-Error-Code: 4008, flat 4008 body with
+// protocol.md §1.3, D1: an incompatible version → 400, X-A2C-Error-Code: 4008, flat 4008 body with
 // server_version, client_version, min_supported and max_supported.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

@@ -1,4 +1,4 @@
-// Checklist 5, D1: a WebSocket-only upgrade that fails the gate gets the same raw HTTP 400 as the
+// protocol.md §1.3, D1: a WebSocket-only upgrade that fails the gate gets the same raw HTTP 400 as the
 // polling handshake (byte-identical body, same A2C header) and is never admitted.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

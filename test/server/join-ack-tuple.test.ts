@@ -1,4 +1,4 @@
-// Checklist 8, D5: a successful server:join_office acks exactly two arguments (true, null);
+// protocol.md §3.1, D5: a successful server:join_office acks exactly two arguments (true, null);
 // server:leave_office acks (true, null) as well. D3: role comes from join_office, never auth.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

@@ -1,4 +1,4 @@
-// Checklist 9, D5: a second Agent joining an office that has one → (false, <non-empty string>);
+// protocol.md §3.1, D5: a second Agent joining an office that has one → (false, <non-empty string>);
 // the first Agent is unaffected (still joined, still routed to, hears nothing about it).
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

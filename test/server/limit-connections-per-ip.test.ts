@@ -1,4 +1,4 @@
-// Digest §7 "DoS SHOULD: <= 100 concurrent connections per IP": Engine.IO sessions per remote
+// protocol.md §5.5 (about 100 concurrent connections per address): Engine.IO sessions per remote
 // address are capped before engine.io. Half-open sessions (a handshake never polled again) hold a
 // slot until they close; over the cap both transports get HTTP 429 with the same flat JSON body;
 // requests of an existing session, other addresses and freed slots pass.

@@ -1,4 +1,4 @@
-// Digest §7 "DoS SHOULD: ... <= 100 req/s ... Log (WARNING) ... abnormal rates": a token bucket per
+// protocol.md §5.5 (bound each client's request rate, log abnormal rates): a token bucket per
 // socket over incoming events. Over the rate an event never reaches its handler; it gets a flat
 // `busy` ack, is counted in /metrics and logged at WARNING (throttled, no token); another socket
 // keeps its own budget.

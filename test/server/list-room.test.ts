@@ -1,4 +1,4 @@
-// Checklist 7: the admitted a2c_version shows in server:list_room's SessionInfo; list_room answers
+// protocol.md §3.3: the admitted a2c_version shows in server:list_room's SessionInfo; list_room answers
 // for the caller's own office only (4104 otherwise), for its Agent only (403), 4103 outside offices.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

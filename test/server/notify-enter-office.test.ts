@@ -1,4 +1,4 @@
-// Checklist 11, D6: on join, the OTHER members receive notify:enter_office with office_id and the
+// protocol.md §3.2, D6: on join, the OTHER members receive notify:enter_office with office_id and the
 // joiner's agent/computer name; the joiner itself is skipped.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

@@ -1,4 +1,4 @@
-// Checklist 13: no notify:* for office A is ever delivered to a member of office B — joins, leaves,
+// protocol.md §3.4: no notify:* for office A is ever delivered to a member of office B — joins, leaves,
 // disconnects, update_* and tool_call_cancel in A leave B's members with nothing.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

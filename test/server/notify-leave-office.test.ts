@@ -1,4 +1,4 @@
-// Checklist 12: on leave or disconnect the remaining members receive notify:leave_office for the
+// protocol.md §3.2: on leave or disconnect the remaining members receive notify:leave_office for the
 // departed member; the departed one is no longer listed or routable.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

@@ -1,4 +1,4 @@
-// Checklist 19, D6: server:update_skills|tool_list|config|desktop {computer} from a Computer →
+// protocol.md §3.2, D6: server:update_skills|tool_list|config|desktop {computer} from a Computer →
 // the matching notify:* to its office (Agent and other Computers), sender skipped, nothing to
 // other offices. Only a Computer in an office, under its own name, may announce. A requested
 // ack is empty.

@@ -1,4 +1,4 @@
-// Checklist 21, D12: the Agent disconnecting with requests in flight does not crash the Server;
+// protocol.md §2.4, D12: the Agent disconnecting with requests in flight does not crash the Server;
 // its requests are dropped, late Computer answers are discarded, and the office hears only the
 // ordinary notify:leave_office (no "originator gone" event).
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// Checklist 16, D9: a client:* naming a Computer of another office is never delivered to it, and
+// protocol.md §4.1, D9: a client:* naming a Computer of another office is never delivered to it, and
 // the answer is byte-for-byte the one for a name that exists nowhere — an Agent in office A
 // probing every name of office B with every event learns nothing.
 import assert from "node:assert/strict";

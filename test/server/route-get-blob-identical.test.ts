@@ -1,4 +1,4 @@
-// Checklist 14 + 15, D13: a same-office client:get_blob reaches the Computer with an identical
+// protocol.md §4.2, D13: a same-office client:get_blob reaches the Computer with an identical
 // payload (the original object, unknown fields included) and the Computer's ack — success or a
 // flat ErrorPayload — reaches the Agent unchanged.
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// Checklist 17, D8: a client:* from a socket that has not joined an office (or has left it) is
+// protocol.md §3.4, D8: a client:* from a socket that has not joined an office (or has left it) is
 // answered 4103 and never delivered to any Computer.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";

@@ -1,4 +1,4 @@
-// Checklist 20, D6: server:tool_call_cancel {agent, req_id} from the office's Agent →
+// protocol.md §2.5, D6: server:tool_call_cancel {agent, req_id} from the office's Agent →
 // notify:tool_call_cancel with the same payload to the office's Computers; the Agent's requested
 // ack is empty (no payload). Cancels from non-Agents or under another name are dropped.
 import assert from "node:assert/strict";

@@ -6,11 +6,11 @@
  *                 records [wall start ms, latency ms] of every chunk.
  *   --role mix    one office: two loops of verified 4 MiB pulls, PNG tool calls, SKILL.md reads
  *                 and pulls cancelled midway, during loaded phases.
- *   --role burst  office soak-burst: rounds of BURST `client:get_blob` fired at once (issue 11:
- *                 "one Agent firing 1,000 client:get_blob requests at once"); every answer must
+ *   --role burst  office soak-burst: rounds of BURST `client:get_blob` fired at once (as the
+ *                 reliability suite's 1,000 at once, test/reliability/load-burst.test.ts); every answer must
  *                 be a chunk or a clear busy (500, details.reason "busy").
  *   --role many   N Agents (offices soak-many-1..N): rounds of all N pulling f300k.bin at once,
- *                 verified (issue 11: "64 Agents pulling at once").
+ *                 verified (64 Agents pulling at once, as test/reliability/load-many-agents.test.ts).
  *   --role slow   office soak-slow: a slow consumer (test/support/slow-consumer.ts) — a raw
  *                 client that stops reading its socket and asks for f4.bin in huge chunks, about
  *                 200 a second, until the Server drops it, then again, for each loaded phase. A

@@ -12,8 +12,8 @@
  *     huge chunks until the Server drops it, again and again (the Server's stall time is
  *     shortened to SLOW_STALL_MS so several drops fit in one loaded phase).
  * After a warm-up the run alternates quiet and loaded phases (schedule.ts); loaders work only in
- * loaded phases. Issue 11: "other Agents' p99 chunk latency stays within 2x of the unloaded
- * value" — the soak FAILS when p99(loaded) / p99(quiet) of the probe exceeds 2.
+ * loaded phases. The goal: other Agents' p99 chunk latency stays within 2x of the unloaded
+ * value; the soak FAILS when p99(loaded) / p99(quiet) of the probe exceeds 2.
  * Every child loads test/soak/trace.ts (per-hop timestamps of the probe's requests, event-loop
  * delay, CPU, run-queue wait), so the report says where the probe's latency goes.
  * The load's processes run under SCHED_IDLE (--loaders): they stand for other users' machines.
@@ -59,7 +59,7 @@ const RSS_SLACK = 48 * 1024 * 1024;
 const FD_SLACK = 16;
 /** The Server's outbound stall time in the soak: a loaded phase (20-40 s) sees several drops. */
 const SLOW_STALL_MS = 10_000;
-/** Issue 11: p99 under load within 2x of the unloaded value. */
+/** The goal: p99 under load within 2x of the unloaded value. */
 const MAX_RATIO = 2;
 const MIN_SAMPLES = 300;
 const TRACE = join(ROOT, "test", "soak", "trace.ts");
@@ -255,7 +255,7 @@ async function main(): Promise<number> {
     );
   if (!(lat.ratio <= MAX_RATIO))
     verdicts.push(
-      `probe p99 chunk latency under load ${lat.loaded_p99.toFixed(1)} ms is ${lat.ratio.toFixed(2)}x the quiet ${lat.quiet_p99.toFixed(1)} ms (issue 11: ≤ ${MAX_RATIO}x)`,
+      `probe p99 chunk latency under load ${lat.loaded_p99.toFixed(1)} ms is ${lat.ratio.toFixed(2)}x the quiet ${lat.quiet_p99.toFixed(1)} ms (goal ≤ ${MAX_RATIO}x)`,
     );
   const traces = readTraces(traceDir);
   if (values["keep-traces"]) {

@@ -1,5 +1,5 @@
 /**
- * Shared helpers of the reliability suite (issue 11): a real Server and a real Computer in THIS
+ * Shared helpers of the reliability suite (test/reliability/): a real Server and a real Computer in THIS
  * process (so an unhandled rejection or a crash in either is seen by the test), a skill home on
  * disk, pino loggers whose lines the test can read (to prove no token is ever logged), a record of
  * every ErrorPayload any socket received (the `details` hygiene check), and a forced-GC heap probe.
@@ -73,7 +73,7 @@ export function noteError(event: string, value: unknown): void {
 }
 
 /**
- * `details` hygiene (issue 11): no error carries an absolute path of this machine, a token, the
+ * `details` hygiene (D23, protocol.md §9.1): no error carries an absolute path of this machine, a token, the
  * handle key or a stack trace. `secrets` are strings that must never appear (tokens, keys, dirs).
  * Returns the offending entries (empty = clean).
  */

@@ -124,7 +124,7 @@ export async function toolFixture(opts: ToolFixtureOptions = {}): Promise<ToolFi
         { agent: "agent", req_id: reqId, computer: config.name, tool_name: tool, params, timeout },
         { signal: ctrl.signal, log: quietLog },
       );
-      // Always a valid CallToolResult, never a flat ErrorPayload (checklist 59).
+      // Always a valid CallToolResult, never a flat ErrorPayload (protocol.md §8.2).
       assert.ok(!("code" in ret && "message" in ret), `flat error: ${JSON.stringify(ret)}`);
       return CallToolResultSchema.parse(ret);
     },

@@ -1,4 +1,4 @@
-// The pure rules of the SKILL channel: the §5.2 name lexer, the §5.6 MIME table and text rule,
+// The pure rules of the SKILL channel: the name lexer (protocol.md §7.2), the MIME table and text rule (protocol.md §7.8),
 // the D21 fence rule, and the documented `allowed-tools` split rule.
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -46,7 +46,7 @@ void test("name lexer: 1/2/3 segments, kebab leaves, bundle ids verbatim", () =>
   }
 });
 
-void test("MIME table is deterministic and the text rule follows §5.6", () => {
+void test("MIME table is deterministic and the text rule follows protocol.md §7.8", () => {
   assert.equal(mimeForPath("x/SKILL.md"), "text/markdown");
   assert.equal(mimeForPath("Makefile"), "application/octet-stream");
   assert.equal(mimeForPath(".env"), "application/octet-stream");
