@@ -122,11 +122,9 @@ export function createServerTransport(
         report.fair_reads =
           "unavailable: engine.io did not build its WebSocket server from wsEngine";
       }
-      if (report.batch_writes === "on") {
-        engine.on("connection", (session: Session) => corkSessionSends(session));
-      }
       const batch = report.batch_writes === "on";
       const preframe = report.preframe === "on";
+      if (batch) engine.on("connection", (session: Session) => corkSessionSends(session));
       if (batch || preframe) {
         nsp.on("connection", (socket) => {
           if (batch) flushPacketsWhole(socket.client);
