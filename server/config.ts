@@ -9,7 +9,7 @@
  *   --tokens-file F           A2C_TOKENS_FILE           see auth.ts for the format (scopes)
  *   --no-auth                 A2C_NO_AUTH=1             development only
  *   --relay-timeout-ms N      A2C_RELAY_TIMEOUT_MS      default 30000
- *   --redis URL               A2C_REDIS_URL             several nodes on one Redis (issue 10)
+ *   --redis URL               A2C_REDIS_URL             several nodes on one Redis (redis/README.md)
  *   --redis-prefix P          A2C_REDIS_PREFIX          default a2c (shared by a deployment's nodes)
  *   --redis-adapter K         A2C_REDIS_ADAPTER         classic (default) | sharded (Redis >= 7)
  *                             A2C_REDIS_NODE_TTL_MS     dead-node timeout, default 6000
@@ -23,32 +23,38 @@
  *                                                       move this long, default 30000 (0 = never)
  *   --metrics-port P          A2C_METRICS_PORT          /metrics on its own port (default: client port)
  *   --metrics-host H          A2C_METRICS_HOST          its interface, default 127.0.0.1
+ *   --stock-transport         A2C_SERVER_TRANSPORT=stock  every transport fast path off
+ *                             A2C_SERVER_RAW_ACKS, A2C_SERVER_PREFRAME, A2C_SERVER_BATCH_WRITES,
+ *                             A2C_SERVER_FAIR_READS     0 / 1: one fast path off / on
  *   (A2C_LOG_LEVEL sets the log level.)
  */
 import { parseArgs } from "node:util";
 import { loadTokensFile, type TokenGrant } from "./auth.ts";
 import type { ServerOptions } from "./server.ts";
+import type { FastPathOptions, FastPathSwitches } from "./transport/index.ts";
 
 export const USAGE = `usage: a2c-server [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
   [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
   [--relay-timeout-ms 30000] [--redis URL [--redis-prefix a2c] [--redis-adapter classic|sharded]]
   [--max-connections-per-ip 100] [--limit-loopback] [--max-events-per-second 2000] [--events-burst N]
   [--max-queued-bytes 67108864] [--max-queued-bytes-total 536870912] [--outbound-stall-ms 30000]
-  [--metrics-port P [--metrics-host 127.0.0.1]]
+  [--metrics-port P [--metrics-host 127.0.0.1]] [--stock-transport]
 Each flag can also come from the environment: A2C_HOST, A2C_PORT, A2C_PATH,
 A2C_MAX_HTTP_BUFFER_SIZE, A2C_TOKENS (comma-separated), A2C_TOKENS_FILE, A2C_NO_AUTH,
 A2C_RELAY_TIMEOUT_MS, A2C_REDIS_URL, A2C_REDIS_PREFIX, A2C_REDIS_ADAPTER (and
 A2C_REDIS_NODE_TTL_MS), A2C_MAX_CONNECTIONS_PER_IP, A2C_LIMIT_LOOPBACK, A2C_MAX_EVENTS_PER_SECOND,
 A2C_EVENTS_BURST, A2C_MAX_QUEUED_BYTES, A2C_MAX_QUEUED_BYTES_TOTAL, A2C_OUTBOUND_STALL_MS,
-A2C_METRICS_PORT, A2C_METRICS_HOST. Flags win over the environment. 0 turns a limit off.`;
+A2C_METRICS_PORT, A2C_METRICS_HOST, A2C_SERVER_TRANSPORT=stock (and A2C_SERVER_RAW_ACKS,
+A2C_SERVER_PREFRAME, A2C_SERVER_BATCH_WRITES, A2C_SERVER_FAIR_READS = 0 or 1, one fast path each).
+Flags win over the environment. 0 turns a limit off.`;
 
 /**
  * Defaults of the per-client limits for the CLI (the production entry point; startServer itself
- * defaults to no limit). 100 sessions per address is digest §7's figure. The event rate is 20x
- * its 100 req/s because chunk pulls are requests: 100/s would cap a 64 KiB base64 pull at
- * ~6.5 MB/s, 2000/s sits above the base64 design's end-to-end ceiling (about 50-90 MB/s, i.e.
- * 800-1400 chunks/s: performance anchors) so it never throttles a default pull
- * (docs/configuration.md has the trade-off).
+ * defaults to no limit). 100 sessions per address is the protocol's DoS recommendation. The
+ * event rate is 20x its 100 req/s because chunk pulls are requests: 100/s would cap a 64 KiB
+ * base64 pull at ~6.5 MB/s, 2000/s sits above what a base64 pull moves end to end (about
+ * 800-1400 chunks/s) so it never throttles a default pull (docs/configuration.md, "Per-client
+ * limits", has the trade-off).
  */
 export const CLI_LIMIT_DEFAULTS = { maxConnectionsPerIp: 100, maxEventsPerSecond: 2000 } as const;
 
@@ -80,6 +86,44 @@ function truthy(text: string | undefined): boolean {
   return text !== undefined && /^(1|true|yes|on)$/i.test(text.trim());
 }
 
+/** The env switch of each transport fast path (server/transport/). */
+const FAST_PATH_ENV = {
+  rawAcks: "A2C_SERVER_RAW_ACKS",
+  preframe: "A2C_SERVER_PREFRAME",
+  batchWrites: "A2C_SERVER_BATCH_WRITES",
+  fairReads: "A2C_SERVER_FAIR_READS",
+} as const satisfies Record<keyof FastPathSwitches, string>;
+
+/**
+ * `--stock-transport` / `A2C_SERVER_TRANSPORT=stock` turns every fast path off; a fast path's
+ * own variable (0 or 1) then overrides that for it. Undefined: the default (all on).
+ */
+function fastPathsFrom(stockFlag: boolean, env: NodeJS.ProcessEnv): FastPathOptions | undefined {
+  const mode = env.A2C_SERVER_TRANSPORT?.trim() || undefined;
+  if (mode !== undefined && mode !== "stock" && mode !== "fast") {
+    throw new ConfigError(`A2C_SERVER_TRANSPORT must be stock or fast, got "${mode}"`);
+  }
+  const stock = stockFlag || mode === "stock";
+  const switches: FastPathSwitches = {};
+  let any = false;
+  for (const [key, name] of Object.entries(FAST_PATH_ENV) as [keyof FastPathSwitches, string][]) {
+    const text = env[name]?.trim();
+    if (!text) continue;
+    if (/^(1|true|yes|on)$/i.test(text)) switches[key] = true;
+    else if (/^(0|false|no|off)$/i.test(text)) switches[key] = false;
+    else throw new ConfigError(`${name} must be 0 or 1, got "${text}"`);
+    any = true;
+  }
+  if (!any) return stock ? "none" : undefined;
+  const base = !stock;
+  return {
+    rawAcks: switches.rawAcks ?? base,
+    preframe: switches.preframe ?? base,
+    batchWrites: switches.batchWrites ?? base,
+    fairReads: switches.fairReads ?? base,
+  };
+}
+
 export async function configFromArgs(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
@@ -109,6 +153,7 @@ export async function configFromArgs(
         "outbound-stall-ms": { type: "string" },
         "metrics-port": { type: "string" },
         "metrics-host": { type: "string" },
+        "stock-transport": { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,
@@ -210,6 +255,8 @@ export async function configFromArgs(
   } else if (v["metrics-host"] !== undefined) {
     throw new ConfigError("--metrics-host needs --metrics-port P");
   }
+  const fastPaths = fastPathsFrom(v["stock-transport"] === true, env);
+  if (fastPaths !== undefined) options.fastPaths = fastPaths;
   const redisUrl = v.redis ?? env.A2C_REDIS_URL;
   if (redisUrl) {
     if (!/^rediss?:\/\//.test(redisUrl)) {

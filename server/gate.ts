@@ -1,5 +1,5 @@
 /**
- * The version gate (digest §1.3, DECISIONS D1). It runs on raw HTTP requests and WebSocket
+ * The version gate (D1; docs/protocol.md, "Connection"). It runs on raw HTTP requests and WebSocket
  * upgrades BEFORE engine.io or socket.io see them, so no socket.io handler — buggy or not — can
  * admit an incompatible client: "MUST run at the HTTP layer before Engine.IO/Socket.IO business
  * code" and "MUST cover both the polling handshake and a direct WebSocket upgrade".
@@ -94,7 +94,7 @@ export function writeRefusal(
  * Answers a refused WebSocket upgrade with the same raw HTTP 400 (D1: "A WebSocket-only upgrade
  * that fails the gate gets the same raw HTTP 400 response"), then closes the TCP socket. Node's
  * `upgrade` listener owns the raw socket, so a denial response is always possible and the WS
- * close code 4900 is never needed (digest §9 item 22).
+ * close code 4900 is never needed.
  */
 export function writeUpgradeRefusal(
   socket: Duplex,

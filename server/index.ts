@@ -30,4 +30,12 @@ export type { SmcpNamespace, SmcpSocket } from "./connection.ts";
 export type { ServerMetrics } from "./metrics.ts";
 export type { OutboundAccount, OutboundGuard, OutboundOptions } from "./outbound.ts";
 export type { AdapterKind, RedisClusterOptions } from "./redis/cluster.ts";
+export {
+  FAST_PATHS,
+  type FastPath,
+  type FastPathOptions,
+  type FastPathState,
+  type FastPathSwitches,
+  type TransportReport,
+} from "./transport/index.ts";
 export { createLogger, type Logger } from "./log.ts";

@@ -1,8 +1,8 @@
 /**
  * The relay's table of requests forwarded to a Computer and not yet answered.
  *
- * socket.io never rejects a server-side pending ack when the peer disconnects (performance
- * anchors A1, "asymmetry"), so the relay keeps its own table, indexed three ways:
+ * socket.io never rejects a server-side pending ack when the peer disconnects, so the relay keeps
+ * its own table, indexed three ways:
  * - by id, to settle one request exactly once (answer, timeout, Computer gone, Agent gone);
  * - by target Computer sid, so a Computer drop answers every request to it at once (D11);
  * - by origin Agent sid, so an Agent drop discards its requests (D12) and so the per-Agent cap

@@ -1,7 +1,8 @@
 /**
- * Per-client limits (digest §7, security.md §DoS): "DoS SHOULD: <= 100 concurrent connections per
- * IP, <= 100 req/s, 1 MB messages ... Log (WARNING) ... abnormal rates". The 1 MB message limit is
- * engine.io's `maxHttpBufferSize`; this file holds the other two.
+ * Per-client limits (docs/configuration.md, "Per-client limits"). The protocol recommends at most
+ * 100 concurrent connections per IP, 100 requests a second and 1 MB messages, with abnormal rates
+ * logged at WARNING. The 1 MB message limit is engine.io's `maxHttpBufferSize`; this file holds
+ * the other two.
  *
  * - `ConnectionLimiter`: Engine.IO sessions per remote address. It runs in the HTTP layer, next to
  *   the version gate and before engine.io, on every request that would OPEN a session (a polling
@@ -31,7 +32,7 @@ const RETRY_AFTER_S = 5;
 export type QueuedLimit = "queued_bytes_per_connection" | "queued_bytes_total";
 export type LimitName = "connections_per_ip" | "events_per_second" | QueuedLimit;
 
-/** The flat error of a limit refusal: 500 `busy` (digest §4.2: "optional exponential backoff"). */
+/** The flat error of a limit refusal: 500 `busy`, which clients retry with a backoff (D29). */
 export function limitRefusal(limit: LimitName, message: string): ErrorPayload {
   const payload = busy(message);
   return { ...payload, details: { ...payload.details, limit } };

@@ -1,6 +1,6 @@
 /**
  * `server:join_office`, `server:leave_office`, `server:list_room` and the clean-up on disconnect
- * (digest §2; DECISIONS D5–D6). Joins and leaves answer with the two-argument tuple
+ * (docs/protocol.md, "Offices"; D5–D6). Joins and leaves answer with the two-argument tuple
  * `(true, null)` / `(false, "<reason>")`; `notify:enter_office` / `notify:leave_office` go to the
  * OTHER members of the office (the sender is skipped, D6).
  */
@@ -36,7 +36,7 @@ export interface MembershipOptions {
   refusals?: Counter<"reason">;
 }
 
-/** `{office_id, agent: name}` or `{office_id, computer: name}` (digest §2). */
+/** `{office_id, agent: name}` or `{office_id, computer: name}` (docs/protocol.md, "Offices"). */
 export function officeNotification(member: Member): EnterOfficeNotification {
   return member.role === "agent"
     ? { office_id: member.officeId, agent: member.name }
@@ -82,7 +82,7 @@ export class Membership {
       const { member, previous } = outcome;
       if (previous) {
         // A Computer switching offices: the old office hears the leave before the new one hears
-        // the enter (checklist 10).
+        // the enter.
         this.broadcastLeave(socket.id, previous);
         await socket.leave(officeRoom(previous.officeId));
       }

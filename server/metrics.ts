@@ -5,7 +5,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { OfficeCounts } from "./offices.ts";
-import { RawArgs, carriedBy, type Carried } from "./raw-args.ts";
+import type { Carried } from "./transport/index.ts";
 
 /** Outcome label of `a2c_relay_requests_total`. */
 export type RelayOutcome =
@@ -110,25 +110,7 @@ export class ServerMetrics {
   }
 
   /** Counts what one ack carried (nothing for answers that carry no resource bytes). */
-  countResourceBytes(event: string, answer: unknown): void {
-    const { bytes, carriage } = carriedOf(answer);
+  countResourceBytes(event: string, { bytes, carriage }: Carried): void {
     if (carriage !== null && bytes > 0) this.resourceBytes.inc({ event, carriage }, bytes);
   }
-}
-
-/**
- * What an ack carried, without serializing or decoding it: `blob` of a get_blob answer (base64
- * text or a binary attachment) and `body` of a get_skill answer. An ack relayed as raw text
- * (raw-parser.ts) brings the same count, measured when it was checked.
- */
-export function carriedOf(answer: unknown): Carried {
-  if (answer instanceof RawArgs) return answer.carried;
-  if (typeof answer !== "object" || answer === null) return { bytes: 0, carriage: null };
-  const a = answer as { blob?: unknown; body?: unknown };
-  if (typeof a.blob === "string") return carriedBy("blob", a.blob);
-  if (a.blob instanceof Uint8Array || a.blob instanceof ArrayBuffer) {
-    return { bytes: a.blob.byteLength, carriage: "binary" };
-  }
-  if (a.blob === undefined && typeof a.body === "string") return carriedBy("body", a.body);
-  return { bytes: 0, carriage: null };
 }

@@ -1,5 +1,5 @@
 /**
- * Fire-and-forget events (digest §1.5, §1.10; DECISIONS D6):
+ * Fire-and-forget events (docs/protocol.md, "Offices"; D6):
  * - `server:update_skills|update_tool_list|update_config|update_desktop {computer}` from a
  *   Computer → the matching `notify:*` to its office, sender skipped. Only a Computer in an office
  *   may announce, and only under its own name.

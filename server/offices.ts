@@ -1,5 +1,5 @@
 /**
- * Offices (digest §2; DECISIONS D5). `OfficeRegistry` is the seam between the relay and the
+ * Offices (docs/protocol.md, "Offices"; D5). `OfficeRegistry` is the seam between the relay and the
  * storage of who is where: every method is async and every mutation is atomic per call, so a
  * shared (e.g. Redis) implementation can replace `MemoryOfficeRegistry` without touching the
  * relay. The registry stores membership only; socket.io rooms, notifications and in-flight

@@ -1,8 +1,8 @@
 /**
  * What the Server holds for any one client is bounded (docs/configuration.md, "Outbound bounds").
  *
- * Every connection's outbound bytes are counted (outbound-meter.ts: engine.io's write buffer plus
- * what its transport holds). The relay reserves, for each request it forwards, the most its answer
+ * Every connection's outbound bytes are counted (the transport's session meter,
+ * transport/session-meter.ts: engine.io's write buffer plus what its transport holds). The relay reserves, for each request it forwards, the most its answer
  * can take (`answerReserve`), so queued + reserved bytes stay within:
  * - `maxQueuedBytes` per connection: a request that would exceed it is answered with the flat
  *   `busy` at once (the Agent backs off as from any busy) and never reaches a Computer;
@@ -19,7 +19,7 @@ import { Events, type ClientEvent } from "@a2c-smcp/protocol";
 import { requireSolicitedPongs, type HeartbeatSession } from "./heartbeat.ts";
 import type { LimitMetrics, QueuedLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
-import { meterSession, type MeteredSession, type SessionMeter } from "./outbound-meter.ts";
+import type { MeteredSession, SessionMeter } from "./transport/index.ts";
 
 export interface OutboundOptions {
   /** Queued + reserved bytes of one connection before its requests are refused busy; 0 = off. */
@@ -91,6 +91,11 @@ export class OutboundGuard {
     registry: Registry,
     private readonly limitMetrics: LimitMetrics,
     private readonly logger: Logger,
+    /** Counts one session's outbound bytes (the transport's `meter`); null: it cannot. */
+    private readonly meterSession: (
+      session: unknown,
+      onDelta: (delta: number) => void,
+    ) => SessionMeter | null,
   ) {
     const registers = [registry];
     this.#drops = new Counter({
@@ -138,7 +143,7 @@ export class OutboundGuard {
 
   /** Starts accounting for one engine.io session (engine.io's `connection` event). */
   watch(session: MeteredSession & HeartbeatSession): OutboundAccount {
-    const meter = meterSession(session, (delta) => (this.#queued += delta));
+    const meter = this.meterSession(session, (delta) => (this.#queued += delta));
     if (!meter && !this.#warnedUnmetered) {
       this.#warnedUnmetered = true;
       this.logger.error(

@@ -1,7 +1,7 @@
 /**
- * Routing of every `client:*` request (digest §1.6; DECISIONS D7–D13). Checks run in the decided
- * order and every refusal is a flat ErrorPayload ack, never silence ("an Agent must not wait for a
- * timeout to learn what the Server already knows"):
+ * Routing of every `client:*` request (docs/protocol.md, "Routed requests"; D7–D13). Checks run in
+ * the decided order and every refusal is a flat ErrorPayload ack, never silence ("an Agent must
+ * not wait for a timeout to learn what the Server already knows"):
  *   schema (400) → sender in an office (4103) → sender is the office's Agent (403) → `agent` is
  *   the sender's own name (403 `agent_mismatch`) → requests in flight and bytes queued for the
  *   sender within bounds (500 `busy`) → Computer of that name in the SENDER's office (404,
@@ -11,8 +11,9 @@
  *   the request or its answer cannot be encoded, and a silent drop when the Agent itself drops.
  * Every one of those paths settles the request's in-flight entry and gives back the bytes
  * reserved for its answer (outbound.ts).
- * The relay never parses or rebuilds an answer (D13): binary attachments (D19) pass through as the
- * Buffers socket.io decoded.
+ * The relay never parses or rebuilds an answer (D13): it hands the Agent's ack the arguments the
+ * Computer's ack delivered, whatever form the transport gave them (transport/: a text ack may
+ * arrive as its JSON text, binary attachments (D19) as the Buffers socket.io decoded).
  */
 import {
   CLIENT_REQUEST_SCHEMAS,
@@ -35,6 +36,7 @@ import type { Logger } from "./log.ts";
 import type { RelayOutcome, ServerMetrics } from "./metrics.ts";
 import type { Member, OfficeRegistry } from "./offices.ts";
 import { answerReserve, type OutboundAccount, type OutboundGuard } from "./outbound.ts";
+import type { Carried } from "./transport/index.ts";
 
 /**
  * How the relay reaches a Computer socket. The in-process link emits on the local socket; a
@@ -46,7 +48,8 @@ export interface ComputerLink {
    * `onAck` with the Computer's ack arguments when it answers. Returns false if that socket cannot
    * be reached now (then `onAck` is never called). A link that learns the Computer dropped
    * (another node's socket) calls `onAck` with `"disconnected"`, so it is answered and counted
-   * as D11, not as an answer.
+   * as D11, not as an answer. Ack arguments are the transport's: pass them on as they are (an ack
+   * kept as text serializes, through JSON or msgpack, as the value it stands for).
    */
   send(
     sid: string,
@@ -81,6 +84,8 @@ export interface RelayOptions {
   outbound?: OutboundGuard;
   /** The largest message a Computer may send (what an answer can take at most). */
   maxHttpBufferSize: number;
+  /** What an answer carried, from its ack arguments (the transport's `carried`). */
+  carried: (ackArgs: readonly unknown[]) => Carried;
 }
 
 type Ack = (...args: unknown[]) => void;
@@ -318,7 +323,7 @@ export class Relay {
       case "answered": {
         const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
         this.opts.metrics.latency.observe({ event }, seconds);
-        this.opts.metrics.countResourceBytes(event, ackArgs[0]);
+        this.opts.metrics.countResourceBytes(event, this.opts.carried(ackArgs));
         try {
           ack(...ackArgs); // D13: relayed unchanged, every argument as the Computer sent it
         } catch (err) {

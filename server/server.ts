@@ -1,8 +1,9 @@
 /**
  * `startServer(options)`: the A2C relay on its own HTTP server. The HTTP layer is ours: every
  * request and upgrade under the engine path passes the version gate (gate.ts) before it is handed
- * to engine.io, so no socket.io code runs for a refused client (digest §1.3). `/healthz` and
- * `/metrics` need no `a2c_version`. socket.io serves the `/smcp` namespace only.
+ * to engine.io, so no socket.io code runs for a refused client (D1). `/healthz` and `/metrics`
+ * need no `a2c_version`. socket.io serves the `/smcp` namespace only. Every departure from stock
+ * socket.io / engine.io / ws is the transport's (transport/).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
@@ -32,18 +33,20 @@ import { Membership } from "./membership.ts";
 import { sendMetrics, startMetricsListener, type MetricsListenOptions } from "./metrics-http.ts";
 import { ServerMetrics } from "./metrics.ts";
 import { MemoryOfficeRegistry, type OfficeRegistry } from "./offices.ts";
-import { rawAckParserOption } from "./raw-parser.ts";
 import { Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
-import { attachSmcp, refuseOtherNamespaces } from "./wiring.ts";
+import { attachSmcp, refuseOtherNamespaces } from "./namespace-handlers.ts";
 import type { HeartbeatSession } from "./heartbeat.ts";
-import type { MeteredSession } from "./outbound-meter.ts";
 import { OutboundGuard } from "./outbound.ts";
+import {
+  createServerTransport,
+  registerFastPathGauge,
+  type FastPathOptions,
+  type MeteredSession,
+  type TransportReport,
+} from "./transport/index.ts";
 import { answerUnknownEvents } from "./unknown-events.ts";
-import { corkSessionSends, flushPacketsWhole, type BatchableSession } from "./write-batching.ts";
-import { preframeLongTexts } from "./preframed-packets.ts";
-import { FairWebSocketServer } from "./fair-reads.ts";
 
 export interface ServerOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -74,8 +77,9 @@ export interface ServerOptions {
   /** Office membership store. Default: in-memory. */
   registry?: OfficeRegistry;
   /**
-   * Several Server nodes on one Redis (issue 10): offices in Redis, socket.io's Redis adapter,
-   * client:* routed across nodes. Overridden piecewise by `registry` / `adapter` / `link`.
+   * Several Server nodes on one Redis (server/redis/README.md): offices in Redis, socket.io's
+   * Redis adapter, client:* routed across nodes. Overridden piecewise by `registry` / `adapter` /
+   * `link`.
    */
   redis?: Omit<RedisClusterOptions, "relayTimeoutMs" | "toolCallGraceMs" | "logger">;
   /** socket.io adapter (multi-node deployments). Default: in-memory. */
@@ -93,7 +97,7 @@ export interface ServerOptions {
   /**
    * Engine.IO sessions (open or opening) per remote address; more get HTTP 429 before engine.io
    * (limits.ts). 0 = no limit, the default here: embedding code and loopback tests choose; the
-   * `npm run server` CLI defaults to 100 (digest §7).
+   * `npm run server` CLI defaults to 100 (docs/configuration.md, "Per-client limits").
    */
   maxConnectionsPerIp?: number;
   /**
@@ -118,6 +122,12 @@ export interface ServerOptions {
    * this long is dropped (logged, `a2c_disconnects_total`). Default 30,000 ms; 0 = never.
    */
   outboundStallMs?: number;
+  /**
+   * Departures from stock socket.io / engine.io / ws (server/transport/): `"all"` (default) turns
+   * on every fast path the installed libraries support, `"none"` runs them as shipped, an object
+   * turns single ones off (`{ preframe: false }`). What took effect: `transport` below.
+   */
+  fastPaths?: FastPathOptions;
 }
 
 export interface RunningServer {
@@ -138,6 +148,8 @@ export interface RunningServer {
   inflight(): number;
   /** What the Server holds for each client (bytes queued, reserved for answers; outbound.ts). */
   readonly outbound: OutboundGuard;
+  /** Each transport fast path: `on`, `off` (by option) or `unavailable: <reason>`. */
+  readonly transport: TransportReport;
   /** Leaves every office (others are told), drops in-flight requests, closes every socket. */
   close(): Promise<void>;
 }
@@ -194,6 +206,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const registry = options.registry ?? cluster?.registry ?? new MemoryOfficeRegistry();
   const adapter = options.adapter ?? cluster?.adapter;
 
+  const transport = createServerTransport(options.fastPaths);
   const engine = new EngineServer({
     pingInterval: options.pingIntervalMs ?? DEFAULTS.pingIntervalMs,
     pingTimeout: options.pingTimeoutMs ?? DEFAULTS.pingTimeoutMs,
@@ -201,16 +214,17 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     transports: ["polling", "websocket"],
     perMessageDeflate: false,
     httpCompression: false,
-    ...(process.env.A2C_SERVER_FAIR_READS !== "0" ? { wsEngine: FairWebSocketServer } : {}),
+    ...transport.engineOptions,
   });
   const io = new SocketServer({
     serveClient: false,
     ...(adapter ? { adapter } : {}),
-    ...rawAckParserOption({ redis: options.redis, adapter, link: options.link }),
+    ...transport.ioOptions,
   });
   io.bind(engine);
   const nsp = io.of(NAMESPACE) as unknown as SmcpNamespace;
   refuseOtherNamespaces(io);
+  transport.attach(engine, nsp);
 
   const metrics: ServerMetrics = new ServerMetrics(
     {
@@ -224,7 +238,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     },
     options.processMetrics ?? false,
   );
-  // Per-client limits (digest §7 DoS SHOULD): their refusals share one counter.
+  registerFastPathGauge(metrics.registry, transport.report);
+  // Per-client limits (docs/configuration.md, "Per-client limits"): one refusal counter.
   const limitMetrics: LimitMetrics = new LimitMetrics(metrics.registry, () => connLimit.busiest());
   const outbound = new OutboundGuard(
     {
@@ -235,6 +250,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     metrics.registry,
     limitMetrics,
     logger,
+    transport.meter,
   );
   const link = options.link?.(nsp) ?? cluster?.link(nsp) ?? localLink(nsp);
   const relay: Relay = new Relay({
@@ -247,6 +263,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     maxInflightPerAgent: options.maxInflightPerAgent ?? DEFAULTS.maxInflightPerAgent,
     outbound,
     maxHttpBufferSize,
+    carried: transport.carried,
   });
   const membership = new Membership({ nsp, registry, logger, refusals: metrics.refusals });
   const notifier = new Notifier({ nsp, logger });
@@ -272,11 +289,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   );
   engine.on("connection", (session: EngineSession) => {
     connLimit.opened(session.request, session);
-    corkSessionSends(session);
     outbound.watch(session);
   });
-  // `A2C_SERVER_PREFRAME=0`: long text packets stay strings (comparison, fallback).
-  const preframe = process.env.A2C_SERVER_PREFRAME !== "0";
   const eventRate = options.maxEventsPerSecond ?? 0;
   const eventLimit = new EventRateLimiter(
     eventRate,
@@ -287,8 +301,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   nsp.on("connection", (socket) => {
     eventLimit.attach(socket);
     answerUnknownEvents(socket, metrics.refusals, logger);
-    flushPacketsWhole(socket.client);
-    if (preframe) preframeLongTexts(socket.client);
   });
 
   const startedAt = Date.now();
@@ -337,6 +349,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         offices: counts.offices,
         inflight: relay.inflight.size,
         outbound_queued_bytes: outbound.queuedTotal,
+        transport: transport.report,
       });
     }
     if (pathname === "/metrics" && readOnly && !options.metricsListen) {
@@ -380,6 +393,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxEventsPerSecond: eventRate,
       outbound: outbound.options,
       metrics: metricsUrl,
+      transport: transport.report,
     },
     "server listening",
   );
@@ -412,13 +426,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     io,
     inflight: () => relay.inflight.size,
     outbound,
+    transport: transport.report,
     close: () => (closing ??= close()),
   };
 }
 
-/** The part of an engine.io session the limiter, write-batching.ts and outbound.ts follow. */
-type EngineSession = BatchableSession &
-  MeteredSession &
+/** The part of an engine.io session the limiter and outbound.ts follow. */
+type EngineSession = MeteredSession &
   HeartbeatSession & {
     readonly request: IncomingMessage;
     once(event: "close", fn: () => void): unknown;

@@ -1,5 +1,5 @@
 /**
- * Everything a Server node needs to join other nodes over Redis (issue 10), as the three seams
+ * Everything a Server node needs to join other nodes over Redis (redis/README.md), as the three seams
  * `startServer` already has: `registry` (offices in Redis), `adapter` (socket.io's own Redis
  * adapter: notifications and routed requests reach sockets on every node) and `link` (the relay
  * reaches Computers on other nodes). Plus the node heartbeat that reaps crashed nodes.

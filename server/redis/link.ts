@@ -1,10 +1,10 @@
 /**
- * The relay's `ComputerLink` when Server nodes share Redis (issue 10). A Computer socket on this
- * node is emitted to directly, exactly like the in-process link. A Computer socket on another
+ * The relay's `ComputerLink` when Server nodes share Redis (redis/README.md). A Computer socket on
+ * this node is emitted to directly, exactly like the in-process link. A Computer socket on another
  * node is reached through the socket.io adapter with a broadcast-with-ack to its socket id
- * (`nsp.to(sid).timeout(ms).emit(...)`, performance anchors A2 option 1): the payload goes out
- * unchanged and the Computer's single ack argument comes back unchanged (D13; the adapter
- * msgpack-encodes it, which keeps objects, strings and Buffers as they were).
+ * (`nsp.to(sid).timeout(ms).emit(...)`): the payload goes out unchanged and the Computer's single
+ * ack argument comes back unchanged (D13; the adapter msgpack-encodes it, which keeps objects,
+ * strings and Buffers as they were, and an ack the transport kept as text as its value).
  *
  * D11 across nodes. socket.io gives a requester no signal when the remote socket drops, so:
  * - the node that owns a Computer socket announces its disconnect to the other nodes

@@ -1,5 +1,5 @@
 /**
- * `OfficeRegistry` kept in Redis, shared by every Server node (issue 10). Each method is one Lua
+ * `OfficeRegistry` kept in Redis, shared by every Server node (redis/README.md). Each method is one Lua
  * script (see scripts.ts), so the D5 rules hold across nodes under concurrent joins.
  *
  * Every entry is owned by the node that joined it. When a join collides with an entry whose node

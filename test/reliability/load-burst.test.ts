@@ -4,7 +4,7 @@
  * queue) — while the heap stays bounded and everything still answers afterwards.
  *
  * The Computer does not read its socket while the burst arrives (its TCP socket is paused): the
- * Server takes one message per connection per turn (server/fair-reads.ts), so in one process a
+ * Server takes one message per connection per turn (server/transport/fair-reads.ts), so in one process a
  * Computer that kept reading would serve the burst as fast as it comes and no cap would be
  * reached. Stalled, it lets the Server's cap answer the excess, and on resuming it finds the
  * admitted requests at once, past its own read queue.

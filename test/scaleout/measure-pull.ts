@@ -1,5 +1,5 @@
 /**
- * What crossing the Redis bus costs. The bench's section twoNode
+ * What crossing the Redis bus costs (server/redis/README.md). The bench's section twoNode
  * (`npm run bench -- --only twoNode`) is the maintained measure, with CPU and interleaved
  * rounds; this quick script also compares the sharded adapter. Not a test: run with
  *   node --conditions=@a2c-smcp/source --import tsx test/scaleout/measure-pull.ts [MiB=32] [rounds=3]

@@ -10,6 +10,7 @@ import { RawClient } from "../support/raw-client.ts";
 import { rawLogger } from "../support/reliability-stack.ts";
 import {
   ServerHarness,
+  TEST_FAST_PATHS,
   TEST_TOKEN,
   emitAck,
   request,
@@ -112,8 +113,8 @@ void test("the Agent disconnects with the request in flight; the late answer is 
 
 void test("an answer socket.io-parser cannot encode for the Agent: 500, released", async () => {
   // The standard parser (no raw acks) decodes the Computer's ack and must re-encode it.
-  process.env.A2C_SERVER_RAW_ACKS = "0";
-  const h2 = await ServerHarness.start().finally(() => delete process.env.A2C_SERVER_RAW_ACKS);
+  const fastPaths = TEST_FAST_PATHS === "none" ? "none" : { rawAcks: false };
+  const h2 = await ServerHarness.start({ fastPaths });
   try {
     const a = await h2.agent("office-1", "agent-1");
     const pc = await RawClient.connect(h2.url, h2.server.path, { token: TEST_TOKEN });

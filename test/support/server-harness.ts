@@ -14,6 +14,10 @@
  * only guards against a hung test. To prove that something was NOT delivered, record the socket
  * (`record`) and call `barrier` before asserting: the barrier is a round trip on the same
  * connection, so anything the Server sent earlier has arrived by the time it resolves.
+ *
+ * `A2C_TEST_SERVER_TRANSPORT=stock` runs every harness Server with its transport fast paths off
+ * (`fastPaths: "none"`: socket.io, engine.io and ws as shipped), so the same tests check the wire
+ * contract both ways (test/server-stock/). A test of one fast path's mechanism skips then.
  */
 import { io as connectIo, type Socket } from "socket.io-client";
 import { PROTOCOL_VERSION, NAMESPACE, type Role } from "../../protocol/index.ts";
@@ -26,6 +30,15 @@ export const TEST_TOKEN = "harness-token-0123456789";
 
 /** Guard against a hung test, not a pacing device. */
 export const DEFAULT_WAIT_MS = 20_000;
+
+/** The fast paths harness Servers run with: `"none"` under `A2C_TEST_SERVER_TRANSPORT=stock`. */
+export const TEST_FAST_PATHS: NonNullable<ServerOptions["fastPaths"]> =
+  process.env.A2C_TEST_SERVER_TRANSPORT === "stock" ? "none" : "all";
+
+/** A test's `skip` option for a test of one fast path's mechanism: skipped on a stock run. */
+export function skipUnlessFastPaths(what: string): string | false {
+  return TEST_FAST_PATHS === "none" ? `stock transport run: ${what} is a fast path` : false;
+}
 
 export interface ConnectOptions {
   /** `auth.token`; `null` sends no auth object. Default TEST_TOKEN. */
@@ -60,7 +73,13 @@ export class ServerHarness {
   /** Starts a Server on 127.0.0.1:0 with token auth (TEST_TOKEN) unless options say otherwise. */
   static async start(options: ServerOptions = {}): Promise<ServerHarness> {
     const auth = options.auth || options.noAuth || options.tokens ? {} : { tokens: [TEST_TOKEN] };
-    const server = await startServer({ host: "127.0.0.1", port: 0, ...auth, ...options });
+    const server = await startServer({
+      host: "127.0.0.1",
+      port: 0,
+      fastPaths: TEST_FAST_PATHS,
+      ...auth,
+      ...options,
+    });
     return new ServerHarness(server);
   }
 

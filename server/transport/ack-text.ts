@@ -1,62 +1,42 @@
 /**
- * A Computer's ack arguments kept as the JSON text it sent (D13: "relays the Computer's ack
- * unchanged. It never parses or rebuilds `blob`"). The raw-ack parser (raw-parser.ts) produces one
- * from a plain ACK packet and writes its text back verbatim into the Agent's ACK packet, so a
- * 64 KiB base64 chunk crosses the Server without a JSON.parse of the whole ack on the way in and a
- * JSON.stringify on the way out.
+ * A Computer's ack arguments kept as the JSON text it sent (D13: the Server "relays the
+ * Computer's ack unchanged. It never parses or rebuilds `blob`"). The raw-ack parser
+ * (raw-acks.ts) produces one from a plain ACK packet and writes its text back verbatim into the
+ * Agent's ACK packet, so a 64 KiB base64 chunk crosses the Server without a JSON.parse of the
+ * whole ack on the way in and a JSON.stringify on the way out.
  *
  * The text is still checked to be a JSON array before anyone forwards it: a hostile Computer must
  * not be able to make an Agent's socket.io-client fail to decode a packet (that closes the Agent's
  * whole connection). The check avoids building the big strings: see `checkAckJson`.
  */
+import { NOTHING, base64Bytes, carriedBy, type Carried } from "./carried.ts";
 
 /**
- * How an ack carried resource bytes: `blob` as base64 text or a binary attachment, or `body`
- * inline as text (the `carriage` label of `a2c_relay_resource_bytes_total`).
+ * The arguments of one ack, as the JSON text of their array (`[arg0, arg1, …]`). socket.io sees
+ * it as the ack's single argument. Serialized by anyone else (the Redis adapter's msgpack or JSON
+ * carrying an ack to another node, a custom link), it stands for the first argument it holds, as
+ * those carry one ack argument: `toJSON` parses the text then (once).
  */
-export type Carriage = "base64" | "binary" | "inline";
+export class AckText {
+  #first: { value: unknown } | undefined;
 
-/** What an ack carried: its decoded resource bytes and their carriage (null: nothing). */
-export interface Carried {
-  bytes: number;
-  carriage: Carriage | null;
-}
-
-const NOTHING: Carried = { bytes: 0, carriage: null };
-
-/** The arguments of one ack, as the JSON text of their array (`[arg0, arg1, …]`). */
-export class RawArgs {
   constructor(
     /** The array's JSON text exactly as the Computer sent it (valid JSON, an array). */
     readonly json: string,
-    /** The resource bytes it carried, counted while it was checked (metrics.ts). */
+    /** The resource bytes it carried, counted while it was checked. */
     readonly carried: Carried,
   ) {}
 
-  /** The arguments as values (for code outside the relay's hot path; parses the text). */
+  /** The arguments as values (parses the text). */
   args(): unknown[] {
     return JSON.parse(this.json) as unknown[];
   }
-}
 
-/**
- * Decoded bytes of base64 text of `length` characters whose last two are `last` and
- * `beforeLast` (char codes): arithmetic on the length and the padding, never a decode (D13).
- */
-export function base64Bytes(length: number, last: number, beforeLast: number): number {
-  const EQ = 0x3d; /* = */
-  const pad = last === EQ ? (beforeLast === EQ ? 2 : 1) : 0;
-  return Math.max(0, Math.floor((length * 3) / 4) - pad);
-}
-
-/** The decoded bytes `value` stands for as the `key` of an answer. */
-export function carriedBy(key: "blob" | "body", value: string): Carried {
-  if (key === "body") return { bytes: Buffer.byteLength(value, "utf8"), carriage: "inline" };
-  const n = value.length;
-  return {
-    bytes: base64Bytes(n, value.charCodeAt(n - 1), value.charCodeAt(n - 2)),
-    carriage: "base64",
-  };
+  /** The first argument as a value: what a serializer that meets this ack argument writes. */
+  toJSON(): unknown {
+    this.#first ??= { value: this.args()[0] };
+    return this.#first.value;
+  }
 }
 
 /** Strings longer than this are not copied into the skeleton that JSON.parse validates. */

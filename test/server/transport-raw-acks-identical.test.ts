@@ -1,10 +1,10 @@
-// D13 byte for byte: with the raw-ack parser (single in-memory Server), the Agent receives the very
+// D13 byte for byte: with raw acks (server/transport/raw-acks.ts), the Agent receives the very
 // text of the Computer's ack — even text that a JSON.parse + JSON.stringify round trip would
 // rewrite (`2.50`, `\u00e9`, spaces) — only the packet header (the ack id) differs.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Socket } from "socket.io-client";
-import { ServerHarness, emitAck, request } from "../support/server-harness.ts";
+import { ServerHarness, emitAck, request, skipUnlessFastPaths } from "../support/server-harness.ts";
 
 let h: ServerHarness;
 let agent: Socket;
@@ -39,7 +39,9 @@ function answerRaw(json: string): void {
   engine.on("packet", onPacket);
 }
 
-void test("the Agent receives the Computer's ack text unchanged", async () => {
+const skip = skipUnlessFastPaths("raw acks");
+
+void test("the Agent receives the Computer's ack text unchanged", { skip }, async () => {
   const json =
     '[{"blob_handle":"h","total_size":3, "chunk_offset":0,"eof":true,"score":2.50,' +
     `"name":"caf\\u00e9","blob":"${"QUJD".repeat(30_000)}","req_id":"r"},null]`;

@@ -1,5 +1,5 @@
 /**
- * socket.io wiring of the `/smcp` namespace: the auth middleware (D4) and one guarded handler per
+ * The handlers of the `/smcp` namespace: the auth middleware (D4) and one guarded handler per
  * event. Handlers never throw into socket.io and never leave a promise unhandled: bad input of
  * any shape gets an answer where an ack was asked, and the process stays up.
  */
@@ -24,7 +24,7 @@ import type { Notifier, UpdateEvent } from "./notify.ts";
 import type { OutboundGuard } from "./outbound.ts";
 import type { Relay, RelaySender } from "./relay.ts";
 
-export interface WiringOptions {
+export interface NamespaceHandlerOptions {
   nsp: SmcpNamespace;
   provider: AuthProvider;
   relay: Relay;
@@ -58,7 +58,7 @@ function firstString(value: unknown): string | null {
   return null;
 }
 
-export function attachSmcp(opts: WiringOptions): void {
+export function attachSmcp(opts: NamespaceHandlerOptions): void {
   const { nsp, logger } = opts;
 
   nsp.use((socket, next) => {

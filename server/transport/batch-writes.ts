@@ -1,6 +1,6 @@
 /**
- * Fewer writes per answer on WebSocket sessions: the parts of one socket.io packet leave in one
- * engine.io flush, and one flush leaves in one `writev`.
+ * Batched writes: fewer writes per answer on WebSocket sessions. The parts of one socket.io
+ * packet leave in one engine.io flush, and one flush leaves in one `writev`.
  *
  * A binary-carriage chunk (D19) crosses the Server as one socket.io packet encoded in two
  * engine.io packets: the ack's text part and its attachment. Stock socket.io writes them with
@@ -9,14 +9,14 @@
  * event-loop turn) and then goes out in a second flush. engine.io's WebSocket transport then
  * hands each packet of a flush to ws separately, and ws writes each frame to the TCP socket on its
  * own. So every binary ack cost the Server two `writev` calls, an extra event-loop turn, and the
- * Agent two wake-ups; on this VM system calls and wake-ups are the largest fixed cost of a chunk.
+ * Agent two wake-ups; system calls and wake-ups are the largest fixed cost of a chunk.
  *
  * Here (1) socket.io's `Client.writeToEngine` writes every part with engine.io's flush held back
  * and flushes once after the last part, and (2) the WebSocket transport's `send(packets)` runs with
  * the TCP socket corked, so the frames of one flush reach the kernel in one `writev`. Bytes, their
  * order and the frame boundaries are what stock socket.io sends (the Agent is a stock client).
  *
- * Why this is safe, from the installed code (socket.io 4.8, engine.io 6.6, ws 8.23):
+ * Why this is safe, from the installed code (versions pinned in server/package.json):
  * - `writeToEngine` only loops `conn.write(part, opts)`; engine.io's `write` pushes the packet to
  *   `writeBuffer` and calls `flush()`, the prototype method shadowed here by an own no-op for the
  *   duration of the loop (removed in `finally`), then called once. A flush that finds the
@@ -24,9 +24,17 @@
  * - `WebSocket.send(packets)` encodes and calls `ws.send` for every packet synchronously; ws's
  *   per-frame cork nests in ours (net.Socket counts corks); `uncork` in the `finally` writes the
  *   buffered frames before `send` returns.
- * Where an internal is missing or different (another version), that step is skipped and socket.io
- * behaves as stock; test/server/write-batching.test.ts fails then.
+ * Departure from stock: wraps a method of socket.io's `Client`, shadows engine.io's private
+ * session `flush`, and reads the TCP socket under engine.io's transport (`socket._socket`).
+ * `probeBatchWrites` checks each on the installed classes at start.
  */
+import { EventEmitter } from "node:events";
+import {
+  engineSessionPrototype,
+  probeWebSocketTransport,
+  serverSideWebSocket,
+  socketIoClient,
+} from "./installed.ts";
 
 interface Corkable {
   cork(): void;
@@ -99,4 +107,30 @@ export function flushPacketsWhole(client: unknown): boolean {
     conn.flush();
   };
   return true;
+}
+
+/** Whether the installed socket.io, engine.io and ws support batched writes: null, or why not. */
+export function probeBatchWrites(): string | null {
+  const client = socketIoClient();
+  if (typeof client === "string") return client;
+  if (typeof client.writeToEngine !== "function") return "socket.io's Client has no writeToEngine";
+  if (typeof engineSessionPrototype.flush !== "function") {
+    return "engine.io's session has no flush method";
+  }
+  try {
+    if (!Object.hasOwn(serverSideWebSocket(), "_socket")) return "ws's WebSocket has no _socket";
+  } catch (err) {
+    return `ws's WebSocket: ${(err as Error).message}`;
+  }
+  try {
+    const ws = new EventEmitter();
+    const transport = probeWebSocketTransport(ws) as EngineTransport | null;
+    if (!transport || typeof transport.send !== "function") {
+      return "engine.io has no WebSocket transport with send";
+    }
+    if (transport.socket !== ws) return "engine.io's WebSocket transport keeps no ws socket";
+    return null;
+  } catch (err) {
+    return `engine.io's WebSocket transport: ${(err as Error).message}`;
+  }
 }

@@ -1,22 +1,20 @@
 /**
- * Large text packets to WebSocket sessions leave as ready WebSocket frames (Buffers), so an
- * answer waiting for a slow Agent is external memory instead of a JS string in the young
+ * Preframe: large text packets to WebSocket sessions leave as ready WebSocket frames (Buffers),
+ * so an answer waiting for a slow Agent is external memory instead of a JS string in the young
  * generation.
  *
  * Why: every base64 chunk answer (a ~88 KB ack for a 64 KiB chunk) crosses the Server as a text
  * packet. While an Agent's socket is busy, engine.io keeps the packets it has not yet handed to ws
- * in the session's `writeBuffer`, as strings. An Agent that reads slowly thus keeps dozens of
- * them alive across garbage collections, and every scavenge copies each survivor (twice: within
- * the young generation, then into the old one). Under the soak's load (slow Agents beside a
- * latency probe) the Server ran ~100 scavenges a second, hundreds of them 5–30 ms long — pauses
- * every other Agent's request waited behind. A Buffer's bytes live outside the V8 heap: GC moves
- * only the small Buffer object.
+ * in the session's write buffer, as strings. An Agent that reads slowly thus keeps dozens of them
+ * alive across garbage collections, and every scavenge copies each survivor (twice: within the
+ * young generation, then into the old one); the pauses delay every other Agent's requests. A
+ * Buffer's bytes live outside the V8 heap: GC moves only the small Buffer object.
  *
  * How: engine.io's WebSocket transport sends a packet whose `options.wsPreEncodedFrame` is set as
  * those bytes, through ws's `Sender#sendFrame` (socket.io's in-memory adapter uses the same path
  * for broadcasts). Here socket.io's `Client.writeToEngine` builds that frame for one long text
- * packet — a FIN text frame (opcode 1), unmasked as RFC 6455 §5.1 requires of a server, whose
- * payload is engine.io's message type `4` and then the packet's UTF-8 — and hands engine.io the
+ * packet (a FIN text frame, opcode 1, unmasked as RFC 6455 §5.1 requires of a server, whose
+ * payload is engine.io's message type `4` and then the packet's UTF-8) and hands engine.io the
  * frame with no string. The bytes on the wire are those ws would have written for the string.
  *
  * When: only while the session's transport is WebSocket and will send the frame as is
@@ -24,9 +22,12 @@
  * never moves a session off WebSocket once it is there, so a buffered packet is sent by that
  * transport or dropped with the session. A polling session (or one mid-upgrade) keeps the string
  * path; so do short packets (copying a few KiB is cheaper than a Buffer of its own).
- * If the installed engine.io lacks a piece this relies on, nothing is patched and socket.io
- * behaves as stock; test/server/preframed-packets.test.ts fails then.
+ *
+ * Departure from stock: wraps a method of socket.io's `Client` per instance and calls engine.io's
+ * private `_canSendPreEncodedFrame`. `probePreframe` checks both on the installed classes at start.
  */
+import { EventEmitter } from "node:events";
+import { probeWebSocketTransport, socketIoClient, wsSenderPrototype } from "./installed.ts";
 
 /** Text packets shorter than this (UTF-16 code units) keep the string path. */
 export const MIN_PREFRAMED_CHARS = 16 * 1024;
@@ -110,4 +111,24 @@ export function preframeLongTexts(client: unknown): boolean {
     writeToEngine([""], { ...o, wsPreEncodedFrame: engineMessageFrame(text) });
   };
   return true;
+}
+
+/** Whether the installed socket.io, engine.io and ws support preframing: null, or why not. */
+export function probePreframe(): string | null {
+  const client = socketIoClient();
+  if (typeof client === "string") return client;
+  if (typeof client.writeToEngine !== "function") return "socket.io's Client has no writeToEngine";
+  if (typeof wsSenderPrototype()?.sendFrame !== "function") return "ws's Sender has no sendFrame";
+  try {
+    const sender = { sendFrame: () => undefined };
+    const ws = Object.assign(new EventEmitter(), { _sender: sender });
+    const transport = probeWebSocketTransport(ws);
+    if (!transport) return "engine.io has no WebSocket transport";
+    if (!sendsFramesAsIs(transport)) {
+      return "engine.io's WebSocket transport does not send pre-encoded frames";
+    }
+    return null;
+  } catch (err) {
+    return `engine.io's WebSocket transport: ${(err as Error).message}`;
+  }
 }

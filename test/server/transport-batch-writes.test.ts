@@ -1,4 +1,4 @@
-// server/write-batching.ts: a binary ack (two engine.io packets: the ack's text part and its
+// server/transport/batch-writes.ts: a binary ack (two engine.io packets: the ack's text part and its
 // attachment) reaches the Agent's TCP socket in ONE write carrying both WebSocket frames, not one
 // write per frame, and the bytes arrive unchanged. Counted on the Server's own net.Socket of the
 // Agent's session (the write calls node's stream machinery makes), so without the cork this
@@ -10,6 +10,7 @@ import {
   ServerHarness,
   emitAck,
   request,
+  skipUnlessFastPaths,
   wholeChunkAck,
   type Socket,
 } from "../support/server-harness.ts";
@@ -31,7 +32,9 @@ function countWrites(): WriteCount {
   return countTcpWrites(session.transport.socket._socket);
 }
 
-void test("both frames of a binary ack leave the Server in one write", async () => {
+const skip = skipUnlessFastPaths("batched writes");
+
+void test("both frames of a binary ack leave the Server in one write", { skip }, async () => {
   const bytes = randomBytes(64 * 1024);
   pc.once("client:get_blob", (_req: unknown, ack: (a: unknown) => void) =>
     ack(wholeChunkAck(bytes, "r1", { blob_format: "binary" })),

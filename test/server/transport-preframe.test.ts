@@ -1,16 +1,21 @@
-// server/preframed-packets.ts: a long text packet to a WebSocket Agent waits in engine.io as a
+// server/transport/preframe.ts: a long text packet to a WebSocket Agent waits in engine.io as a
 // ready frame (Buffers, no string), reaches the Agent byte for byte, and a slow Agent's backlog
 // holds no chunk strings; polling sessions and short packets keep the string path.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
 import WebSocket from "ws";
-import { MIN_PREFRAMED_CHARS, textFrameHead } from "../../server/preframed-packets.ts";
+import {
+  MIN_PREFRAMED_CHARS,
+  probePreframe,
+  textFrameHead,
+} from "../../server/transport/preframe.ts";
 import {
   ServerHarness,
   clientTcp,
   emitAck,
   request,
+  skipUnlessFastPaths,
   wholeChunkAck,
   type Socket,
 } from "../support/server-harness.ts";
@@ -89,20 +94,30 @@ void test("the frame head is ws's own for every length class, plus engine.io's `
   }
 });
 
-void test("a 64 KiB chunk ack leaves as a frame of exactly its text, and arrives intact", async () => {
-  const wire = incomingTexts(agent);
-  const [[answer], packets] = await created(agent, () => getBlob(agent, 64 * 1024));
-  assert.equal(packets.length, 1);
-  const [packet] = packets;
-  assert.equal(packet!.data, undefined, "engine.io holds no string for the packet");
-  const frame = packet!.options?.wsPreEncodedFrame;
-  assert.ok(Array.isArray(frame) && frame.length === 2 && frame.every((b) => Buffer.isBuffer(b)));
-  // What the Agent's engine decoded is the frame's payload after the `4`.
-  const text = wire.at(-1)!;
-  assert.ok(text.length >= MIN_PREFRAMED_CHARS);
-  assert.equal(frame[1]!.toString("utf8"), text);
-  assert.equal((answer as { blob: string }).blob.length, Math.ceil((64 * 1024) / 3) * 4);
+const skip = skipUnlessFastPaths("preframing");
+
+void test("the probe accepts the installed socket.io, engine.io and ws", () => {
+  assert.equal(probePreframe(), null);
 });
+
+void test(
+  "a 64 KiB chunk ack leaves as a frame of exactly its text, and arrives intact",
+  { skip },
+  async () => {
+    const wire = incomingTexts(agent);
+    const [[answer], packets] = await created(agent, () => getBlob(agent, 64 * 1024));
+    assert.equal(packets.length, 1);
+    const [packet] = packets;
+    assert.equal(packet!.data, undefined, "engine.io holds no string for the packet");
+    const frame = packet!.options?.wsPreEncodedFrame;
+    assert.ok(Array.isArray(frame) && frame.length === 2 && frame.every((b) => Buffer.isBuffer(b)));
+    // What the Agent's engine decoded is the frame's payload after the `4`.
+    const text = wire.at(-1)!;
+    assert.ok(text.length >= MIN_PREFRAMED_CHARS);
+    assert.equal(frame[1]!.toString("utf8"), text);
+    assert.equal((answer as { blob: string }).blob.length, Math.ceil((64 * 1024) / 3) * 4);
+  },
+);
 
 void test("a short ack keeps the string path", async () => {
   const [[answer], packets] = await created(agent, () => getBlob(agent, 1024));
@@ -112,50 +127,54 @@ void test("a short ack keeps the string path", async () => {
   assert.equal((answer as { eof: boolean }).eof, true);
 });
 
-void test("a slow Agent's backlog waits as frames; every answer arrives once it reads", async () => {
-  // The Agent stops reading its TCP socket: once the kernel's buffers are full the Server's
-  // transport stays busy and engine.io keeps the next answers in the session's writeBuffer.
-  const tcp = clientTcp(agent);
-  tcp.pause();
-  const session = sessionOf(agent);
-  const n = 240; // ~21 MB of base64: well past loopback's socket buffers
-  let relayed = 0;
-  const all = await created(agent, async () => {
-    const answers = Array.from({ length: n }, (_, i) =>
-      emitAck(
-        agent,
-        "client:get_blob",
-        request("agent-1", "pc-1", { blob_handle: "h", size: 64 * 1024, req_id: `slow-${i}` }),
-      ),
-    );
-    // Every answer has been handed to engine.io once n packets exist; look at the backlog then.
-    await new Promise<void>((resolve) => {
-      const onPacket = (p: EnginePacket): void => {
-        if (p.type === "message" && ++relayed === n) {
-          session.off("packetCreate", onPacket);
-          resolve();
-        }
-      };
-      session.on("packetCreate", onPacket);
+void test(
+  "a slow Agent's backlog waits as frames; every answer arrives once it reads",
+  { skip },
+  async () => {
+    // The Agent stops reading its TCP socket: once the kernel's buffers are full the Server's
+    // transport stays busy and engine.io keeps the next answers in the session's writeBuffer.
+    const tcp = clientTcp(agent);
+    tcp.pause();
+    const session = sessionOf(agent);
+    const n = 240; // ~21 MB of base64: well past loopback's socket buffers
+    let relayed = 0;
+    const all = await created(agent, async () => {
+      const answers = Array.from({ length: n }, (_, i) =>
+        emitAck(
+          agent,
+          "client:get_blob",
+          request("agent-1", "pc-1", { blob_handle: "h", size: 64 * 1024, req_id: `slow-${i}` }),
+        ),
+      );
+      // Every answer has been handed to engine.io once n packets exist; look at the backlog then.
+      await new Promise<void>((resolve) => {
+        const onPacket = (p: EnginePacket): void => {
+          if (p.type === "message" && ++relayed === n) {
+            session.off("packetCreate", onPacket);
+            resolve();
+          }
+        };
+        session.on("packetCreate", onPacket);
+      });
+      assert.equal(session.transport.writable, false, "the transport waits for the slow Agent");
+      const waiting = session.writeBuffer.filter((p) => p.type === "message");
+      assert.ok(waiting.length > 0, "answers wait in engine.io's write buffer");
+      for (const p of waiting) {
+        assert.equal(p.data, undefined, "a waiting answer is no string");
+        assert.ok(p.options?.wsPreEncodedFrame?.every((b) => Buffer.isBuffer(b)));
+      }
+      tcp.resume();
+      return Promise.all(answers);
     });
-    assert.equal(session.transport.writable, false, "the transport waits for the slow Agent");
-    const waiting = session.writeBuffer.filter((p) => p.type === "message");
-    assert.ok(waiting.length > 0, "answers wait in engine.io's write buffer");
-    for (const p of waiting) {
-      assert.equal(p.data, undefined, "a waiting answer is no string");
-      assert.ok(p.options?.wsPreEncodedFrame?.every((b) => Buffer.isBuffer(b)));
-    }
-    tcp.resume();
-    return Promise.all(answers);
-  });
-  const [answers] = all;
-  assert.equal(answers.length, n);
-  answers.forEach(([a], i) => {
-    const answer = a as { blob: string; req_id: string };
-    assert.equal(answer.req_id, `slow-${i}`);
-    assert.equal(answer.blob.length, 87_384);
-  });
-});
+    const [answers] = all;
+    assert.equal(answers.length, n);
+    answers.forEach(([a], i) => {
+      const answer = a as { blob: string; req_id: string };
+      assert.equal(answer.req_id, `slow-${i}`);
+      assert.equal(answer.blob.length, 87_384);
+    });
+  },
+);
 
 void test("a polling Agent gets the same long ack through the string path", async () => {
   const slow = await h.agent("office-2", "agent-2", { transports: ["polling"] });

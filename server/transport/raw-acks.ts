@@ -1,32 +1,36 @@
 /**
- * The Server's socket.io parser: socket.io-parser with one shortcut for plain (text) ACK packets.
+ * Raw acks: the Server's socket.io parser is socket.io-parser with one shortcut for plain (text)
+ * ACK packets.
  *
  * Every `client:get_blob` answer crosses the Server as an ACK packet: the Computer's ack in, the
  * Agent's ack out. The standard parser JSON.parses the whole ack (a 64 KiB chunk is ~88 KB of
  * base64 text) and JSON.stringifies it again, only for the relay to pass it on untouched (D13).
  * Here the Decoder reads only the header of a text ACK (`3/smcp,<id>`) and keeps the data array's
- * text as a `RawArgs`; the relay's ack callback receives it as its single argument and hands it
+ * text as an `AckText`; the relay's ack callback receives it as its single argument and hands it
  * back to the Agent's ack; the Encoder writes `3/smcp,<agent id>` + the same text. The Agent thus
- * receives the Computer's ack byte for byte (D13), and the Server never builds `blob`.
+ * receives the Computer's ack byte for byte (D13), and the Server never builds `blob`. An ack
+ * that crosses to another node (Redis) is serialized by the adapter as the value it stands for
+ * (ack-text.ts), so every deployment runs the same relay.
  *
- * Everything else — EVENT, BINARY_EVENT, BINARY_ACK (binary carriage, D19), CONNECT, DISCONNECT,
- * an ACK without data or with an unusual header — goes through socket.io-parser unchanged, so the
- * clients (standard socket.io-client Agents and Computers) see no difference.
+ * Everything else (EVENT, BINARY_EVENT, BINARY_ACK for binary carriage (D19), CONNECT,
+ * DISCONNECT, an ACK without data or with an unusual header) goes through socket.io-parser
+ * unchanged, so the clients (standard socket.io-client Agents and Computers) see no difference.
  *
  * Malformed ACK text: the data must be a JSON array, checked as the standard parser does (without
- * building long strings, raw-args.ts). Text that is not one throws "invalid payload" like the
+ * building long strings, ack-text.ts). Text that is not one throws "invalid payload" like the
  * standard Decoder; socket.io then closes that Computer's connection and the relay answers its
- * requests in flight with 404 `disconnected` (D11) — the Server never forwards text an Agent
+ * requests in flight with 404 `disconnected` (D11): the Server never forwards text an Agent
  * could not decode. Size: the Decoder adds no limit of its own; engine.io's `maxHttpBufferSize`
- * has already refused any larger message, and a RawArgs (a slice of that message) lives only
+ * has already refused any larger message, and an AckText (a slice of that message) lives only
  * until the relay answers or drops the request.
  *
- * Not with Redis (or any custom adapter or link): the Redis adapter msgpack-encodes acks that cross
- * nodes, which would turn a RawArgs into a plain object. `rawAckParserOption` picks the standard
- * parser there. `A2C_SERVER_RAW_ACKS=0` also selects the standard parser (comparison, fallback).
+ * Departure from stock: a custom parser is a public socket.io option, but the Decoder reads
+ * socket.io-parser's private `reconstructor` (a binary packet waiting for its attachments), and
+ * the relay relies on socket.io handing an ACK's data to the ack callback as decoded.
+ * `probeRawAcks` checks both parsers against the installed socket.io-parser at start.
  */
 import { Decoder, Encoder, PacketType, protocol, type Packet } from "socket.io-parser";
-import { RawArgs, checkAckJson } from "./raw-args.ts";
+import { AckText, checkAckJson } from "./ack-text.ts";
 
 const ACK_TYPE = 0x33; // "3"
 const SLASH = 0x2f;
@@ -64,11 +68,11 @@ export function readAckHeader(text: string): AckHeader | null {
   return { nsp, id: Number(text.slice(idStart, i)), start: i };
 }
 
-export class RawAckDecoder extends Decoder {
+export class AckTextDecoder extends Decoder {
   override add(obj: unknown): void {
     // While a binary packet waits for its attachments, a text message is a protocol error that
     // the standard Decoder reports.
-    if (typeof obj === "string" && !this.reconstructing()) {
+    if (typeof obj === "string" && !this.waitsForAttachments()) {
       const header = readAckHeader(obj);
       if (header) {
         const json = obj.slice(header.start);
@@ -78,7 +82,7 @@ export class RawAckDecoder extends Decoder {
           type: PacketType.ACK,
           nsp: header.nsp,
           id: header.id,
-          data: [new RawArgs(json, carried)],
+          data: [new AckText(json, carried)],
         };
         this.emitReserved("decoded", packet);
         return;
@@ -87,19 +91,20 @@ export class RawAckDecoder extends Decoder {
     super.add(obj);
   }
 
-  private reconstructing(): boolean {
+  /** A binary packet is waiting for its attachments (socket.io-parser's private field). */
+  waitsForAttachments(): boolean {
     return Boolean((this as unknown as { reconstructor?: unknown }).reconstructor);
   }
 }
 
-export class RawAckEncoder extends Encoder {
+export class AckTextEncoder extends Encoder {
   override encode(packet: Packet): unknown[] {
     const data: unknown = packet.data;
     if (
       packet.type === PacketType.ACK &&
       Array.isArray(data) &&
       data.length === 1 &&
-      data[0] instanceof RawArgs
+      data[0] instanceof AckText
     ) {
       let head = "3";
       if (packet.nsp && packet.nsp !== "/") head += `${packet.nsp},`;
@@ -114,26 +119,41 @@ export class RawAckEncoder extends Encoder {
 export const rawAckParser = {
   protocol,
   PacketType,
-  Encoder: RawAckEncoder,
-  Decoder: RawAckDecoder,
+  Encoder: AckTextEncoder,
+  Decoder: AckTextDecoder,
 };
 
-/** What decides the parser: the Server options that replace in-memory routing. */
-export interface ParserChoice {
-  redis?: unknown;
-  adapter?: unknown;
-  link?: unknown;
-}
-
-/**
- * `{ parser: rawAckParser }` for a single in-memory Server, `{}` (socket.io's standard parser)
- * with Redis, a custom adapter or link, or `A2C_SERVER_RAW_ACKS=0`.
- */
-export function rawAckParserOption(
-  choice: ParserChoice,
-  env: NodeJS.ProcessEnv = process.env,
-): { parser?: typeof rawAckParser } {
-  if (choice.redis || choice.adapter || choice.link) return {};
-  if (env.A2C_SERVER_RAW_ACKS === "0") return {};
-  return { parser: rawAckParser };
+/** Whether the installed socket.io-parser works with these parsers: null, or why not. */
+export function probeRawAcks(): string | null {
+  try {
+    if (typeof Decoder !== "function" || typeof Encoder !== "function") {
+      return "socket.io-parser exports no Decoder/Encoder";
+    }
+    const decoded: Packet[] = [];
+    const decoder = new AckTextDecoder();
+    decoder.on("decoded", (p: Packet) => decoded.push(p));
+    // A binary event waiting for its attachment: a text ACK meanwhile is the standard Decoder's.
+    decoder.add('51-/smcp,["e",{"_placeholder":true,"num":0}]');
+    if (!decoder.waitsForAttachments()) return "socket.io-parser's Decoder has no reconstructor";
+    decoder.add(Buffer.from([1]));
+    const text = '[{"blob":"QUJD"},null]';
+    decoder.add(`3/smcp,7${text}`);
+    const ack = decoded[1];
+    const args: unknown = ack?.data;
+    if (
+      decoded.length !== 2 ||
+      ack?.type !== PacketType.ACK ||
+      ack.id !== 7 ||
+      !Array.isArray(args) ||
+      !(args[0] instanceof AckText) ||
+      args[0].json !== text
+    ) {
+      return "socket.io-parser decodes packets differently";
+    }
+    const out = new AckTextEncoder().encode({ ...ack, id: 12 });
+    if (out.length !== 1 || out[0] !== `3/smcp,12${text}`) return "ack text not written back";
+    return null;
+  } catch (err) {
+    return `socket.io-parser: ${(err as Error).message}`;
+  }
 }

@@ -1,11 +1,13 @@
-// The Server's raw-ack parser (server/raw-parser.ts): a text ACK is kept as its JSON text and
-// written back verbatim; every other packet decodes and encodes exactly as socket.io-parser does.
+// The Server's raw-ack parser (server/transport/raw-acks.ts): a text ACK is kept as its JSON text
+// and written back verbatim; every other packet decodes and encodes exactly as socket.io-parser
+// does; serialized by anyone else (an adapter carrying it to another node) it is the value it
+// stands for; the probe accepts the installed socket.io-parser.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { Decoder, Encoder, PacketType, type Packet } from "socket.io-parser";
-import { RawArgs, checkAckJson } from "../../server/raw-args.ts";
-import { RawAckDecoder, RawAckEncoder, rawAckParserOption } from "../../server/raw-parser.ts";
+import { AckText, checkAckJson } from "../../server/transport/ack-text.ts";
+import { AckTextDecoder, AckTextEncoder, probeRawAcks } from "../../server/transport/raw-acks.ts";
 
 /** Everything `decoder` emits for `messages`, or the error it threw. */
 function decodeAll(decoder: Decoder, messages: unknown[]): Packet[] {
@@ -16,10 +18,10 @@ function decodeAll(decoder: Decoder, messages: unknown[]): Packet[] {
 }
 
 const standard = new Encoder();
-const raw = new RawAckEncoder();
+const raw = new AckTextEncoder();
 
 function rawDecode(text: string): Packet {
-  const [packet] = decodeAll(new RawAckDecoder(), [text]);
+  const [packet] = decodeAll(new AckTextDecoder(), [text]);
   assert.ok(packet);
   return packet;
 }
@@ -47,7 +49,7 @@ void test("a chunk ack keeps its text and is written back verbatim under the Age
   assert.equal(packet.nsp, "/smcp");
   assert.equal(packet.id, 7);
   const [args] = packet.data as unknown[];
-  assert.ok(args instanceof RawArgs);
+  assert.ok(args instanceof AckText);
   assert.equal(args.json, JSON.stringify([chunk]));
   assert.deepEqual(args.carried, {
     bytes: Buffer.byteLength(chunk.blob, "base64"),
@@ -108,12 +110,12 @@ void test("binary acks, events and acks without data decode and encode as the st
   ];
   for (const messages of texts) {
     assert.deepEqual(
-      decodeAll(new RawAckDecoder(), messages),
+      decodeAll(new AckTextDecoder(), messages),
       decodeAll(new Decoder(), messages),
       String(messages[0]),
     );
   }
-  const [decoded] = decodeAll(new RawAckDecoder(), standard.encode(binary));
+  const [decoded] = decodeAll(new AckTextDecoder(), standard.encode(binary));
   assert.ok(decoded);
   assert.deepEqual(raw.encode(decoded), standard.encode(decoded));
   const event: Packet = { type: PacketType.EVENT, nsp: "/smcp", data: ["x", { y: 1 }] };
@@ -131,7 +133,7 @@ void test("malformed ACK text throws 'invalid payload' like the standard Decoder
     "3/smcp,5{}",
   ];
   for (const text of bad) {
-    assert.throws(() => decodeAll(new RawAckDecoder(), [text]), /invalid payload/, text);
+    assert.throws(() => decodeAll(new AckTextDecoder(), [text]), /invalid payload/, text);
     assert.throws(() => decodeAll(new Decoder(), [text]), /invalid payload/, text);
   }
 });
@@ -142,7 +144,7 @@ void test("valid but unusual JSON (escapes, spaces) is accepted and kept byte fo
     "[ 1 , 2.50 ]",
     '[{"__proto__":{"x":1}}]',
   ]) {
-    const [args] = rawDecode(`3/smcp,1${json}`).data as RawArgs[];
+    const [args] = rawDecode(`3/smcp,1${json}`).data as AckText[];
     assert.equal(args?.json, json);
     assert.deepEqual(args?.args(), JSON.parse(json));
   }
@@ -155,7 +157,7 @@ void test("a text ACK while binary attachments are awaited is refused as by sock
     id: 1,
     data: [Buffer.from([1])],
   });
-  const decoder = new RawAckDecoder();
+  const decoder = new AckTextDecoder();
   decoder.add(header);
   assert.throws(() => decoder.add("3/smcp,2[1]"), /plaintext data when reconstructing/);
 });
@@ -201,10 +203,15 @@ void test("the check accepts exactly the texts JSON.parse reads as an array", ()
   );
 });
 
-void test("the raw parser only for a single in-memory Server", () => {
-  assert.ok(rawAckParserOption({}, {}).parser);
-  assert.deepEqual(rawAckParserOption({ redis: { url: "redis://x" } }, {}), {});
-  assert.deepEqual(rawAckParserOption({ adapter: class {} }, {}), {});
-  assert.deepEqual(rawAckParserOption({ link: () => null }, {}), {});
-  assert.deepEqual(rawAckParserOption({}, { A2C_SERVER_RAW_ACKS: "0" }), {});
+void test("serialized as JSON, an ack text is the first argument it stands for", () => {
+  const [text] = standard.encode({ type: PacketType.ACK, nsp: "/smcp", id: 7, data: [chunk, 2] });
+  const [args] = rawDecode(text as string).data as AckText[];
+  assert.ok(args instanceof AckText);
+  // As the Redis adapter carries one ack argument to another node (its msgpack calls toJSON too:
+  // test/scaleout/two-nodes.test.ts relays real answers across nodes).
+  assert.deepEqual(JSON.parse(JSON.stringify({ packet: args })), { packet: chunk });
+});
+
+void test("the probe accepts the installed socket.io-parser", () => {
+  assert.equal(probeRawAcks(), null);
 });
