@@ -1,5 +1,5 @@
 /**
- * Connect-time authentication (DECISIONS D4). Providers are pluggable behind `AuthProvider`; the
+ * Connect-time authentication (D4). Providers are pluggable behind `AuthProvider`; the
  * built-in one checks bearer tokens from configuration.
  *
  * Token sources, all merged:
