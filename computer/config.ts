@@ -3,6 +3,12 @@
  */
 import { parseArgs } from "node:util";
 import type { StartComputerOptions } from "./computer.ts";
+import {
+  FAST_PATH_NAMES,
+  onlyFastPaths,
+  type FastPathName,
+  type FastPathOptions,
+} from "./fast-paths.ts";
 import type { ComputerHttpOptions } from "./http.ts";
 
 /** What `npm run computer` runs: the Computer, plus its optional HTTP endpoint (http.ts). */
@@ -32,6 +38,11 @@ export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [
   --http-port P                serve GET /healthz and /metrics on this port; off when unset,
                                0 = any free port (env A2C_HTTP_PORT)
   --http-host H                interface of that endpoint, default 127.0.0.1 (env A2C_HTTP_HOST)
+  --fast-paths LIST            departures from the client libraries' stock behaviour: all
+                               (default), none, or the names to keep on, comma-separated:
+                               ${FAST_PATH_NAMES.join(", ")} (env A2C_COMPUTER_FAST_PATHS)
+  --stock-transport            every fast path off, the same as --fast-paths none
+                               (env A2C_COMPUTER_TRANSPORT=stock)
   -h, --help                   this text
 Log level: A2C_LOG_LEVEL (default info).`;
 
@@ -70,6 +81,8 @@ export function parseComputerArgs(
   const options: Record<string, { type: "string" } | { type: "boolean"; short?: string }> = {
     help: { type: "boolean", short: "h" },
     "allow-hard-links": { type: "boolean" },
+    "stock-transport": { type: "boolean" },
+    "fast-paths": { type: "string" },
   };
   for (const k of [...Object.keys(STRING_FLAGS), ...Object.keys(INT_FLAGS)]) {
     options[k] = { type: "string" };
@@ -144,6 +157,7 @@ export function parseComputerArgs(
     out.allowHardLinks = true;
   }
   assign("hashNice", int("hash-nice"));
+  assign("fastPaths", fastPaths(values, env));
   const httpPort = int("http-port");
   const httpHost = str("http-host");
   if (httpPort !== undefined) {
@@ -152,4 +166,52 @@ export function parseComputerArgs(
     throw new UsageError("--http-host needs --http-port");
   }
   return out;
+}
+
+/**
+ * `--fast-paths` / `--stock-transport`, else their env twins. Absent: undefined (all on). Both
+ * ways at once are a usage error, whichever wins would surprise someone.
+ */
+function fastPaths(
+  values: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): FastPathOptions | undefined {
+  const list = typeof values["fast-paths"] === "string" ? values["fast-paths"] : undefined;
+  const stock = values["stock-transport"] === true;
+  if (list !== undefined && stock) {
+    throw new UsageError("--stock-transport and --fast-paths exclude each other");
+  }
+  if (stock) return "none";
+  if (list !== undefined) return parseFastPaths(list, "--fast-paths");
+  const fromEnv = env.A2C_COMPUTER_FAST_PATHS?.trim() || undefined;
+  const transport = env.A2C_COMPUTER_TRANSPORT?.trim().toLowerCase() || undefined;
+  if (transport !== undefined && transport !== "stock" && transport !== "fast") {
+    throw new UsageError(
+      `A2C_COMPUTER_TRANSPORT must be stock or fast, got ${JSON.stringify(transport)}`,
+    );
+  }
+  if (transport === "stock" && fromEnv !== undefined) {
+    throw new UsageError(
+      "A2C_COMPUTER_TRANSPORT=stock and A2C_COMPUTER_FAST_PATHS exclude each other",
+    );
+  }
+  if (transport === "stock") return "none";
+  return fromEnv === undefined ? undefined : parseFastPaths(fromEnv, "A2C_COMPUTER_FAST_PATHS");
+}
+
+/** `all`, `none`, or names of the paths to keep on (the others off). */
+export function parseFastPaths(spec: string, source: string): FastPathOptions {
+  const trimmed = spec.trim();
+  if (trimmed === "all" || trimmed === "none") return trimmed;
+  const names = trimmed
+    .split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !(FAST_PATH_NAMES as string[]).includes(n));
+  if (names.length === 0 || unknown.length > 0) {
+    throw new UsageError(
+      `${source} takes all, none or names from ${FAST_PATH_NAMES.join(", ")}; got ${JSON.stringify(spec)}`,
+    );
+  }
+  return onlyFastPaths(names as FastPathName[]);
 }

@@ -9,7 +9,7 @@
 import { constants, fstatSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import type { DeriveLimits } from "../blob/derived.ts";
-import { openedAtFd } from "../blob/opened-at.ts";
+import { descriptorLocation } from "../blob/descriptor-location.ts";
 import type { ComputerConfig } from "../contracts.ts";
 import { signatureOf } from "../workers/hash-file.ts";
 import { MAX_FRONTMATTER_BYTES } from "./frontmatter.ts";
@@ -47,7 +47,7 @@ export async function openRegular(target: string): Promise<OpenedFile | null> {
       return null; // vanished, swapped for a symlink (ELOOP), permissions...
     }
     try {
-      const where = openedAtFd(fh.fd, target);
+      const where = descriptorLocation(fh.fd, target);
       if (where !== "same") {
         await fh.close();
         if (where === "replaced") continue; // renamed over after the open: open the new one
