@@ -1,5 +1,5 @@
 /**
- * Resource bytes of a sandboxed file (digest §3.4 step 4; D21): a file whose basename is
+ * Resource bytes of a sandboxed file (D21): a file whose basename is
  * `SKILL.md` is served with its frontmatter removed (a derived resource, computer/blob/derived.ts
  * produces and keeps those bytes); any other file raw. Every read here goes through one
  * descriptor opened with O_NOFOLLOW|O_NONBLOCK and checked with fstat, so a file swapped for a

@@ -231,7 +231,7 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
       notify = null;
     },
     cancel(reqId) {
-      // Unknown or finished req_id: silent no-op (digest §1.10, checklist 57).
+      // Unknown or finished req_id: silent no-op (docs/protocol.md, tool_call).
       for (const ac of inflight.get(reqId) ?? []) ac.abort(new CallAbort("cancel"));
     },
     async close() {
@@ -256,7 +256,7 @@ function failureResult(
   if (reason instanceof CallAbort) {
     if (reason.kind === "cancel") return cancelledResult();
     if (reason.kind === "timeout") return timeoutResult(req.timeout);
-    // Not `a2c_cancelled`: that marker means the Agent asked (digest §1.10); this one did not.
+    // Not `a2c_cancelled`: that marker means the Agent asked; this one did not.
     return textError("Tool call interrupted: the Computer is shutting down", {
       mcp_server: bundleId,
     });

@@ -1,7 +1,7 @@
 /**
  * Final connect failures stop the Computer with a clear, typed error instead of a silent
  * reconnect loop: a refused token (401, D4) and a protocol version the Server does not speak
- * (HTTP 400 + 4008, digest §1.4). A Computer name already taken in the office is a refused join.
+ * (HTTP 400 + 4008, D1). A Computer name already taken in the office is a refused join.
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";

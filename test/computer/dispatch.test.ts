@@ -1,7 +1,7 @@
 /**
  * The Computer's dispatch, seen from the relay's side. A bare socket.io server plays a relay that
  * forwards anything (buggy or hostile), so the Computer's own checks are what answers:
- * schema → 400, wrong `computer` → 404 and not executed (D15, checklist 60), no handler / throwing
+ * schema → 400, wrong `computer` → 404 and not executed (D15), no handler / throwing
  * handler / oversized answer → 500, unknown event → 404 (unknown-events.test.ts has the names),
  * cancel → service.cancel, attach/detach.
  */

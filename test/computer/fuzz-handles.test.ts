@@ -1,5 +1,5 @@
 /**
- * Fuzz (issue 4): 10,000 random and mutated handles are all `4018 invalid_handle`, decided before
+ * Fuzz: 10,000 random and mutated handles are all `4018 invalid_handle`, decided before
  * any file-system access: the engine opens no file and the producer is never asked.
  */
 import assert from "node:assert/strict";

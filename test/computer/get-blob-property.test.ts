@@ -1,5 +1,5 @@
 /**
- * Property (issue 4): for random resource sizes, buffer limits, chunk requests, req_id lengths,
+ * Property: for random resource sizes, buffer limits, chunk requests, req_id lengths,
  * carriages and transports, draining from offset 0 reassembles the source exactly, `eof` is set
  * on the last chunk only, every chunk answer's serialized ack fits `maxHttpBufferSize`, and a
  * random offset gives exactly the source slice.

@@ -1,5 +1,5 @@
 /**
- * `client:get_blob` behaviour (blob-transfer §2; D15–D19; checklist 41–52): every 4018 reason,
+ * `client:get_blob` behaviour (D15–D19): every 4018 reason,
  * offsets, `max_chunk_bytes` clamping, empty resources, idempotence, any-order offsets, binary
  * carriage. Real files in a temp dir, real producer, real engine.
  */

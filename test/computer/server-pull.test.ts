@@ -1,5 +1,5 @@
 /**
- * Through the real Server (checklist 40–46, D16, D19): a plain socket.io-client Agent pulls a
+ * Through the real Server (D16, D19): a plain socket.io-client Agent pulls a
  * whole file from a real Computer, in base64 and in binary carriage, including a request for a
  * huge chunk (clamped: the Computer is never dropped for an oversized ack); the Computer rejoins
  * its office after its connection drops.

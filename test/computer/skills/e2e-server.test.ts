@@ -1,7 +1,7 @@
 // End to end through the real Server and the real Computer (startComputer with a skill home):
 // get_skill mints a handle, a full client:get_blob pull agrees on total_size and sha256
-// (checklist 40), and an edit burst in the home reaches the office Agent as exactly one
-// notify:update_skills (checklist 19/61).
+// (D18), and an edit burst in the home reaches the office Agent as exactly one
+// notify:update_skills.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";

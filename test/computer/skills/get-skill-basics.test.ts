@@ -1,4 +1,4 @@
-// Checklist 22, 24–27, 34–39: client:get_skills / client:get_skill answers on real packages.
+// client:get_skills / client:get_skill answers on real packages.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, test } from "node:test";

@@ -1,4 +1,4 @@
-// Pull time: checklist 40–52 for skill handles through the real blob engine, and the D17
+// Pull time: the get_blob contract (D15–D19) for skill handles through the real blob engine, and the D17
 // re-authorization outcomes when the package changes after minting.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";

@@ -1,4 +1,4 @@
-// The registry: sources, names, discovery order, optional metadata, orphans (checklist 23), and
+// The registry: sources, names, discovery order, optional metadata, orphans, and
 // bad packages left out with an ERROR log line (never served).
 import assert from "node:assert/strict";
 import { mkdir, rm, stat, symlink, writeFile } from "node:fs/promises";

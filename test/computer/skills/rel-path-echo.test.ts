@@ -1,4 +1,4 @@
-// A 4017 echoes a relative rel_path in details.rel_path (diagnostic, digest §4.5) but leaves out an
+// A 4017 echoes a relative rel_path in details.rel_path (diagnostic) but leaves out an
 // absolute one (POSIX or Windows): details.rel_path is optional, and an error must never carry
 // something that reads like a real path (D23).
 import assert from "node:assert/strict";

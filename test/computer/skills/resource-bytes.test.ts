@@ -1,4 +1,4 @@
-// Checklist 33 (too_large) and the resource-bytes rules of D21: frontmatter stripping (CRLF,
+// `too_large` and the resource-bytes rules of D21: frontmatter stripping (CRLF,
 // BOM, nested SKILL.md, no closing fence), the hard cap on the bytes actually served, and the
 // inline body falling back to a handle when the ack would not fit the Server's buffer.
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// Checklist 28–32 (30 = the `out-link` / `abs-out` entries) and the hostile rel_path corpus (issue 5): every value gets the right 4017
+// The sandbox's 4017 reasons (the `out-link` / `abs-out` entries among them) and the hostile rel_path corpus: every value gets the right 4017
 // reason, the same request through the pull-time producer never resolves, and no answer carries a
 // byte from outside the package (or from .skillenv).
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// Live updates (checklist 61; digest §3.6): a burst of edits in the skill home refreshes the
+// Live updates (`notify:update_skills`): a burst of edits in the skill home refreshes the
 // registry and calls notify("server:update_skills") exactly once, only while attached. Edits are
 // written synchronously so the whole burst lands inside one debounce window whatever the load.
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * Cancel and timeout of `client:tool_call` (digest §1.8, §1.10; checklist 56–58): cancel aborts
+ * Cancel and timeout of `client:tool_call` (docs/protocol.md, tool_call): cancel aborts
  * the matching in-flight call and MCP `notifications/cancelled` reaches the server; the ack carries
  * `meta.a2c_cancelled`; a timeout carries `meta.a2c_timeout`; an unknown req_id does nothing.
  */
@@ -17,7 +17,7 @@ async function cancelledCount(): Promise<number> {
   return Number(textOf(await fx.call("demo__cancelled_count")));
 }
 
-void test("cancel aborts the call: isError + meta.a2c_cancelled, server told (checklist 56)", async () => {
+void test("cancel aborts the call: isError + meta.a2c_cancelled, server told", async () => {
   const before = await cancelledCount();
   const reqId = nextReqId();
   const pending = fx.call("demo__slow", { ms: 60_000 }, 120, reqId);
@@ -35,7 +35,7 @@ void test("cancel aborts the call: isError + meta.a2c_cancelled, server told (ch
   assert.equal(after, before + 1);
 });
 
-void test("an unknown or finished req_id is a silent no-op (checklist 57)", async () => {
+void test("an unknown or finished req_id is a silent no-op", async () => {
   const reqId = nextReqId();
   const r = await fx.call("demo__echo", { text: "done" }, 30, reqId);
   assert.equal(textOf(r), "done");
@@ -50,7 +50,7 @@ void test("an unknown or finished req_id is a silent no-op (checklist 57)", asyn
   assert.equal(textOf(ok), "done after 200 ms");
 });
 
-void test("timeout: isError + meta.a2c_timeout, and the server is told to stop (checklist 58)", async () => {
+void test("timeout: isError + meta.a2c_timeout, and the server is told to stop", async () => {
   const before = await cancelledCount();
   const r = await fx.call("demo__slow", { ms: 60_000 }, 1);
   assert.equal(r.isError, true);

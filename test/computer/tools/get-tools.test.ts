@@ -1,7 +1,7 @@
 /**
- * `client:get_tools` over the demo MCP server (digest §3.1): exposed names, bundle_id, schemas,
+ * `client:get_tools` over the demo MCP server (docs/protocol.md, tool_call): exposed names, bundle_id, schemas,
  * annotations as a JSON string; plain calls: result-level `_meta` becomes `meta` (D25), tool
- * failures and unknown tools are isError CallToolResults (checklist 59, 4001 meaning).
+ * failures and unknown tools are isError CallToolResults (4001 meaning).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -74,7 +74,7 @@ void describe("client:tool_call basics", () => {
     assert.deepEqual(r.structuredContent, { sum: 5 });
   });
 
-  void test("a failing tool is an isError CallToolResult (checklist 59)", async () => {
+  void test("a failing tool is an isError CallToolResult", async () => {
     const r = await fx.call("demo__fail", { message: "boom" });
     assert.equal(r.isError, true);
     assert.equal(textOf(r), "boom");

@@ -1,5 +1,5 @@
 /**
- * MCP-sourced skills, mode `resources` (digest §5.1; D20): the demo server's `skill://` resources
+ * MCP-sourced skills, mode `resources` (D20): the demo server's `skill://` resources
  * are staged into `<home>/mcp/demo/<skill>/`, seen by the SKILL registry as `mcp:demo:<skill>`,
  * orphaned when the server dies, restored when it comes back, re-staged on list_changed; a bundle
  * staged earlier whose server is no longer configured stays orphaned.

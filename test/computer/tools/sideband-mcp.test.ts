@@ -1,5 +1,5 @@
 /**
- * The binary sideband end to end over the demo MCP server (checklist 53–55; D24): small items
+ * The binary sideband end to end over the demo MCP server (D24): small items
  * stay inline, a 5 MB PNG is spooled and drained byte for byte through `client:get_blob`, embedded
  * resource blobs and audio get the same treatment, many mid-sized images still fit the buffer,
  * an over-cap item and an unfittable text give the decided isError.
@@ -22,7 +22,7 @@ before(async () => {
 after(() => fx.close());
 
 void describe("inline budget", () => {
-  void test("a small image stays inline and unchanged (checklist 53)", async () => {
+  void test("a small image stays inline and unchanged", async () => {
     const r = await fx.call("demo__png", { width: 8, height: 8 });
     const item = r.content[1] as { type: string; data: string; mimeType: string; _meta?: object };
     assert.equal(item.type, "image");
@@ -32,7 +32,7 @@ void describe("inline budget", () => {
     assert.equal(fx.service.spool.count, 0);
   });
 
-  void test("a 5 MB PNG is sidebanded and drains byte for byte (checklist 54)", async () => {
+  void test("a 5 MB PNG is sidebanded and drains byte for byte", async () => {
     const expected = encodePng({ width: 1400, height: 1200, noiseSeed: 1400 * 7919 + 1200 });
     assert.ok(expected.length > 5_000_000, `PNG is ${expected.length} bytes`);
     const r = await fx.call("demo__png", { width: 1400, height: 1200, noise: true });
@@ -55,7 +55,7 @@ void describe("inline budget", () => {
     assert.deepEqual(dims, { width: 1400, height: 1200 });
   });
 
-  void test("an embedded resource blob over budget is sidebanded on the item _meta (checklist 55)", async () => {
+  void test("an embedded resource blob over budget is sidebanded on the item _meta", async () => {
     const r = await fx.call("demo__resource_blob", { size: 100_000, mimeType: "application/pdf" });
     const item = r.content[0] as {
       resource: { uri: string; blob: string; mimeType: string };
