@@ -22,10 +22,6 @@ export function testFastPaths(): FastPathOptions {
   return process.env.A2C_TEST_COMPUTER_TRANSPORT === "stock" ? "none" : "all";
 }
 
-/** Why a test of one fast path's mechanism does not run on the stock transport, or false. */
-export const STOCK_TRANSPORT =
-  testFastPaths() === "none" && "the Computer runs the stock transport (no fast paths)";
-
 export function startHarnessComputer(
   h: ServerHarness,
   dir: string,
