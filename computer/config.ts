@@ -38,11 +38,10 @@ export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [
   --http-port P                serve GET /healthz and /metrics on this port; off when unset,
                                0 = any free port (env A2C_HTTP_PORT)
   --http-host H                interface of that endpoint, default 127.0.0.1 (env A2C_HTTP_HOST)
-  --fast-paths LIST            departures from the client libraries' stock behaviour: all
-                               (default), none, or the names to keep on, comma-separated:
-                               ${FAST_PATH_NAMES.join(", ")} (env A2C_COMPUTER_FAST_PATHS)
-  --stock-transport            every fast path off, the same as --fast-paths none
-                               (env A2C_COMPUTER_TRANSPORT=stock)
+  --stock-transport            every fast path off: the client libraries' stock behaviour
+                               (env A2C_COMPUTER_TRANSPORT=stock). One path on or off, over
+                               that: A2C_COMPUTER_LEND_BUFFERS, A2C_COMPUTER_MASK_IN_PLACE,
+                               A2C_COMPUTER_BATCH_WRITES, A2C_COMPUTER_MCP_READ_BUFFER = 0|1
   -h, --help                   this text
 Log level: A2C_LOG_LEVEL (default info).`;
 
@@ -82,7 +81,6 @@ export function parseComputerArgs(
     help: { type: "boolean", short: "h" },
     "allow-hard-links": { type: "boolean" },
     "stock-transport": { type: "boolean" },
-    "fast-paths": { type: "string" },
   };
   for (const k of [...Object.keys(STRING_FLAGS), ...Object.keys(INT_FLAGS)]) {
     options[k] = { type: "string" };
@@ -157,7 +155,7 @@ export function parseComputerArgs(
     out.allowHardLinks = true;
   }
   assign("hashNice", int("hash-nice"));
-  assign("fastPaths", fastPaths(values, env));
+  assign("fastPaths", fastPaths(values["stock-transport"] === true, env));
   const httpPort = int("http-port");
   const httpHost = str("http-host");
   if (httpPort !== undefined) {
@@ -168,50 +166,39 @@ export function parseComputerArgs(
   return out;
 }
 
-/**
- * `--fast-paths` / `--stock-transport`, else their env twins. Absent: undefined (all on). Both
- * ways at once are a usage error, whichever wins would surprise someone.
- */
-function fastPaths(
-  values: Record<string, unknown>,
-  env: NodeJS.ProcessEnv,
-): FastPathOptions | undefined {
-  const list = typeof values["fast-paths"] === "string" ? values["fast-paths"] : undefined;
-  const stock = values["stock-transport"] === true;
-  if (list !== undefined && stock) {
-    throw new UsageError("--stock-transport and --fast-paths exclude each other");
-  }
-  if (stock) return "none";
-  if (list !== undefined) return parseFastPaths(list, "--fast-paths");
-  const fromEnv = env.A2C_COMPUTER_FAST_PATHS?.trim() || undefined;
-  const transport = env.A2C_COMPUTER_TRANSPORT?.trim().toLowerCase() || undefined;
-  if (transport !== undefined && transport !== "stock" && transport !== "fast") {
-    throw new UsageError(
-      `A2C_COMPUTER_TRANSPORT must be stock or fast, got ${JSON.stringify(transport)}`,
-    );
-  }
-  if (transport === "stock" && fromEnv !== undefined) {
-    throw new UsageError(
-      "A2C_COMPUTER_TRANSPORT=stock and A2C_COMPUTER_FAST_PATHS exclude each other",
-    );
-  }
-  if (transport === "stock") return "none";
-  return fromEnv === undefined ? undefined : parseFastPaths(fromEnv, "A2C_COMPUTER_FAST_PATHS");
+/** The env switch of each fast path (`0` or `1`): `A2C_COMPUTER_LEND_BUFFERS`, … */
+export function fastPathEnv(name: FastPathName): string {
+  return `A2C_COMPUTER_${name.toUpperCase()}`;
 }
 
-/** `all`, `none`, or names of the paths to keep on (the others off). */
-export function parseFastPaths(spec: string, source: string): FastPathOptions {
-  const trimmed = spec.trim();
-  if (trimmed === "all" || trimmed === "none") return trimmed;
-  const names = trimmed
-    .split(",")
-    .map((n) => n.trim())
-    .filter(Boolean);
-  const unknown = names.filter((n) => !(FAST_PATH_NAMES as string[]).includes(n));
-  if (names.length === 0 || unknown.length > 0) {
+/**
+ * `--stock-transport` / `A2C_COMPUTER_TRANSPORT=stock` turns every fast path off; a fast path's
+ * own variable (`0` or `1`) then overrides that for it. Undefined: the default (all on). The
+ * Server reads its own fast paths the same way.
+ */
+function fastPaths(stockFlag: boolean, env: NodeJS.ProcessEnv): FastPathOptions | undefined {
+  const mode = env.A2C_COMPUTER_TRANSPORT?.trim() || undefined;
+  if (mode !== undefined && mode !== "stock" && mode !== "fast") {
     throw new UsageError(
-      `${source} takes all, none or names from ${FAST_PATH_NAMES.join(", ")}; got ${JSON.stringify(spec)}`,
+      `A2C_COMPUTER_TRANSPORT must be stock or fast, got ${JSON.stringify(mode)}`,
     );
   }
-  return onlyFastPaths(names as FastPathName[]);
+  const stock = stockFlag || mode === "stock";
+  const on: FastPathName[] = [];
+  let any = false;
+  for (const name of FAST_PATH_NAMES) {
+    const variable = fastPathEnv(name);
+    const text = env[variable]?.trim();
+    if (!text) {
+      if (!stock) on.push(name);
+      continue;
+    }
+    any = true;
+    if (/^(1|true|yes|on)$/i.test(text)) on.push(name);
+    else if (!/^(0|false|no|off)$/i.test(text)) {
+      throw new UsageError(`${variable} must be 0 or 1, got ${JSON.stringify(text)}`);
+    }
+  }
+  if (!any) return stock ? "none" : undefined;
+  return onlyFastPaths(on);
 }

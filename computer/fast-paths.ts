@@ -1,13 +1,14 @@
 /**
  * Fast paths: the places where the Computer changes what a library it uses does underneath, for
- * speed. Each one can be switched off (`StartComputerOptions.fastPaths`; `--fast-paths`,
- * `--stock-transport` in main.ts), and each is probed at start against the installed library: one
- * whose internals are missing or behave differently is `unavailable: <reason>` and stays off, so
- * a library upgrade falls back to the stock behaviour visibly instead of silently. A live object
+ * speed. Each one can be switched off (`StartComputerOptions.fastPaths`; `--stock-transport` and
+ * `A2C_COMPUTER_<NAME>=0|1` in config.ts), and each is probed at start against the installed
+ * library: one whose internals are missing or behave differently is `unavailable: <reason>` and
+ * stays off, so a library upgrade falls back to the stock behaviour visibly instead of silently. A live object
  * that turns out to lack what the probe could not see makes the path unavailable from then on.
  *
  * The states are logged at start, served by `/healthz` (`fast_paths`) and exported as the gauge
- * `a2c_transport_fast_path{name}` (1 on, 0 off or unavailable).
+ * `a2c_transport_fast_path{name,state}` (1 on; 0 with `state` `off` or `unavailable`), the same
+ * gauge the Server exports for its own fast paths.
  */
 import type { Logger } from "pino";
 import type { Gauge } from "prom-client";
@@ -31,12 +32,12 @@ export interface FastPathSwitches {
 /** `"all"` (the default), `"none"` (every library's stock behaviour), or per path. */
 export type FastPathOptions = "all" | "none" | FastPathSwitches;
 
-/** The names the report, the gauge and the command line use, with their switch and probe. */
+/** The names the report, the gauge and the environment use, with their switch and probe. */
 const PATHS = {
-  "lend-buffers": { option: "lendBuffers", unavailable: lentBuffersUnavailable },
-  "mask-in-place": { option: "maskInPlace", unavailable: inPlaceMaskingUnavailable },
-  "batch-writes": { option: "batchWrites", unavailable: batchedWritesUnavailable },
-  "mcp-read-buffer": { option: "mcpReadBuffer", unavailable: linearReadBufferUnavailable },
+  lend_buffers: { option: "lendBuffers", unavailable: lentBuffersUnavailable },
+  mask_in_place: { option: "maskInPlace", unavailable: inPlaceMaskingUnavailable },
+  batch_writes: { option: "batchWrites", unavailable: batchedWritesUnavailable },
+  mcp_read_buffer: { option: "mcpReadBuffer", unavailable: linearReadBufferUnavailable },
 } as const satisfies Record<
   string,
   { option: keyof FastPathSwitches; unavailable: () => string | undefined }
@@ -93,13 +94,16 @@ export function resolveFastPaths(options: FastPathOptions | undefined): FastPath
 export class FastPaths {
   readonly #states: FastPathReport;
   readonly #log: Logger | undefined;
-  readonly #gauge: Gauge<"name"> | undefined;
+  readonly #gauge: Gauge<"name" | "state"> | undefined;
 
-  constructor(options: FastPathOptions | undefined, out: { log?: Logger; gauge?: Gauge<"name"> }) {
+  constructor(
+    options: FastPathOptions | undefined,
+    out: { log?: Logger; gauge?: Gauge<"name" | "state"> },
+  ) {
     this.#states = resolveFastPaths(options);
     this.#log = out.log;
     this.#gauge = out.gauge;
-    for (const name of FAST_PATH_NAMES) this.#gauge?.set({ name }, this.on(name) ? 1 : 0);
+    for (const name of FAST_PATH_NAMES) this.#gauge?.set(this.#labels(name), this.on(name) ? 1 : 0);
     this.#log?.info({ fastPaths: this.report() }, "fast paths");
   }
 
@@ -110,12 +114,21 @@ export class FastPaths {
   /** A live object lacks what `name` relies on: it is off from now on (said once). */
   unavailable(name: FastPathName, reason: string): void {
     if (!this.on(name)) return;
+    this.#gauge?.remove(this.#labels(name));
     this.#states[name] = `unavailable: ${reason}`;
-    this.#gauge?.set({ name }, 0);
+    this.#gauge?.set(this.#labels(name), 0);
     this.#log?.warn({ fastPath: name, reason }, "fast path unavailable; stock behaviour from now");
   }
 
   report(): FastPathReport {
     return { ...this.#states };
+  }
+
+  #labels(name: FastPathName): { name: FastPathName; state: "on" | "off" | "unavailable" } {
+    const state = this.#states[name];
+    return {
+      name,
+      state: state.startsWith("unavailable") ? "unavailable" : (state as "on" | "off"),
+    };
   }
 }

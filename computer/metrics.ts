@@ -28,8 +28,8 @@ export interface ComputerMetrics {
   readonly derivedBytes: Gauge<"tier">;
   /** Events with an ack this Computer does not handle (answered 404 `unknown_event`). */
   readonly unknownEvents: Counter;
-  /** Fast paths (fast-paths.ts) by name: 1 on, 0 off or unavailable. */
-  readonly fastPaths: Gauge<"name">;
+  /** Fast paths (fast-paths.ts) by name and state: 1 on, 0 off or unavailable. */
+  readonly fastPaths: Gauge<"name" | "state">;
 }
 
 export function createComputerMetrics(name: string): ComputerMetrics {
@@ -113,8 +113,8 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     }),
     fastPaths: new Gauge({
       name: "a2c_transport_fast_path",
-      help: "fast paths over the client libraries, by name: 1 on, 0 off or unavailable (the reason is in /healthz and the log)",
-      labelNames: ["name"],
+      help: "Transport fast paths of this Computer (computer/fast-paths.ts): 1 = on; 0 = off by option or unavailable in the installed libraries (state label; the reason is in /healthz and the log)",
+      labelNames: ["name", "state"],
       registers,
     }),
   };

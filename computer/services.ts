@@ -24,7 +24,7 @@ export interface ServiceContext {
   readonly hashCache?: HashCache;
   /** Derived resources (SKILL.md bodies), produced in the Computer's pool. */
   readonly derived?: DerivedStore;
-  /** The Computer's fast paths at start (fast-paths.ts); `mcp-read-buffer` is the tools'. */
+  /** The Computer's fast paths at start (fast-paths.ts); `mcp_read_buffer` is the tools'. */
   readonly fastPaths?: FastPathReport;
 }
 
@@ -68,7 +68,7 @@ export function defaultServices(options: DefaultServiceOptions): ServiceFactory[
         minter: ctx.minter,
         log: ctx.log,
         ...(options.skills !== undefined ? { skillsHome: options.skills } : {}),
-        ...(ctx.fastPaths ? { linearReadBuffer: ctx.fastPaths["mcp-read-buffer"] === "on" } : {}),
+        ...(ctx.fastPaths ? { linearReadBuffer: ctx.fastPaths["mcp_read_buffer"] === "on" } : {}),
         onSkillsChanged: () => {
           skills?.refresh().catch((err: unknown) => ctx.log.error({ err }, "skill rescan failed"));
         },

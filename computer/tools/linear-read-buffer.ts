@@ -1,5 +1,5 @@
 /**
- * A linear-time replacement for the MCP SDK's stdio read buffer (fast path `mcp-read-buffer`).
+ * A linear-time replacement for the MCP SDK's stdio read buffer (fast path `mcp_read_buffer`).
  *
  * The SDK's `ReadBuffer` (`shared/stdio.js`, v1.32) does `Buffer.concat([buffer, chunk])` for
  * every 64 KiB pipe read and then scans the whole buffer for `\n` again: a 7 MB tool result (a

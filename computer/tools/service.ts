@@ -53,7 +53,7 @@ export interface ToolServiceOptions {
   spoolMaxBytes?: number;
   /** First MCP server restart delay (default 500 ms; doubles per failure, capped at 30 s). */
   restartBaseMs?: number;
-  /** Read stdio MCP servers with the linear read buffer (fast path `mcp-read-buffer`). Default true. */
+  /** Read stdio MCP servers with the linear read buffer (fast path `mcp_read_buffer`). Default true. */
   linearReadBuffer?: boolean;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Batched writes (fast path `batch-writes`): the parts of one socket.io packet leave in one
+ * Batched writes (fast path `batch_writes`): the parts of one socket.io packet leave in one
  * engine.io-client flush, and one flush leaves in one `writev` on the WebSocket transport.
  *
  * Every binary answer (D19) is one socket.io packet encoded in two engine.io packets (the ack's

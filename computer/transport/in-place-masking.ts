@@ -1,5 +1,5 @@
 /**
- * In-place masking (fast path `mask-in-place`): ws masks the Computer's own chunk buffers in
+ * In-place masking (fast path `mask_in_place`): ws masks the Computer's own chunk buffers in
  * place instead of masking a copy.
  *
  * A WebSocket client MUST mask every frame it sends with a fresh random key (RFC 6455 §5.3). ws

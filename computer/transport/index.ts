@@ -5,10 +5,10 @@
  *
  * The stock transport uses the libraries' public API only: a fresh Buffer per binary chunk and
  * the plain ack. The fast paths (fast-paths.ts) each change one thing underneath:
- * - `lend-buffers` (lent-buffers.ts): chunk buffers come from a pool and return to it once the
+ * - `lend_buffers` (lent-buffers.ts): chunk buffers come from a pool and return to it once the
  *   engine has drained;
- * - `mask-in-place` (in-place-masking.ts): ws masks those buffers in place, not a copy of them;
- * - `batch-writes` (batched-writes.ts): one flush and one `writev` per answer.
+ * - `mask_in_place` (in-place-masking.ts): ws masks those buffers in place, not a copy of them;
+ * - `batch_writes` (batched-writes.ts): one flush and one `writev` per answer.
  */
 import { BufferPool, freshChunkBuffers, type ChunkBuffers } from "../blob/buffers.ts";
 import type { FastPaths } from "../fast-paths.ts";
@@ -48,19 +48,19 @@ export function createAnswerTransport(
   paths: FastPaths,
   options: TransportOptions,
 ): AnswerTransport {
-  if (paths.on("batch-writes")) {
-    batchWrites(manager, (reason) => paths.unavailable("batch-writes", reason));
+  if (paths.on("batch_writes")) {
+    batchWrites(manager, (reason) => paths.unavailable("batch_writes", reason));
   }
-  const lend = paths.on("lend-buffers");
-  const mask = paths.on("mask-in-place");
+  const lend = paths.on("lend_buffers");
+  const mask = paths.on("mask_in_place");
   if (!lend && !mask) return stockTransport;
   const buffers = new TransportChunkBuffers({
     ...(lend ? { pool: new BufferPool(options.chunkSizes, options.maxPending) } : {}),
     maxPending: options.maxPending,
-    unavailable: (reason) => paths.unavailable("lend-buffers", reason),
+    unavailable: (reason) => paths.unavailable("lend_buffers", reason),
   });
   const masking = mask
-    ? new InPlaceMasking(manager, (reason) => paths.unavailable("mask-in-place", reason))
+    ? new InPlaceMasking(manager, (reason) => paths.unavailable("mask_in_place", reason))
     : undefined;
   return {
     chunkBuffers: buffers,

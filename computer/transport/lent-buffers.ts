@@ -1,5 +1,5 @@
 /**
- * Lent chunk buffers (fast path `lend-buffers`): binary chunks are read into pooled buffers that
+ * Lent chunk buffers (fast path `lend_buffers`): binary chunks are read into pooled buffers that
  * go back to the pool once the transport can no longer hold them, instead of a fresh allocation
  * per chunk (first-touch page faults on every chunk).
  *

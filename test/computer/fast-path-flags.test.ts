@@ -1,11 +1,13 @@
 /**
- * `--fast-paths` / `--stock-transport` and their env twins map to `StartComputerOptions.fastPaths`:
- * absent means all on; flags win over env; a name that is not a fast path, both forms at once, or
- * an unknown transport word is a usage error.
+ * `--stock-transport`, `A2C_COMPUTER_TRANSPORT` and the per-path variables map to
+ * `StartComputerOptions.fastPaths`: absent means all on; stock turns all off; a path's own
+ * variable (0 or 1) overrides either for that path; anything else is a usage error. The usage
+ * text names every variable.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseComputerArgs, UsageError } from "../../computer/config.ts";
+import { fastPathEnv, parseComputerArgs, USAGE, UsageError } from "../../computer/config.ts";
+import { FAST_PATH_NAMES } from "../../computer/fast-paths.ts";
 
 const BASE = ["--server", "http://x:1", "--office", "o", "--name", "n"];
 const fastPaths = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
@@ -16,41 +18,33 @@ void test("absent: every fast path on (the option is left out)", () => {
   assert.equal(fastPaths([], { A2C_COMPUTER_TRANSPORT: "fast" }), undefined);
 });
 
-void test("all, none, --stock-transport and a list of the paths to keep on", () => {
-  assert.equal(fastPaths(["--fast-paths", "all"]), "all");
-  assert.equal(fastPaths(["--fast-paths", "none"]), "none");
+void test("--stock-transport or A2C_COMPUTER_TRANSPORT=stock: every fast path off", () => {
   assert.equal(fastPaths(["--stock-transport"]), "none");
-  assert.deepEqual(fastPaths(["--fast-paths", "lend-buffers, batch-writes"]), {
+  assert.equal(fastPaths([], { A2C_COMPUTER_TRANSPORT: "stock" }), "none");
+});
+
+void test("a path's own variable overrides the default and stock, one by one", () => {
+  assert.deepEqual(fastPaths([], { A2C_COMPUTER_MASK_IN_PLACE: "0" }), {
     lendBuffers: true,
+    maskInPlace: false,
+    batchWrites: true,
+    mcpReadBuffer: true,
+  });
+  assert.deepEqual(fastPaths(["--stock-transport"], { A2C_COMPUTER_BATCH_WRITES: "1" }), {
+    lendBuffers: false,
     maskInPlace: false,
     batchWrites: true,
     mcpReadBuffer: false,
   });
 });
 
-void test("env twins, and flags win over them", () => {
-  assert.equal(fastPaths([], { A2C_COMPUTER_TRANSPORT: "stock" }), "none");
-  assert.deepEqual(fastPaths([], { A2C_COMPUTER_FAST_PATHS: "mask-in-place" }), {
-    lendBuffers: false,
-    maskInPlace: true,
-    batchWrites: false,
-    mcpReadBuffer: false,
-  });
-  assert.equal(fastPaths(["--fast-paths", "all"], { A2C_COMPUTER_TRANSPORT: "stock" }), "all");
-  assert.equal(fastPaths(["--stock-transport"], { A2C_COMPUTER_FAST_PATHS: "all" }), "none");
-});
-
 void test("bad values are usage errors that say what is accepted", () => {
-  for (const [argv, env, message] of [
-    [["--fast-paths", "mask-in-place,warp"], {}, /lend-buffers, mask-in-place/],
-    [["--fast-paths", ","], {}, /takes all, none or names/],
-    [["--fast-paths", "all", "--stock-transport"], {}, /exclude each other/],
-    [[], { A2C_COMPUTER_TRANSPORT: "turbo" }, /stock or fast/],
-    [[], { A2C_COMPUTER_TRANSPORT: "stock", A2C_COMPUTER_FAST_PATHS: "all" }, /exclude/],
-    [[], { A2C_COMPUTER_FAST_PATHS: "nope" }, /A2C_COMPUTER_FAST_PATHS takes/],
+  for (const [env, message] of [
+    [{ A2C_COMPUTER_TRANSPORT: "turbo" }, /A2C_COMPUTER_TRANSPORT must be stock or fast/],
+    [{ A2C_COMPUTER_LEND_BUFFERS: "maybe" }, /A2C_COMPUTER_LEND_BUFFERS must be 0 or 1/],
   ] as const) {
     assert.throws(
-      () => fastPaths([...argv], env),
+      () => fastPaths([], env),
       (err: unknown) => {
         assert.ok(err instanceof UsageError);
         assert.match(err.message, message);
@@ -58,4 +52,8 @@ void test("bad values are usage errors that say what is accepted", () => {
       },
     );
   }
+});
+
+void test("the usage text names every fast path's variable", () => {
+  for (const name of FAST_PATH_NAMES) assert.ok(USAGE.includes(fastPathEnv(name)), name);
 });

@@ -1,7 +1,7 @@
 /**
  * The linear stdio read buffer that replaces the MCP SDK's quadratic one: same framing contract
  * (newline-delimited JSON-RPC, CRLF tolerated, a message over the cap throws after clearing), it
- * is installed into the SDK's transport, and the probe of fast path `mcp-read-buffer` reports it
+ * is installed into the SDK's transport, and the probe of fast path `mcp_read_buffer` reports it
  * available with the installed SDK (fails loudly if an SDK upgrade renames the field).
  */
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 /**
- * Fast path `mcp-read-buffer` on a real Computer with a real stdio MCP server (the demo server):
+ * Fast path `mcp_read_buffer` on a real Computer with a real stdio MCP server (the demo server):
  * with it on (and reported on), the live SDK transport reads with the linear buffer and a tool
  * result of hundreds of kilobytes (many pipe reads) arrives intact; with it off, the SDK's own
  * buffer reads it, as stock.
@@ -19,7 +19,7 @@ import { request, ServerHarness, type Socket } from "../../support/server-harnes
 import { demoServer } from "../../support/tools-harness.ts";
 import { startHarnessComputer } from "../support/harness-computer.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "a2c-mcp-read-buffer-"));
+const dir = mkdtempSync(join(tmpdir(), "a2c-mcp_read_buffer-"));
 const mcpConfig = join(dir, "mcp.json");
 let h: ServerHarness;
 let agent: Socket;
@@ -68,7 +68,7 @@ for (const on of [true, false]) {
       fastPaths: { mcpReadBuffer: on },
     });
     try {
-      assert.equal(pc.fastPaths["mcp-read-buffer"], on ? "on" : "off");
+      assert.equal(pc.fastPaths["mcp_read_buffer"], on ? "on" : "off");
       assert.equal(readBufferOf(pc) instanceof LinearReadBuffer, on);
       await bigResultArrives(name);
     } finally {

@@ -1,5 +1,5 @@
 /**
- * Fast path `batch-writes` (computer/transport/batched-writes.ts), on a real Computer/Server pair:
+ * Fast path `batch_writes` (computer/transport/batched-writes.ts), on a real Computer/Server pair:
  * with it on (and reported on), the Computer's answer to a binary get_blob (two engine.io
  * packets) goes to its TCP socket in ONE write after the polling → WebSocket upgrade; with it off,
  * in one write per packet, as stock socket.io-client does. The Agent gets the chunk's bytes
@@ -39,12 +39,12 @@ async function writesPerAnswer(name: string, c: FixtureComputer): Promise<number
 
 void test("on: both frames of a binary answer leave in one write", async () => {
   const c = await f.computer("pc-on", { fastPaths: "all" });
-  assert.equal(c.pc.fastPaths["batch-writes"], "on");
+  assert.equal(c.pc.fastPaths["batch_writes"], "on");
   assert.deepEqual(await writesPerAnswer("pc-on", c), [1, 1, 1, 1]);
 });
 
 void test("off: one write per frame, as the stock libraries do", async () => {
   const c = await f.computer("pc-off", { fastPaths: { batchWrites: false } });
-  assert.equal(c.pc.fastPaths["batch-writes"], "off");
+  assert.equal(c.pc.fastPaths["batch_writes"], "off");
   for (const writes of await writesPerAnswer("pc-off", c)) assert.ok(writes >= 2, `${writes}`);
 });

@@ -39,12 +39,12 @@ void test("all probes pass with the installed libraries", () => {
   }
 });
 
-void test("batch-writes: a Manager without _packet", () => {
+void test("batch_writes: a Manager without _packet", () => {
   const reason = without(Manager.prototype, "_packet", undefined, batchedWritesUnavailable);
   assert.match(String(reason), /Manager has no _packet/);
 });
 
-void test("mask-in-place: a ws Sender.frame that copies writable data too", () => {
+void test("mask_in_place: a ws Sender.frame that copies writable data too", () => {
   const frame = ws.Sender.frame!.bind(ws.Sender);
   const copying = (data: Buffer, options: Record<string, unknown>) =>
     frame(data, { ...options, readOnly: true });
@@ -52,12 +52,12 @@ void test("mask-in-place: a ws Sender.frame that copies writable data too", () =
   assert.match(String(reason), /no longer masks writable data in place/);
 });
 
-void test("mask-in-place: a ws Sender without dispatch", () => {
+void test("mask_in_place: a ws Sender without dispatch", () => {
   const reason = without(ws.Sender.prototype, "dispatch", undefined, inPlaceMaskingUnavailable);
   assert.match(String(reason), /Sender has no dispatch/);
 });
 
-void test("lend-buffers: a ws WebSocket without bufferedAmount", () => {
+void test("lend_buffers: a ws WebSocket without bufferedAmount", () => {
   const reason = without(
     ws.WebSocket.prototype,
     "bufferedAmount",
@@ -67,7 +67,7 @@ void test("lend-buffers: a ws WebSocket without bufferedAmount", () => {
   assert.match(String(reason), /no bufferedAmount/);
 });
 
-void test("mcp-read-buffer: an SDK read buffer without readMessage", () => {
+void test("mcp_read_buffer: an SDK read buffer without readMessage", () => {
   const reason = without(
     ReadBuffer.prototype,
     "readMessage",

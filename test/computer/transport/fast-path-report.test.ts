@@ -1,7 +1,7 @@
 /**
  * The fast-path report (computer/fast-paths.ts): with the pinned libraries every fast path is
  * available and on by default; `"none"` and per-path switches turn them off; a running Computer
- * reports them as the gauge `a2c_transport_fast_path{name}`; and the probes looked at the very
+ * reports them as the gauge `a2c_transport_fast_path{name,state}`; and the probes looked at the very
  * classes the live connection uses (socket.io-client's Manager, engine.io-client's Socket and
  * WebSocket transport, the ws that engine.io-client loads), not at other copies.
  */
@@ -42,18 +42,18 @@ void test("every fast path is available with the installed libraries and on by d
   assert.deepEqual(resolveFastPaths("none"), all("off"));
   assert.deepEqual(resolveFastPaths({ maskInPlace: false, mcpReadBuffer: false }), {
     ...all("on"),
-    "mask-in-place": "off",
-    "mcp-read-buffer": "off",
+    mask_in_place: "off",
+    mcp_read_buffer: "off",
   });
 });
 
 void test("a running Computer exports each path as a gauge", async () => {
   const { pc } = await f.computer("pc-gauge", { fastPaths: { batchWrites: false } });
-  assert.deepEqual(pc.fastPaths, { ...all("on"), "batch-writes": "off" });
+  assert.deepEqual(pc.fastPaths, { ...all("on"), batch_writes: "off" });
   const text = await pc.metrics.registry.metrics();
   for (const name of FAST_PATH_NAMES) {
-    const value = name === "batch-writes" ? 0 : 1;
-    const line = `a2c_transport_fast_path{name="${name}",computer="pc-gauge"} ${value}`;
+    const [state, value] = name === "batch_writes" ? ["off", 0] : ["on", 1];
+    const line = `a2c_transport_fast_path{name="${name}",state="${state}",computer="pc-gauge"} ${value}`;
     assert.ok(text.includes(line), `no line ${line} in\n${text}`);
   }
 });
@@ -79,17 +79,22 @@ void test("a path a live object cannot carry becomes unavailable once, in the re
     { batchWrites: false },
     { log: log as never, gauge: metrics.fastPaths },
   );
-  paths.unavailable("lend-buffers", "no bufferedAmount");
-  paths.unavailable("lend-buffers", "no bufferedAmount");
-  paths.unavailable("batch-writes", "an off path stays off");
+  paths.unavailable("lend_buffers", "no bufferedAmount");
+  paths.unavailable("lend_buffers", "no bufferedAmount");
+  paths.unavailable("batch_writes", "an off path stays off");
   assert.deepEqual(paths.report(), {
     ...all("on"),
-    "lend-buffers": "unavailable: no bufferedAmount",
-    "batch-writes": "off",
+    lend_buffers: "unavailable: no bufferedAmount",
+    batch_writes: "off",
   });
-  assert.equal(paths.on("lend-buffers"), false);
+  assert.equal(paths.on("lend_buffers"), false);
   assert.equal(warnings.length, 1);
   const text = await metrics.registry.metrics();
-  assert.ok(text.includes('a2c_transport_fast_path{name="lend-buffers",computer="pc-unit"} 0'));
-  assert.ok(text.includes('a2c_transport_fast_path{name="mask-in-place",computer="pc-unit"} 1'));
+  const series = text.split("\n").filter((l) => l.startsWith("a2c_transport_fast_path{"));
+  assert.deepEqual(series.sort(), [
+    'a2c_transport_fast_path{name="batch_writes",state="off",computer="pc-unit"} 0',
+    'a2c_transport_fast_path{name="lend_buffers",state="unavailable",computer="pc-unit"} 0',
+    'a2c_transport_fast_path{name="mask_in_place",state="on",computer="pc-unit"} 1',
+    'a2c_transport_fast_path{name="mcp_read_buffer",state="on",computer="pc-unit"} 1',
+  ]);
 });

@@ -31,15 +31,19 @@ after(async () => {
   restore();
 });
 
-void test("mask-in-place unavailable: reported so, the rest on, chunks intact", async () => {
+void test("mask_in_place unavailable: reported so, the rest on, chunks intact", async () => {
   const { pc, file } = await f.computer("pc-1", { fastPaths: "all" });
   const reason = "unavailable: ws Sender.frame no longer masks writable data in place";
-  assert.equal(pc.fastPaths["mask-in-place"], reason);
-  for (const name of ["lend-buffers", "batch-writes", "mcp-read-buffer"] as const) {
+  assert.equal(pc.fastPaths["mask_in_place"], reason);
+  for (const name of ["lend_buffers", "batch_writes", "mcp_read_buffer"] as const) {
     assert.equal(pc.fastPaths[name], "on", name);
   }
   const metrics = await pc.metrics.registry.metrics();
-  assert.ok(metrics.includes('a2c_transport_fast_path{name="mask-in-place",computer="pc-1"} 0'));
+  assert.ok(
+    metrics.includes(
+      'a2c_transport_fast_path{name="mask_in_place",state="unavailable",computer="pc-1"} 0',
+    ),
+  );
 
   const http = await startComputerHttp({
     options: { port: 0 },
@@ -52,7 +56,7 @@ void test("mask-in-place unavailable: reported so, the rest on, chunks intact", 
     const body = (await (await fetch(`${http.url}/healthz`)).json()) as {
       fast_paths: Record<string, string>;
     };
-    assert.equal(body.fast_paths["mask-in-place"], reason);
+    assert.equal(body.fast_paths["mask_in_place"], reason);
   } finally {
     await http.close();
   }

@@ -1,5 +1,5 @@
 /**
- * Fast path `mask-in-place` (computer/transport/in-place-masking.ts), on a real Computer/Server
+ * Fast path `mask_in_place` (computer/transport/in-place-masking.ts), on a real Computer/Server
  * pair: with it on (and reported on), the buffer a binary file chunk was read into is masked in
  * place by ws (the frame leaves as header + that buffer, no masked copy), while a Buffer the
  * Computer does not own (a producer's in-memory bytes) is never written: ws masks a copy, and it
@@ -65,7 +65,7 @@ async function chunkFrames(name: string, c: FixtureComputer, handle: string, wan
 
 void test("on: a file chunk is masked in place (header + the buffer itself), exact bytes", async () => {
   const c = await f.computer("pc-on", { fastPaths: "all" });
-  assert.equal(c.pc.fastPaths["mask-in-place"], "on");
+  assert.equal(c.pc.fastPaths["mask_in_place"], "on");
   for (const parts of await chunkFrames("pc-on", c, c.file, f.fileContent)) {
     // ws's copy would be one merged buffer of header + masked payload.
     assert.equal(parts.length, 2, "the chunk was copied to be masked");
@@ -83,7 +83,7 @@ void test("on: a file chunk is masked in place (header + the buffer itself), exa
 
 void test("off: ws masks a copy of every chunk, as stock ws does", async () => {
   const c = await f.computer("pc-off", { fastPaths: { maskInPlace: false } });
-  assert.equal(c.pc.fastPaths["mask-in-place"], "off");
+  assert.equal(c.pc.fastPaths["mask_in_place"], "off");
   for (const parts of await chunkFrames("pc-off", c, c.file, f.fileContent)) {
     assert.equal(parts.length, 1, "the chunk was masked in place");
   }

@@ -1,5 +1,5 @@
 /**
- * Fast path `lend-buffers` (computer/transport/lent-buffers.ts), on a real Computer/Server pair:
+ * Fast path `lend_buffers` (computer/transport/lent-buffers.ts), on a real Computer/Server pair:
  * with it on (and reported on), binary chunks are read into pooled buffers that go back to the
  * pool after the transport has drained, and are read into again. If a buffer were reused while
  * the transport still referenced it, a later chunk's bytes would overwrite an earlier chunk
@@ -69,7 +69,7 @@ for (const transport of ["websocket", "polling"] as const) {
   void test(`on: binary chunks from reused buffers arrive intact over ${transport}`, async () => {
     const name = `pc-${transport}`;
     const { pc, file } = await f.computer(name, { fastPaths: "all", transports: [transport] });
-    assert.equal(pc.fastPaths["lend-buffers"], "on");
+    assert.equal(pc.fastPaths["lend_buffers"], "on");
     assert.equal(pc.socket.io.engine.transport.name, transport);
     const counts = countTakes(pc);
     // Sync reads (<= 256 KiB) and thread-pool reads; polling carries binary as base64, so its
@@ -84,7 +84,7 @@ for (const transport of ["websocket", "polling"] as const) {
 
 void test("off: every binary chunk gets a buffer of its own, none is returned", async () => {
   const { pc, file } = await f.computer("pc-off", { fastPaths: { lendBuffers: false } });
-  assert.equal(pc.fastPaths["lend-buffers"], "off");
+  assert.equal(pc.fastPaths["lend_buffers"], "off");
   const counts = countTakes(pc);
   assert.equal(await pullWindowed("pc-off", file, 256 * 1024), content.length);
   assert.equal(pc.transport.lent.returned, 0);
