@@ -3,6 +3,12 @@
  */
 import { parseArgs } from "node:util";
 import type { StartComputerOptions } from "./computer.ts";
+import {
+  FAST_PATH_NAMES,
+  onlyFastPaths,
+  type FastPathName,
+  type FastPathOptions,
+} from "./fast-paths.ts";
 import type { ComputerHttpOptions } from "./http.ts";
 
 /** What `npm run computer` runs: the Computer, plus its optional HTTP endpoint (http.ts). */
@@ -32,6 +38,10 @@ export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [
   --http-port P                serve GET /healthz and /metrics on this port; off when unset,
                                0 = any free port (env A2C_HTTP_PORT)
   --http-host H                interface of that endpoint, default 127.0.0.1 (env A2C_HTTP_HOST)
+  --stock-transport            every fast path off: the client libraries' stock behaviour
+                               (env A2C_COMPUTER_TRANSPORT=stock). One path on or off, over
+                               that: A2C_COMPUTER_LEND_BUFFERS, A2C_COMPUTER_MASK_IN_PLACE,
+                               A2C_COMPUTER_BATCH_WRITES, A2C_COMPUTER_MCP_READ_BUFFER = 0|1
   -h, --help                   this text
 Log level: A2C_LOG_LEVEL (default info).`;
 
@@ -70,6 +80,7 @@ export function parseComputerArgs(
   const options: Record<string, { type: "string" } | { type: "boolean"; short?: string }> = {
     help: { type: "boolean", short: "h" },
     "allow-hard-links": { type: "boolean" },
+    "stock-transport": { type: "boolean" },
   };
   for (const k of [...Object.keys(STRING_FLAGS), ...Object.keys(INT_FLAGS)]) {
     options[k] = { type: "string" };
@@ -144,6 +155,7 @@ export function parseComputerArgs(
     out.allowHardLinks = true;
   }
   assign("hashNice", int("hash-nice"));
+  assign("fastPaths", fastPaths(values["stock-transport"] === true, env));
   const httpPort = int("http-port");
   const httpHost = str("http-host");
   if (httpPort !== undefined) {
@@ -152,4 +164,41 @@ export function parseComputerArgs(
     throw new UsageError("--http-host needs --http-port");
   }
   return out;
+}
+
+/** The env switch of each fast path (`0` or `1`): `A2C_COMPUTER_LEND_BUFFERS`, … */
+export function fastPathEnv(name: FastPathName): string {
+  return `A2C_COMPUTER_${name.toUpperCase()}`;
+}
+
+/**
+ * `--stock-transport` / `A2C_COMPUTER_TRANSPORT=stock` turns every fast path off; a fast path's
+ * own variable (`0` or `1`) then overrides that for it. Undefined: the default (all on). The
+ * Server reads its own fast paths the same way.
+ */
+function fastPaths(stockFlag: boolean, env: NodeJS.ProcessEnv): FastPathOptions | undefined {
+  const mode = env.A2C_COMPUTER_TRANSPORT?.trim() || undefined;
+  if (mode !== undefined && mode !== "stock" && mode !== "fast") {
+    throw new UsageError(
+      `A2C_COMPUTER_TRANSPORT must be stock or fast, got ${JSON.stringify(mode)}`,
+    );
+  }
+  const stock = stockFlag || mode === "stock";
+  const on: FastPathName[] = [];
+  let any = false;
+  for (const name of FAST_PATH_NAMES) {
+    const variable = fastPathEnv(name);
+    const text = env[variable]?.trim();
+    if (!text) {
+      if (!stock) on.push(name);
+      continue;
+    }
+    any = true;
+    if (/^(1|true|yes|on)$/i.test(text)) on.push(name);
+    else if (!/^(0|false|no|off)$/i.test(text)) {
+      throw new UsageError(`${variable} must be 0 or 1, got ${JSON.stringify(text)}`);
+    }
+  }
+  if (!any) return stock ? "none" : undefined;
+  return onlyFastPaths(on);
 }

@@ -1,6 +1,6 @@
 /**
  * Which `connect_error`s are final. A refused token (401, D4) or a protocol version the Server does
- * not speak (HTTP 400 + 4008, digest §1.4: "MUST NOT retry silently") will not get better by
+ * not speak (HTTP 400 + 4008, D1: a client must not retry it silently) will not get better by
  * reconnecting, so the Computer stops and says why. Anything else (Server down, network) is
  * retried by socket.io's reconnection loop.
  */

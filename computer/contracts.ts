@@ -9,7 +9,7 @@ import type { ClientEvent, ClientEventTypes, ErrorPayload } from "@a2c-smcp/prot
 // ---------------------------------------------------------------------------------------------
 // Producers and the blob engine
 
-/** Kind tag inside every handle record (DECISIONS D14). */
+/** Kind tag inside every handle record (D14). */
 export type HandleKind = "skill" | "tool";
 
 /** The producer-specific fields of a handle record (the codec adds version and kind). */
@@ -42,7 +42,7 @@ export type BlobSource =
     }
   | { type: "bytes"; bytes: Buffer; mimeType: string; sha256?: string };
 
-/** Pull-time outcome of re-authorizing a handle (blob-transfer §2 steps 2–3; D17). */
+/** Pull-time outcome of re-authorizing a handle (D15, D17). */
 export type ResolveResult =
   { ok: true; source: BlobSource } | { ok: false; reason: "forbidden" | "gone" };
 
@@ -118,6 +118,6 @@ export interface ComputerService {
   close(): Promise<void>;
 }
 
-/** Default settings (DECISIONS D21 and D16). */
+/** Default settings (D21 and D16). */
 export const DEFAULT_INLINE_BUDGET = 32 * 1024;
 export const DEFAULT_MAX_SIZE = 100 * 1024 * 1024;

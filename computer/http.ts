@@ -1,6 +1,7 @@
 /**
  * The Computer's optional operator endpoint (`--http-port`): `GET /healthz` (JSON: connected to
- * the Server? joined its office?) and `GET /metrics` (its prom-client registry, Prometheus text).
+ * the Server? joined its office? which fast paths are on?) and `GET /metrics` (its prom-client
+ * registry, Prometheus text).
  * Off unless a port is given, and bound to loopback unless told otherwise: the Computer serves
  * files, so it opens no listening port nobody asked for, and its metrics (names, sizes served)
  * stay on the host. A container healthcheck runs inside the container, where loopback is enough.
@@ -12,6 +13,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
+import type { FastPathReport } from "./fast-paths.ts";
 
 export interface ComputerHttpOptions {
   /** Port; 0 picks a free one (logged, and read back from `port`). */
@@ -29,6 +31,7 @@ export interface HealthSource {
     readonly io: { engine?: { transport?: { name?: string } } };
   };
   readonly metrics: { readonly registry: Registry };
+  readonly fastPaths: FastPathReport;
 }
 
 export interface ComputerHttp {
@@ -46,6 +49,8 @@ export interface HealthBody {
   connected: boolean;
   joined: boolean;
   transport: string | null;
+  /** Each fast path `on`, `off` or `unavailable: <reason>` (fast-paths.ts); null while starting. */
+  fast_paths: FastPathReport | null;
   uptime_s: number;
 }
 
@@ -70,6 +75,7 @@ export function health(
       connected,
       joined,
       transport: connected ? (computer?.socket.io.engine?.transport?.name ?? null) : null,
+      fast_paths: computer?.fastPaths ?? null,
       uptime_s: Math.round((Date.now() - startedAt) / 1000),
     },
   };

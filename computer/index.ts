@@ -33,6 +33,14 @@ export {
   type HealthBody,
   type HealthStatus,
 } from "./http.ts";
+export {
+  FAST_PATH_NAMES,
+  type FastPathName,
+  type FastPathOptions,
+  type FastPathReport,
+  type FastPathState,
+  type FastPathSwitches,
+} from "./fast-paths.ts";
 export { createComputerLogger } from "./log.ts";
 export { createSkillService, type SkillService, type SkillServiceOptions } from "./skills/index.ts";
 export { createToolService, type ToolService, type ToolServiceOptions } from "./tools/service.ts";

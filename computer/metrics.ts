@@ -28,6 +28,8 @@ export interface ComputerMetrics {
   readonly derivedBytes: Gauge<"tier">;
   /** Events with an ack this Computer does not handle (answered 404 `unknown_event`). */
   readonly unknownEvents: Counter;
+  /** Fast paths (fast-paths.ts) by name and state: 1 on, 0 off or unavailable. */
+  readonly fastPaths: Gauge<"name" | "state">;
 }
 
 export function createComputerMetrics(name: string): ComputerMetrics {
@@ -107,6 +109,12 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     unknownEvents: new Counter({
       name: "a2c_computer_unknown_events_total",
       help: "events with an ack this Computer does not handle, answered 404 unknown_event",
+      registers,
+    }),
+    fastPaths: new Gauge({
+      name: "a2c_transport_fast_path",
+      help: "Transport fast paths of this Computer (computer/fast-paths.ts): 1 = on; 0 = off by option or unavailable in the installed libraries (state label; the reason is in /healthz and the log)",
+      labelNames: ["name", "state"],
       registers,
     }),
   };

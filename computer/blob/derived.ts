@@ -49,7 +49,7 @@ import { signatureOf } from "../workers/hash-file.ts";
 import type { HashPool } from "../workers/pool.ts";
 import { DEFAULT_SETTLE_MS } from "./engine.ts";
 import type { HashCache } from "./hash-cache.ts";
-import { openedAtFd } from "./opened-at.ts";
+import { descriptorLocation } from "./descriptor-location.ts";
 import { shareFlight } from "./single-flight.ts";
 
 /** Bound on the derived files' total size (at least the hard cap: see `DerivedStoreOptions`). */
@@ -218,7 +218,7 @@ export class DerivedStore {
       return GONE;
     }
     try {
-      const where = openedAtFd(fd, path);
+      const where = descriptorLocation(fd, path);
       if (where !== "same")
         return where === "replaced" ? CHANGED : { ok: false, reason: "forbidden" };
       const st = fstatSync(fd, { bigint: true });

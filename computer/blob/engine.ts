@@ -1,15 +1,15 @@
 /**
- * `client:get_blob` (blob-transfer §2; DECISIONS D14–D19) and the `HandleMinter` producers use.
+ * `client:get_blob` (D14–D19; docs/protocol.md, The blob transport) and the `HandleMinter`
+ * producers use.
  *
  * Order of checks (D15), after the dispatcher's schema (400) and computer-name (404) checks:
  *   handle authenticates (`invalid_handle`) → producer re-authorizes (`forbidden`) → source
  *   reachable (`gone`) → range (`range`) → slice.
  * Stateless: every request is answered from the handle and the file alone (no session, cursor or
- * TTL: "禁止服务端会话 / 游标 / TTL"), so identical requests get identical answers and offsets can
- * be fetched in any order.
+ * TTL), so identical requests get identical answers and offsets can be fetched in any order.
  *
- * Snapshot consistency (D18: "sha256 / total_size 一次逻辑读取内 MUST 稳定"; the bytes served for a
- * reported sha256 belong to that content), for file sources:
+ * Snapshot consistency (D18: sha256 and total_size are stable within one logical read, and the
+ * bytes served for a reported sha256 belong to that content), for file sources:
  *   1. open the file → descriptor (pins the inode: an atomic-rename rewrite cannot swap it), or
  *      reuse one kept from an earlier chunk when the path still names it with the same signature
  *      (fd-cache.ts: exactly what a fresh open would give at that moment);
@@ -19,7 +19,8 @@
  *   4. read the chunk from the descriptor;
  *   5. fstat again → S2. S2 = S1 means no write happened between steps 2 and 5, so the bytes
  *      read are content S1's bytes and match the digest. S2 ≠ S1 (in-place write) → start again
- *      at step 1 with the new content, a bounded number of times, then `gone` ("内容已变得无法服务").
+ *      at step 1 with the new content, a bounded number of times, then `gone` (the content can no
+ *      longer be served).
  * A chunk therefore carries either the old digest with old bytes or the new digest with new
  * bytes, never new bytes under the old digest; the Agent sees the digest change and restarts.
  *
@@ -28,7 +29,7 @@
  * bytes are still changing. Like git's "racily clean" rule, a signature whose ctime is younger
  * than `settleMs` is not trusted: the engine waits until it is that old and starts again. Writes
  * that take longer than the window (or writes through a shared mmap, which update times lazily)
- * are the residual, and the Agent's sha256 check after eof catches them (blob-transfer §3).
+ * are the residual, and the Agent's sha256 check after eof catches them (D18).
  *
  * Content-addressed files (a producer-given sha256: the tool spool, derived SKILL.md bodies) are
  * written once, atomically, and skip the wait. They are still served only while the hash cache's
@@ -46,7 +47,6 @@ import {
   readSync,
   type BigIntStats,
 } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import type { Logger } from "pino";
 import {
   blobNotAccessible,
@@ -70,21 +70,20 @@ import type {
 } from "../contracts.ts";
 import type { ComputerMetrics } from "../metrics.ts";
 import { signatureOf } from "../workers/hash-file.ts";
-import { BufferPool } from "./buffers.ts";
+import { BufferPool, chunkSizeClasses, freshChunkBuffers, type ChunkBuffers } from "./buffers.ts";
 import { FdCache, type CachedFd } from "./fd-cache.ts";
-import { openedAtFd, type OpenedAt } from "./opened-at.ts";
+import { descriptorLocation } from "./descriptor-location.ts";
 import type { HandleCodec } from "./handle.ts";
 import type { HashCache } from "./hash-cache.ts";
 import { Limiter } from "./limiter.ts";
 
 /**
- * Default chunk when `max_chunk_bytes` is absent or <= 0: 90 KiB. Measured on this machine type
- * (base64 + JSON.stringify + Buffer.from of the packet, per chunk): 64 KiB ~255–300 µs, 90 KiB
- * ~420 µs, 94 KiB ~330 µs, then 96 KiB ~2300 µs and 128 KiB ~2600–3400 µs. At 96 KiB raw the base64
- * string (131,072 chars) leaves V8's regular pages for large-object space and every chunk pays
- * fresh page faults (anchors B6 "page-fault cliffs"). 90 KiB is the largest round size that keeps
- * the whole packet (122,880 base64 chars + envelope) clear of that cliff with room for long
- * handles / req_ids, and it needs ~30 % fewer round trips than the 64 KiB of anchors B7b.
+ * Default chunk when `max_chunk_bytes` is absent or <= 0: 90 KiB. Per chunk, base64 +
+ * JSON.stringify + Buffer.from of the packet cost ~255–420 µs up to 94 KiB and ~2300 µs from
+ * 96 KiB: there the base64 string (131,072 chars) leaves V8's regular pages for large-object space
+ * and every chunk pays fresh page faults. 90 KiB is the largest round size that keeps the whole
+ * packet (122,880 base64 chars + envelope) clear of that cliff with room for long handles and
+ * req_ids, and it needs ~30 % fewer round trips than 64 KiB.
  */
 export const DEFAULT_CHUNK_BYTES = 90 * 1024;
 export const DEFAULT_MAX_IN_FLIGHT = 32;
@@ -131,12 +130,10 @@ export interface BlobEngineOptions {
   /** Open descriptors kept for reuse between chunks (fd-cache.ts); 0 disables the cache. */
   fdCacheEntries?: number;
   /**
-   * Read binary file chunks into pooled buffers (no first-touch page faults per chunk). The
-   * caller then owns each lent buffer: it takes it with `lentBuffer(blob)` after sending and
-   * returns it with `giveBack` only once the transport provably no longer references it
-   * (buffers.ts `DrainReleases`). Off by default: the fresh-Buffer path needs no caller care.
+   * Where binary file chunks are read into (buffers.ts). The answer carries a subarray of the
+   * buffer, which from then on belongs to whoever supplied it. Default: a fresh Buffer per chunk.
    */
-  lendBinary?: boolean;
+  binaryBuffers?: ChunkBuffers;
 }
 
 type Outcome = GetBlobRet | ErrorPayload;
@@ -157,9 +154,7 @@ export class BlobEngine implements HandleMinter {
   readonly #log: Logger | undefined;
   readonly #producers = new Map<HandleKind, Producer>();
   readonly #fds: FdCache;
-  readonly #lendBinary: boolean;
-  /** Binary blobs lent out (the `blob` subarray → its pooled buffer). */
-  readonly #lent = new WeakMap<Buffer, Buffer>();
+  readonly #binaryBuffers: ChunkBuffers;
   /** Files opened to serve chunks (instrumentation: the fuzz test proves it stays 0). */
   fileOpens = 0;
 
@@ -182,28 +177,9 @@ export class BlobEngine implements HandleMinter {
       this.#metrics?.chunksInFlight.set(active);
       this.#metrics?.chunksQueued.set(queued);
     };
-    // The largest base64 chunk any envelope allows: an upper bound for the big buffer class.
-    const largest = Math.floor(this.#limit / 4) * 3;
-    // Binary over WebSocket carries raw bytes: its chunks can reach the limit itself.
-    this.#buffers = new BufferPool([this.#defaultChunk, largest, this.#limit], maxInFlight);
-    this.#lendBinary = options.lendBinary ?? false;
+    this.#buffers = new BufferPool(chunkSizeClasses(this.#defaultChunk, this.#limit), maxInFlight);
+    this.#binaryBuffers = options.binaryBuffers ?? freshChunkBuffers;
     this.#fds = new FdCache(options.fdCacheEntries);
-  }
-
-  /**
-   * The pooled buffer behind a binary `blob` this engine answered with (`lendBinary`), or
-   * undefined; the caller now owns it and hands it to `giveBack` when the transport is done.
-   */
-  lentBuffer(blob: unknown): Buffer | undefined {
-    if (!Buffer.isBuffer(blob)) return undefined;
-    const buf = this.#lent.get(blob);
-    this.#lent.delete(blob);
-    return buf;
-  }
-
-  /** Returns a buffer from `lentBuffer` to the pool (only once nothing else references it). */
-  giveBack(buf: Buffer): void {
-    this.#buffers.give(buf);
   }
 
   /** Registers the producer for `producer.kind` (one per kind). */
@@ -246,7 +222,7 @@ export class BlobEngine implements HandleMinter {
   }
 
   async #getBlob(req: GetBlobReq, ctx?: Partial<RequestContext>): Promise<Outcome> {
-    // 1. The handle authenticates ("无法识别 / 格式非法 → 4018 invalid_handle"); pure, no I/O.
+    // 1. The handle authenticates (unrecognized or malformed → 4018 invalid_handle); pure, no I/O.
     const opened = this.#codec.open(req.blob_handle);
     const producer = opened && this.#producers.get(opened.kind);
     if (!opened || !producer) return fail("invalid_handle");
@@ -340,7 +316,7 @@ export class BlobEngine implements HandleMinter {
     let st: BigIntStats;
     try {
       if (source.canonical) {
-        const where = openedAtFd(fd, source.path);
+        const where = descriptorLocation(fd, source.path);
         // Replaced by an atomic rename after our open: the path now names new content, so
         // open again (a bounded number of times) rather than refuse a legitimate rewrite.
         if (where !== "same") {
@@ -390,9 +366,8 @@ export class BlobEngine implements HandleMinter {
     const n = this.#chunkLength(req, envelope, total - offset);
     if (n === null) return tooSmallLimit();
     const binary = req.blob_format === "binary";
-    const pooled = !binary || this.#lendBinary;
-    const buf = pooled ? this.#buffers.take(n) : Buffer.allocUnsafeSlow(n);
-    let lent = false;
+    const buf = binary ? this.#binaryBuffers.take(n) : this.#buffers.take(n);
+    let answered = false;
     try {
       let got = 0;
       while (got < n) {
@@ -405,18 +380,13 @@ export class BlobEngine implements HandleMinter {
       }
       const after = fstatSync(fd, { bigint: true });
       if (signatureOf(after) !== signature) return RETRY;
-      let blob: Buffer | string;
-      if (!binary) blob = buf.toString("base64", 0, n);
-      else if (!pooled) blob = buf;
-      else {
-        blob = buf.subarray(0, n);
-        this.#lent.set(blob, buf);
-        lent = true;
-      }
+      const blob = binary ? buf.subarray(0, n) : buf.toString("base64", 0, n);
+      answered = binary;
       return this.#finish(envelope, blob, n, total);
     } finally {
-      // A lent buffer now belongs to the caller (lentBuffer / giveBack).
-      if (pooled && !lent) this.#buffers.give(buf);
+      // A binary answer's buffer now belongs to whoever supplied it; a base64 one was copied.
+      if (!binary) this.#buffers.give(buf);
+      else if (!answered) this.#binaryBuffers.putBack(buf);
     }
   }
 
@@ -467,7 +437,7 @@ export class BlobEngine implements HandleMinter {
   #finish(envelope: ChunkEnvelope, blob: string | Buffer, n: number, total: number): Outcome {
     const ret = {
       ...envelope,
-      eof: envelope.chunk_offset + n === total, // "eof ⟺ chunk_offset + 本块字节数 == total_size"
+      eof: envelope.chunk_offset + n === total, // eof ⟺ chunk_offset + this chunk's bytes == total_size
       blob,
     } as GetBlobRet;
     this.#metrics?.blobBytes.inc({ carriage: typeof blob === "string" ? "base64" : "binary" }, n);
@@ -504,11 +474,6 @@ function tooSmallLimit(): ErrorPayload {
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-/** `openedAtFd` (opened-at.ts) for a FileHandle. */
-export async function openedAt(fh: FileHandle, path: string): Promise<OpenedAt> {
-  return openedAtFd(fh.fd, path);
-}
-
 /**
  * The fstat of a cached descriptor when reusing it serves what a fresh open would (fd-cache.ts):
  * the path still names its file and its content signature is the one it was opened with.
@@ -519,7 +484,7 @@ function reusable(
 ): BigIntStats | undefined {
   try {
     if (source.canonical) {
-      if (openedAtFd(held.fd, source.path) !== "same") return undefined;
+      if (descriptorLocation(held.fd, source.path) !== "same") return undefined;
     }
     const st = fstatSync(held.fd, { bigint: true });
     if (signatureOf(st) !== held.signature) return undefined;

@@ -1,10 +1,10 @@
 /**
- * Blob handles (DECISIONS D14): opaque, authenticated, versioned, kind-tagged records.
+ * Blob handles (D14): opaque, authenticated, versioned, kind-tagged records.
  *
  * Wire form: base64url (no padding) of `version(1) ‖ nonce(12) ‖ ciphertext ‖ tag(16)`, where the
  * ciphertext is AES-256-GCM over the compact JSON `[kind, fields]` and the version byte is the
  * additional authenticated data. So:
- * - the Agent sees no readable path (blob-transfer §1 "句柄绝不编码…明文路径"): fields are encrypted;
+ * - the Agent sees no readable path (a handle never encodes a plain path): fields are encrypted;
  * - anything not minted with this key (random, truncated, bit-flipped, re-encoded, foreign key,
  *   other version, empty, over-long) fails `open()` and is `invalid_handle` before any file-system
  *   access (the codec never touches the disk);

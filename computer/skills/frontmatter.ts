@@ -1,8 +1,8 @@
 /**
- * `SKILL.md` frontmatter: finding the fences in bytes (for the served body, digest §3.4 step 4 and
- * D21), and parsing the six marketplace v1 fields with the `yaml` package (digest §5.3).
+ * `SKILL.md` frontmatter: finding the fences in bytes (for the served body, D21), and parsing the
+ * six marketplace v1 fields with the `yaml` package (docs/protocol.md, SKILL channel).
  *
- * Fence rule (D21; digest §9 item 14): the file's FIRST line is a fence, and the frontmatter ends
+ * Fence rule (D21): the file's FIRST line is a fence, and the frontmatter ends
  * at the next fence line. A fence line is `---` once surrounding spaces, tabs and a trailing `\r`
  * are ignored (so CRLF files work); a UTF-8 BOM before the first fence is accepted. Everything
  * after the closing fence line's newline is the body, untrimmed. No opening fence, or no closing
@@ -62,7 +62,7 @@ export function stripFrontmatter(bytes: Buffer): Buffer {
   return split ? bytes.subarray(split.bodyStart) : bytes;
 }
 
-/** The six fields of digest §5.3, normalized for an `A2CSkillRef`. */
+/** The six marketplace v1 fields, normalized for an `A2CSkillRef`. */
 export interface SkillFrontmatter {
   name: string;
   description: string;
@@ -76,7 +76,7 @@ export type FrontmatterResult =
   { ok: true; value: SkillFrontmatter; warnings: string[] } | { ok: false; error: string };
 
 /**
- * `allowed-tools` normalization (digest §9 item 16, our rule): a YAML list keeps its string items
+ * `allowed-tools` normalization (our rule; the protocol leaves it open): a YAML list keeps its string items
  * in order; a string is split on commas and whitespace that are NOT inside parentheses, so both
  * `Read, Grep` and `Bash(git add:*) Read` work (`Bash(git add:*)` stays one tool). Items are
  * trimmed; empty items are dropped; non-string list items are dropped with a warning.

@@ -1,6 +1,6 @@
 /**
- * `client:get_skills` and `client:get_skill` (digest §3.3–§3.4, §5; DECISIONS D21–D23). The order
- * of checks is the spec's: name lexer (4016) → registry (4014) → sandbox (4017 traversal /
+ * `client:get_skills` and `client:get_skill` (docs/protocol.md, SKILL channel; D21–D23). The order
+ * of checks is the protocol's: name lexer (4016) → registry (4014) → sandbox (4017 traversal /
  * forbidden / not_found) → resource bytes → hard cap (4017 too_large, no handle) → inline `body`
  * or a minted handle.
  */
@@ -60,7 +60,7 @@ export type SkillHandleFields = {
 };
 
 export async function getSkills(req: GetSkillsReq, deps: SkillDeps): Promise<GetSkillsRet> {
-  // Orphans are dropped; refs never carry bodies (digest §3.3).
+  // Orphans are dropped; refs never carry bodies (docs/protocol.md, SKILL channel).
   return { skills: await deps.registry().refs(), req_id: req.req_id };
 }
 
@@ -76,7 +76,7 @@ function decodeUtf8(bytes: Buffer): string | null {
 }
 
 /**
- * `details.rel_path` of a 4017: the raw requested value (digest §4.5: optional, diagnostic), but
+ * `details.rel_path` of a 4017: the raw requested value (optional and diagnostic), but
  * never an absolute path (POSIX `/…`, or Windows `\\…`, `C:\…`): an error must not carry
  * anything that reads like a real path on some machine (D23), so those are left out.
  */
@@ -167,7 +167,7 @@ export async function getSkill(
   deps: SkillDeps,
 ): Promise<GetSkillRet | ErrorPayload> {
   const { config } = deps;
-  // 1. "MUST ... before any Registry lookup" (skill.md §1.5): a malformed name is 4016.
+  // 1. The name is lexed before any registry lookup: a malformed name is 4016.
   if (lexSkillName(req.name) === null) return invalidSkillName(req.name);
   // 2. Exact registry match; unknown or orphaned → 4014 (D22).
   const found = await deps.registry().lookup(req.name);

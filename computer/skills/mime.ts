@@ -1,12 +1,12 @@
 /**
- * Deterministic MIME inference (digest §5.6, skill.md §6.4): a built-in extension table, never the
+ * Deterministic MIME inference (docs/protocol.md, SKILL channel): a built-in extension table, never the
  * host's registry, so the same resource has the same MIME on every OS. Matching is on the last
  * extension of the basename, case-insensitive; no extension, a dotfile without another dot, or an
  * unknown extension → `application/octet-stream` (binary → always a handle).
  */
 
 const TABLE: Readonly<Record<string, string>> = {
-  // Mandated by §5.6 (MUST).
+  // Mandated by the protocol.
   md: "text/markdown",
   markdown: "text/markdown",
   txt: "text/plain",

@@ -1,17 +1,17 @@
 /**
- * The skill name lexer of digest §5.2 (skill.md §1.1–§1.5). It runs before any registry lookup so
- * that a malformed name can never be turned into a file-system path (4016 before 4014, §4.3).
+ * The skill name lexer (docs/protocol.md, SKILL channel). It runs before any registry lookup so
+ * that a malformed name can never be turned into a file-system path (4016 before 4014).
  *
  *   1 segment   `<skill>`                    user drop-in
  *   2 segments  `<plugin>:<skill>`           marketplace
  *   3 segments  `mcp:<bundle_id>:<skill>`    MCP-staged (head MUST be the literal `mcp`)
  */
 
-/** Strict kebab: `[a-z0-9-]`, 1–64 chars, no leading/trailing `-`, no `--` (§5.2). */
+/** Strict kebab: `[a-z0-9-]`, 1–64 chars, no leading/trailing `-`, no `--`. */
 const KEBAB = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const KEBAB_MAX = 64;
 
-/** An MCP bundle id, verbatim: `[A-Za-z0-9_-]+`, no `.`, no `__`, case preserved (§5.2). */
+/** An MCP bundle id, verbatim: `[A-Za-z0-9_-]+`, no `.`, no `__`, case preserved. */
 const BUNDLE_ID = /^[A-Za-z0-9_-]+$/;
 
 export function isKebabName(s: string): boolean {

@@ -1,7 +1,6 @@
 /**
- * The `skill` Producer: pull-time re-authorization of a skill handle (blob-transfer §2 steps 2–3;
- * digest §5.4 "every client:get_blob MUST re-run this whole sandbox against the Registry";
- * DECISIONS D17). The handle only names the skill and a rel_path; the package root comes from the
+ * The `skill` Producer: pull-time re-authorization of a skill handle (D17: every
+ * `client:get_blob` re-runs the whole sandbox against the registry). The handle only names the skill and a rel_path; the package root comes from the
  * registry again and the sandbox runs again, so a handle is never an arbitrary file-read token.
  *
  * D17 mapping: skill no longer registered, package root gone, or file deleted → `gone`; skill

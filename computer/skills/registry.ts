@@ -1,8 +1,8 @@
 /**
  * The Skill Registry: built from the skill home, the ONLY map from a skill name to its package
- * root (digest §5.1, §5.4 "never derive a path from name").
+ * root: a path is never derived from a name.
  *
- * Home layout (DECISIONS D20; team brief):
+ * Home layout (D20):
  *   user/<skill>/SKILL.md                          name `<skill>`            source `user`
  *   marketplace/<repo>/<plugin>/<skill>/SKILL.md   name `<plugin>:<skill>`   source `marketplace:<repo>`
  *   mcp/<bundle_id>/<skill>/SKILL.md               name `mcp:<bundle_id>:<skill>` source `mcp:<bundle_id>`
@@ -17,7 +17,7 @@
  * sandbox works on its realpath).
  *
  * A package is left out, with an ERROR log line, when: its directory name is not a valid name
- * segment (§5.2), `SKILL.md` is missing or not servable by the sandbox, the frontmatter is
+ * segment (names.ts), `SKILL.md` is missing or not servable by the sandbox, the frontmatter is
  * missing or invalid, the frontmatter `name` differs from the directory name, or its full name is
  * claimed by more than one package (possible only across marketplace repos: then ALL claimants
  * are left out, since picking one would depend on directory order rather than on intent).

@@ -1,5 +1,5 @@
 /**
- * Resource bytes of a sandboxed file (digest §3.4 step 4; D21): a file whose basename is
+ * Resource bytes of a sandboxed file (D21): a file whose basename is
  * `SKILL.md` is served with its frontmatter removed (a derived resource, computer/blob/derived.ts
  * produces and keeps those bytes); any other file raw. Every read here goes through one
  * descriptor opened with O_NOFOLLOW|O_NONBLOCK and checked with fstat, so a file swapped for a
@@ -9,7 +9,7 @@
 import { constants, fstatSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import type { DeriveLimits } from "../blob/derived.ts";
-import { openedAtFd } from "../blob/opened-at.ts";
+import { descriptorLocation } from "../blob/descriptor-location.ts";
 import type { ComputerConfig } from "../contracts.ts";
 import { signatureOf } from "../workers/hash-file.ts";
 import { MAX_FRONTMATTER_BYTES } from "./frontmatter.ts";
@@ -47,7 +47,7 @@ export async function openRegular(target: string): Promise<OpenedFile | null> {
       return null; // vanished, swapped for a symlink (ELOOP), permissions...
     }
     try {
-      const where = openedAtFd(fh.fd, target);
+      const where = descriptorLocation(fh.fd, target);
       if (where !== "same") {
         await fh.close();
         if (where === "replaced") continue; // renamed over after the open: open the new one

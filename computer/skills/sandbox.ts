@@ -1,5 +1,5 @@
 /**
- * The §9 sandbox (digest §5.4; DECISIONS D21): turns a requested `rel_path` into a real file
+ * The SKILL sandbox (D21): turns a requested `rel_path` into a real file
  * inside a package root, or a 4017 reason. Used at mint time (`client:get_skill`), at pull time
  * (every `client:get_blob` re-runs it, D17) and by the registry to read `SKILL.md` itself.
  *
@@ -28,7 +28,7 @@
 import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from "node:fs";
 import { dirname, relative, sep } from "node:path";
 
-/** Files no `rel_path` may ever reach (compared lower-cased; digest §5.4, D21). */
+/** Files no `rel_path` may ever reach (compared lower-cased; D21). */
 const FORBIDDEN_NAMES = new Set([".skillenv"]);
 
 export const DEFAULT_REL_PATH = "SKILL.md";
@@ -203,7 +203,7 @@ function resolveThroughSymlinks(
     throw err;
   }
   const inside = relative(rootReal, target);
-  // "MUST stay inside realpath(root)" (skill.md §9.2): `relative` starting with `..` or absolute
+  // A served file stays inside realpath(root): `relative` starting with `..` or absolute
   // (another drive/root) means the resolved path left the package.
   if (inside === "" || inside === ".." || inside.startsWith(".." + sep) || inside.startsWith(sep)) {
     return inside === "" ? NOT_FOUND : { ok: false, reason: "traversal" };

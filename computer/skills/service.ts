@@ -59,8 +59,8 @@ export interface SkillService extends ComputerService {
 }
 
 /**
- * Creates the home when missing: "SHOULD be per-user private, created with mode 0700" (skill.md
- * §9.2). An existing home is left as the operator made it, with a WARN if others can read it.
+ * Creates the home when missing, private to its user (mode 0700, as the protocol recommends).
+ * An existing home is left as the operator made it, with a WARN if others can read it.
  */
 async function ensureHome(home: string, log: Logger): Promise<void> {
   let existed = true;

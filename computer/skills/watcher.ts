@@ -1,6 +1,6 @@
 /**
- * Live updates of the skill home (digest §3.6; computer.md §9 leaves mechanism and debounce to
- * the SDK). Detection = a signature of the discovery tree (every entry's path, mode, size, inode,
+ * Live updates of the skill home (`notify:update_skills`; the protocol leaves mechanism and
+ * debounce to the implementation). Detection = a signature of the discovery tree (every entry's path, mode, size, inode,
  * mtime and ctime in ns, link targets), compared after a trigger. Triggers:
  * - non-recursive `fs.watch` on every directory of the tree, re-armed after each scan so new
  *   directories are watched too. Node 20's recursive `fs.watch` on Linux is a JS emulation that

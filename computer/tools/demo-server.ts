@@ -1,7 +1,7 @@
 /**
  * The demo MCP server (stdio), run by `npm run demo-mcp`, the stack and the tests. Its tools
  * produce every kind of content the binary sideband has to handle, and it offers a small SKILL
- * package as `skill://` resources (staging mode `resources`, digest §5.1).
+ * package as `skill://` resources (staging mode `resources`, D20).
  *
  * Env: `DEMO_SKILL_HOST` (host segment of the skill URIs, default `demo`).
  * `--http PORT` serves Streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio (stateless: one

@@ -9,7 +9,7 @@
  * ```
  * (`servers` is accepted as a synonym of `mcpServers`.) The bundle_id becomes the prefix of every
  * exposed tool name (`{bundle_id}__{tool}`) and the middle segment of MCP skill names, so it must
- * satisfy the skill-name lexer for the mcp server segment: `[A-Za-z0-9_-]+` without `__` (digest §5.2).
+ * satisfy the skill-name lexer for the mcp server segment: `[A-Za-z0-9_-]+` without `__` (skills/names.ts).
  */
 import { readFile } from "node:fs/promises";
 import { z } from "zod";

@@ -20,7 +20,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { isStdio, type McpServerConfig } from "./mcp-config.ts";
-import { installLinearReadBuffer } from "./stdio-read-buffer.ts";
+import { installLinearReadBuffer } from "./linear-read-buffer.ts";
 
 export type ConnectionState = "starting" | "ready" | "restarting" | "closed";
 
@@ -48,6 +48,11 @@ export interface ConnectionOptions {
   requestTimeoutMs?: number;
   /** Largest single JSON-RPC message accepted from a stdio server. */
   maxMessageBytes?: number;
+  /**
+   * Read a stdio server's messages with the linear buffer (linear-read-buffer.ts) instead of the
+   * SDK's own. Default true.
+   */
+  linearReadBuffer?: boolean;
 }
 
 /** A server that stays up this long resets the back-off. */
@@ -139,8 +144,11 @@ export class McpConnection {
         stderr: "pipe",
         ...(this.opts.maxMessageBytes ? { maxBufferSize: this.opts.maxMessageBytes } : {}),
       });
-      if (!installLinearReadBuffer(transport, this.opts.maxMessageBytes ?? 10 * 1024 * 1024)) {
-        this.log.debug("SDK stdio read buffer kept (field not found)");
+      if (
+        this.opts.linearReadBuffer !== false &&
+        !installLinearReadBuffer(transport, this.opts.maxMessageBytes ?? 10 * 1024 * 1024)
+      ) {
+        this.log.warn("the MCP SDK's stdio read buffer is kept (its field was not found)");
       }
       // The server's stderr is its log: forward it at debug level instead of inheriting it.
       transport.stderr?.on("data", (chunk: Buffer) =>

@@ -1,5 +1,5 @@
 /**
- * The tool-call blob producer (blob-transfer §5 "producer two"): handles minted for sidebanded
+ * The tool-call blob producer (D24): handles minted for sidebanded
  * tool-result items carry the blob's content id and MIME type; resolving one re-checks both and
  * points the engine at the spool file. The sha256 is the content id itself: the engine checks the
  * file against it once per content signature and serves it only while it holds that content.

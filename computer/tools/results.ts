@@ -2,7 +2,7 @@
  * CallToolResult builders: the MCP SDK's answer turned into the wire shape (D25: result-level
  * markers under `meta`, never `_meta`), and the isError results this Computer produces itself.
  * Tool failures are always a CallToolResult with `isError: true`, never a flat ErrorPayload
- * (digest §3.2, checklist 59).
+ * (docs/protocol.md, tool_call).
  */
 import type { CallToolResult as McpCallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type CallToolResult, ErrorCode } from "@a2c-smcp/protocol";
@@ -44,7 +44,7 @@ export function toolNotFound(toolName: string): CallToolResult {
   });
 }
 
-/** `notify:tool_call_cancel` interrupted the call (digest §1.10, checklist 56). */
+/** `notify:tool_call_cancel` interrupted the call (docs/protocol.md, tool_call). */
 export function cancelledResult(): CallToolResult {
   return textError("Tool call cancelled by the agent", {
     a2c_cancelled: true,
@@ -52,7 +52,7 @@ export function cancelledResult(): CallToolResult {
   });
 }
 
-/** The request's `timeout` expired (digest §1.8, checklist 58). */
+/** The request's `timeout` expired (docs/protocol.md, tool_call). */
 export function timeoutResult(seconds: number): CallToolResult {
   return textError(`Tool call timeout: no result within ${seconds} s`, { a2c_timeout: true });
 }

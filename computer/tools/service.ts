@@ -53,6 +53,8 @@ export interface ToolServiceOptions {
   spoolMaxBytes?: number;
   /** First MCP server restart delay (default 500 ms; doubles per failure, capped at 30 s). */
   restartBaseMs?: number;
+  /** Read stdio MCP servers with the linear read buffer (fast path `mcp_read_buffer`). Default true. */
+  linearReadBuffer?: boolean;
 }
 
 /** The exposed tool service plus handles for diagnostics and tests. */
@@ -147,6 +149,7 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
       config: cfg,
       log,
       ...(opts.restartBaseMs !== undefined ? { restartBaseMs: opts.restartBaseMs } : {}),
+      ...(opts.linearReadBuffer !== undefined ? { linearReadBuffer: opts.linearReadBuffer } : {}),
       // Room for the largest item we accept (hard cap, base64) plus envelope.
       maxMessageBytes: Math.max(16 * 1024 * 1024, 2 * base64Length(config.maxSize) + 1024 * 1024),
       events: {
@@ -228,7 +231,7 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
       notify = null;
     },
     cancel(reqId) {
-      // Unknown or finished req_id: silent no-op (digest §1.10, checklist 57).
+      // Unknown or finished req_id: silent no-op (docs/protocol.md, tool_call).
       for (const ac of inflight.get(reqId) ?? []) ac.abort(new CallAbort("cancel"));
     },
     async close() {
@@ -253,7 +256,7 @@ function failureResult(
   if (reason instanceof CallAbort) {
     if (reason.kind === "cancel") return cancelledResult();
     if (reason.kind === "timeout") return timeoutResult(req.timeout);
-    // Not `a2c_cancelled`: that marker means the Agent asked (digest §1.10); this one did not.
+    // Not `a2c_cancelled`: that marker means the Agent asked; this one did not.
     return textError("Tool call interrupted: the Computer is shutting down", {
       mcp_server: bundleId,
     });

@@ -1,5 +1,5 @@
 /**
- * The binary sideband of `client:tool_call` (digest §3.2; blob-transfer §5; DECISIONS D24).
+ * The binary sideband of `client:tool_call` (D24; docs/protocol.md, tool_call).
  *
  * Judged per binary content item (image/audio `data`, embedded resource `resource.blob`) against
  * the same inline budget as get_skill:

@@ -1,5 +1,5 @@
 /**
- * MCP-sourced skills, staging mode `resources` (digest §5.1; DECISIONS D20): a configured MCP
+ * MCP-sourced skills, staging mode `resources` (D20): a configured MCP
  * server that offers `skill://<host>/<skill>/<rel_path>` resources has each skill package written to
  * `<home>/mcp/<bundle_id>/<skill>/`, where the SKILL service's registry finds it under the name
  * `mcp:<bundle_id>:<skill>`.

@@ -1,5 +1,5 @@
 /**
- * The tool-result blob spool (DECISIONS D24): binary content items too big to travel inline are
+ * The tool-result blob spool (D24): binary content items too big to travel inline are
  * written here, content-addressed by their sha256, and served back through `client:get_blob`.
  *
  * Layout: `<stateDir>/blobspool/<cid>` holds the raw bytes (cid = 64 lowercase hex sha256).
@@ -7,7 +7,7 @@
  *   crash mid-write leaves only a temp file, which is never served and is removed at the next start.
  * - The total size is bounded; least-recently-used blobs are evicted (the reference SDKs never
  *   evict, so their spool grows without limit). An evicted blob resolves to `gone`, which tells the
- *   Agent to call the tool again (blob-transfer §4).
+ *   Agent to call the tool again (D24).
  * - The index is rebuilt from disk at start (mtime = last use), so handles survive restarts.
  * - Concurrent puts of the same content share one write.
  * - The engine serves a blob only while its file hashes to its cid (once per content signature):

@@ -1,6 +1,7 @@
 // The Computer's optional HTTP endpoint (computer/http.ts) against a real Server: /healthz says
 // `starting` before the Computer exists, `ok` (200) once joined, `connecting` (503) after the
-// Server went away; /metrics is the Computer's Prometheus text; other methods and paths refused.
+// Server went away, with the state of each fast path; /metrics is the Computer's Prometheus text;
+// other methods and paths refused.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +9,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { pino } from "pino";
 import type { RunningComputer } from "../../computer/computer.ts";
+import { FAST_PATH_NAMES } from "../../computer/fast-paths.ts";
 import { startComputerHttp } from "../../computer/http.ts";
 import { ServerHarness } from "../support/server-harness.ts";
 import { startHarnessComputer } from "./support/harness-computer.ts";
@@ -43,6 +45,7 @@ void test("healthz follows the Computer's life; metrics is Prometheus text", asy
     assert.equal(starting.status, 503);
     assert.equal(starting.type, "application/json");
     assert.equal(JSON.parse(starting.body).status, "starting");
+    assert.equal(JSON.parse(starting.body).fast_paths, null);
     assert.equal((await get(`${http.url}/metrics`)).status, 503);
 
     running.computer = await startHarnessComputer(h, dir, {
@@ -61,9 +64,11 @@ void test("healthz follows the Computer's life; metrics is Prometheus text", asy
         connected: true,
         joined: true,
         transport: body.transport,
+        fast_paths: running.computer.fastPaths,
         uptime_s: 0,
       },
     );
+    assert.deepEqual(Object.keys(body.fast_paths as object).sort(), [...FAST_PATH_NAMES].sort());
     assert.ok(body.transport === "polling" || body.transport === "websocket");
 
     const metrics = await get(`${http.url}/metrics`);

@@ -14,6 +14,7 @@ import {
   type RunningComputer,
   type StartComputerOptions,
 } from "../../../computer/computer.ts";
+import { testFastPaths } from "./harness-computer.ts";
 
 export interface BareRelay {
   relay: ServerSocket;
@@ -43,6 +44,7 @@ export async function bareRelay(options: Partial<StartComputerOptions> = {}): Pr
     stateDir: join(dir, "state"),
     workers: 0,
     services: [],
+    fastPaths: testFastPaths(),
     ...options,
   });
   const relay = await joined;

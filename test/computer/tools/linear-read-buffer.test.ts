@@ -1,7 +1,8 @@
 /**
  * The linear stdio read buffer that replaces the MCP SDK's quadratic one: same framing contract
- * (newline-delimited JSON-RPC, CRLF tolerated, a message over the cap throws after clearing), and
- * it really is installed into the SDK's transport (fails loudly if an SDK upgrade renames the field).
+ * (newline-delimited JSON-RPC, CRLF tolerated, a message over the cap throws after clearing), it
+ * is installed into the SDK's transport, and the probe of fast path `mcp_read_buffer` reports it
+ * available with the installed SDK (fails loudly if an SDK upgrade renames the field).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -9,7 +10,8 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import {
   installLinearReadBuffer,
   LinearReadBuffer,
-} from "../../../computer/tools/stdio-read-buffer.ts";
+  linearReadBufferUnavailable,
+} from "../../../computer/tools/linear-read-buffer.ts";
 
 const msg = (id: number, pad = "") => ({ jsonrpc: "2.0" as const, id, result: { pad } });
 
@@ -37,7 +39,9 @@ void test("a pending message over the cap throws and clears", () => {
   assert.deepEqual(rb.readMessage(), msg(9));
 });
 
-void test("it is installed into the SDK's StdioClientTransport", () => {
+void test("it is installed into the SDK's StdioClientTransport, and the probe finds it possible", () => {
+  assert.equal(linearReadBufferUnavailable(), undefined);
   const t = new StdioClientTransport({ command: "true" });
   assert.equal(installLinearReadBuffer(t, 1000), true);
+  assert.ok((t as unknown as { _readBuffer: unknown })._readBuffer instanceof LinearReadBuffer);
 });

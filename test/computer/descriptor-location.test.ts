@@ -9,19 +9,19 @@ import { mkdtemp, open, rename, rm, symlink, writeFile, mkdir } from "node:fs/pr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { openedAt } from "../../computer/blob/engine.ts";
+import { descriptorLocation } from "../../computer/blob/descriptor-location.ts";
 
 void test("same file → same; renamed over after the open → replaced; resolved elsewhere → elsewhere", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "opened-at-"));
+  const dir = await mkdtemp(join(tmpdir(), "descriptor-location-"));
   try {
     const path = join(dir, "data.bin");
     await writeFile(path, "v1");
     const fh = await open(path, "r");
     try {
-      assert.equal(await openedAt(fh, path), "same");
+      assert.equal(descriptorLocation(fh.fd, path), "same");
       await writeFile(join(dir, "tmp"), "v2");
       await rename(join(dir, "tmp"), path); // atomic rewrite while the descriptor is open
-      assert.equal(await openedAt(fh, path), "replaced");
+      assert.equal(descriptorLocation(fh.fd, path), "replaced");
     } finally {
       await fh.close();
     }
@@ -32,7 +32,7 @@ void test("same file → same; renamed over after the open → replaced; resolve
     await symlink(join(dir, "outside"), join(dir, "pkg"));
     const fh2 = await open(join(dir, "pkg", "secret"), "r");
     try {
-      assert.equal(await openedAt(fh2, join(dir, "pkg", "secret")), "elsewhere");
+      assert.equal(descriptorLocation(fh2.fd, join(dir, "pkg", "secret")), "elsewhere");
     } finally {
       await fh2.close();
     }

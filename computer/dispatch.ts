@@ -1,0 +1,147 @@
+/**
+ * The Computer's dispatcher: each routed `client:*` request to the service handler for its
+ * event, and an answer for every request that has an ack (flat ErrorPayloads, never silence,
+ * never a crash):
+ * - payload fails the protocol schema → 400 (the Computer trusts no relay; D7);
+ * - `computer` is not this Computer's name → not executed, 404 as D9 (D15);
+ * - no service handles the event → 500; an event this Computer does not know, with an ack →
+ *   404 `unknown_event` at once (its name cut to 64 characters; D27), looked up in a Set only;
+ * - a handler throws → 500 (logged with the stack, which never goes on the wire: D23);
+ * - an answer that would not fit the Server's `maxHttpBufferSize` → 500 instead of an oversized
+ *   ack that would make the Server drop this Computer's socket (D16).
+ * `notify:tool_call_cancel` goes to every service's `cancel`.
+ */
+import type { Logger } from "pino";
+import type { Socket } from "socket.io-client";
+import {
+  badRequest,
+  CLIENT_EVENTS,
+  CLIENT_REQUEST_SCHEMAS,
+  computerNotFound,
+  encodedAckBytes,
+  Events,
+  internalError,
+  isErrorPayload,
+  ToolCallCancelSchema,
+  type ClientEvent,
+  unknownEvent,
+} from "@a2c-smcp/protocol";
+import type { ClientHandler, ComputerService, RequestContext } from "./contracts.ts";
+import type { ComputerMetrics } from "./metrics.ts";
+import type { Ack, AnswerTransport } from "./transport/index.ts";
+
+export interface DispatcherOptions {
+  /** This Computer's name: requests for another `computer` are not executed. */
+  name: string;
+  /** The Server's `maxHttpBufferSize`: no answer may be larger (D16). */
+  maxHttpBufferSize: number;
+  handlers: ReadonlyMap<ClientEvent, ClientHandler<ClientEvent>>;
+  /** Told about `notify:tool_call_cancel`. */
+  services: readonly ComputerService[];
+  transport: AnswerTransport;
+  metrics: ComputerMetrics;
+  log: Logger;
+}
+
+export interface Dispatcher {
+  /** Aborts the signals of the requests being answered, and of any that start from now. */
+  abortAll(): void;
+}
+
+export function dispatch(socket: Socket, options: DispatcherOptions): Dispatcher {
+  const { name, handlers, transport, metrics, log } = options;
+  let closing = false;
+  /** Aborts of the requests being answered. */
+  const inflight = new Set<() => void>();
+
+  const handle = async (event: ClientEvent, payload: unknown): Promise<unknown> => {
+    const parsed = CLIENT_REQUEST_SCHEMAS[event].safeParse(payload);
+    if (!parsed.success) return badRequest();
+    const req = parsed.data as { computer: string; req_id: string };
+    if (req.computer !== name) return computerNotFound(req.computer);
+    const handler = handlers.get(event);
+    if (!handler) return internalError(`${event} is not served by this Computer`);
+    // The signal and the per-request logger are made on first use: a chunk served from a cached
+    // descriptor needs neither, and both cost measurable CPU at thousands of chunks per second.
+    let controller: AbortController | undefined;
+    let child: Logger | undefined;
+    const abort = (): void => controller?.abort();
+    inflight.add(abort);
+    try {
+      const ctx: RequestContext = {
+        get signal() {
+          controller ??= new AbortController();
+          if (closing) controller.abort();
+          return controller.signal;
+        },
+        get log() {
+          return (child ??= log.child({ event, req_id: req.req_id }));
+        },
+      };
+      const result = await handler(req as never, ctx);
+      // A chunk is sized to fit by the engine itself (D16); every other answer is measured here.
+      if (event !== Events.GetBlob && encodedAckBytes(result) > options.maxHttpBufferSize) {
+        ctx.log.error("answer larger than the Server's maxHttpBufferSize; not sent");
+        return internalError("Answer too large for the Server's buffer");
+      }
+      return result;
+    } finally {
+      inflight.delete(abort);
+    }
+  };
+
+  for (const event of CLIENT_EVENTS) {
+    // The ack is the LAST argument (socket.io appends it): a peer sending extra arguments must
+    // still get its answer, not silence.
+    socket.on(event, (payload: unknown, ...rest: unknown[]) => {
+      const ack = rest.at(-1);
+      if (typeof ack !== "function") {
+        log.warn({ event }, "client:* request without an ack; ignored");
+        return;
+      }
+      handle(event, payload)
+        .catch((err: unknown) => {
+          log.error({ err, event }, "handler failed");
+          return internalError();
+        })
+        .then(
+          (result) => {
+            metrics.requests.inc({
+              event,
+              outcome: isErrorPayload(result) ? String(result.code) : "ok",
+            });
+            transport.answer(ack as Ack, result);
+          },
+          () => undefined,
+        );
+    });
+  }
+
+  const known = new Set<string>([...CLIENT_EVENTS, Events.ToolCallCancelNotify]);
+  socket.onAny((event: string, ...args: unknown[]) => {
+    if (known.has(event)) return;
+    const ack = args.at(-1);
+    if (typeof ack !== "function") return;
+    metrics.unknownEvents.inc();
+    (ack as Ack)(unknownEvent(event));
+  });
+
+  socket.on(Events.ToolCallCancelNotify, (payload: unknown) => {
+    const parsed = ToolCallCancelSchema.safeParse(payload);
+    if (!parsed.success) return log.warn("malformed notify:tool_call_cancel ignored");
+    for (const service of options.services) {
+      try {
+        service.cancel?.(parsed.data.req_id);
+      } catch (err) {
+        log.error({ err }, "cancel failed");
+      }
+    }
+  });
+
+  return {
+    abortAll() {
+      closing = true;
+      for (const abort of inflight) abort();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * The Computers of the Computer tests run the fast paths `testFastPaths` names: all of them
+ * normally, none under `A2C_TEST_COMPUTER_TRANSPORT=stock` (the conformance run of
+ * test/repo/computer-stock-transport.test.ts, which includes this file so that a stock run that
+ * silently ran the fast paths fails).
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { FAST_PATH_NAMES } from "../../computer/fast-paths.ts";
+import { ServerHarness } from "../support/server-harness.ts";
+import { startHarnessComputer, testFastPaths } from "./support/harness-computer.ts";
+
+void test("a harness Computer reports every fast path as the test mode says", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "a2c-harness-paths-"));
+  const h = await ServerHarness.start();
+  try {
+    const pc = await startHarnessComputer(h, dir, { services: [] });
+    try {
+      const want = testFastPaths() === "none" ? "off" : "on";
+      assert.deepEqual(pc.fastPaths, Object.fromEntries(FAST_PATH_NAMES.map((n) => [n, want])));
+    } finally {
+      await pc.close();
+    }
+  } finally {
+    await h.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

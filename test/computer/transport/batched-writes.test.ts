@@ -1,0 +1,50 @@
+/**
+ * Fast path `batch_writes` (computer/transport/batched-writes.ts), on a real Computer/Server pair:
+ * with it on (and reported on), the Computer's answer to a binary get_blob (two engine.io
+ * packets) goes to its TCP socket in ONE write after the polling → WebSocket upgrade; with it off,
+ * in one write per packet, as stock socket.io-client does. The Agent gets the chunk's bytes
+ * unchanged either way. Counted on each Computer's own net.Socket.
+ */
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { after, before, test } from "node:test";
+import { clientTcp } from "../../support/server-harness.ts";
+import { countTcpWrites } from "../../support/tcp-writes.ts";
+import { TransportFixture, type FixtureComputer } from "../support/transport-fixture.ts";
+
+const CHUNK = 64 * 1024;
+let f: TransportFixture;
+
+before(async () => {
+  f = await TransportFixture.start(randomBytes(4 * CHUNK));
+});
+
+after(async () => {
+  await f?.close();
+});
+
+async function writesPerAnswer(name: string, c: FixtureComputer): Promise<number[]> {
+  const counts: number[] = [];
+  for (let offset = 0; offset < f.fileContent.length; offset += CHUNK) {
+    const seen = countTcpWrites(clientTcp(c.pc.socket));
+    const got = await f.pull(name, c.file, offset, CHUNK);
+    assert.ok(
+      got.equals(f.fileContent.subarray(offset, offset + CHUNK)),
+      `chunk ${offset} differs`,
+    );
+    counts.push(seen.writes);
+  }
+  return counts;
+}
+
+void test("on: both frames of a binary answer leave in one write", async () => {
+  const c = await f.computer("pc-on", { fastPaths: "all" });
+  assert.equal(c.pc.fastPaths["batch_writes"], "on");
+  assert.deepEqual(await writesPerAnswer("pc-on", c), [1, 1, 1, 1]);
+});
+
+void test("off: one write per frame, as the stock libraries do", async () => {
+  const c = await f.computer("pc-off", { fastPaths: { batchWrites: false } });
+  assert.equal(c.pc.fastPaths["batch_writes"], "off");
+  for (const writes of await writesPerAnswer("pc-off", c)) assert.ok(writes >= 2, `${writes}`);
+});
