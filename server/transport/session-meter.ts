@@ -19,7 +19,7 @@
  * moving. A client that reads nothing moves none of them.
  *
  * `meterSession` returns null when engine.io's session does not have the shape this relies on
- * (another version): the caller logs it and test/server/outbound-meter.test.ts fails.
+ * (another version): the caller logs it and test/server/transport-session-meter.test.ts fails.
  */
 
 /** A packet as engine.io's `packetCreate` / `flush` pass it. */
