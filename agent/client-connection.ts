@@ -31,13 +31,14 @@ import {
   versionClose4900,
   type ConnectTarget,
 } from "./connect-error.ts";
+import { AckTable } from "./client-acks.ts";
 import {
   DisconnectedError,
   InvalidResponseError,
   ProtocolVersionError,
   AuthError,
-  RequestTimeoutError,
   abortError,
+  asError,
   protocolErrorFromWire,
 } from "./errors.ts";
 import { silentLogger, type AgentLogger } from "./logger.ts";
@@ -112,10 +113,6 @@ export interface RequestOptions {
   onAck?: (args: unknown[]) => void;
 }
 
-interface Pending {
-  reject: (err: Error) => void;
-}
-
 /**
  * Connection, `req_id`s and ack plumbing. Abstract: the office layer supplies the notification
  * handlers and what to do after a reconnect.
@@ -129,8 +126,8 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
   protected socket: Socket | undefined;
   private readonly reqPrefix = randomBytes(6).toString("base64url");
   private reqCounter = 0;
-  private readonly pending = new Map<number, Pending>();
-  private pendingSeq = 0;
+  /** Requests waiting for their ack (local deadlines, abort signals). */
+  protected readonly acks = new AckTable();
   /** In the office right now; set by the office layer, cleared here when the socket drops. */
   protected joined = false;
   protected fatal: Error | undefined;
@@ -288,18 +285,17 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     this.fatal ??= new DisconnectedError("client closed");
     s.disconnect();
     this.failPending(new DisconnectedError("client closed"));
+    this.acks.close();
     this.socket = undefined;
     this.emit("closed", this.fatal);
   }
 
   private failPending(err: Error): void {
-    const all = [...this.pending.values()];
-    this.pending.clear();
-    for (const p of all) p.reject(err);
+    this.acks.failAll(err);
   }
 
   /**
-   * Emits `event` with an ack and waits for it, bounded by a local timer; rejects at once with
+   * Emits `event` with an ack and waits for it, bounded by a local deadline; rejects at once with
    * `DisconnectedError` when not connected or when the socket drops meanwhile.
    */
   protected emitWithAck(
@@ -309,42 +305,43 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     signal?: AbortSignal,
     onAck?: (args: unknown[]) => void,
   ): Promise<unknown[]> {
-    return new Promise<unknown[]>((resolve, reject) => {
+    return this.request(event, payload, timeoutMs, signal, (args) => {
+      onAck?.(args);
+      return args;
+    });
+  }
+
+  /**
+   * Emits `event` and settles with `answer(ack arguments)`, computed inside socket.io's ack
+   * callback (a throw rejects): one promise per request, whatever the answer's checks.
+   */
+  protected request<T>(
+    event: string,
+    payload: unknown,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    answer: (args: unknown[]) => T,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       const socket = this.socket;
       if (!socket?.connected) return reject(new DisconnectedError());
       if (signal?.aborted) return reject(abortError(signal));
-      const id = ++this.pendingSeq;
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        this.pending.delete(id);
-      };
-      const onAbort = (): void => {
-        cleanup();
-        reject(abortError(signal!));
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new RequestTimeoutError(event, timeoutMs));
-      }, timeoutMs);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.pending.set(id, {
-        reject: (err) => {
-          cleanup();
-          reject(err);
-        },
-      });
+      const pending = this.acks.add(event, timeoutMs, signal, resolve, reject);
       socket.emit(event, payload, (...args: unknown[]) => {
-        if (!this.pending.has(id)) return; // timed out / aborted / disconnected meanwhile
-        cleanup();
-        onAck?.(args);
-        resolve(args);
+        if (!this.acks.take(pending)) return; // timed out / aborted / disconnected meanwhile
+        let value: T;
+        try {
+          value = answer(args);
+        } catch (err) {
+          return reject(asError(err));
+        }
+        resolve(value);
       });
     });
   }
 
   /** One routed `client:*` request: flat errors thrown typed, answers validated. */
-  protected async clientRequest<T>(
+  protected clientRequest<T>(
     event: string,
     computer: string,
     body: Record<string, unknown>,
@@ -352,14 +349,17 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     opts: RequestOptions = {},
   ): Promise<T> {
     const payload = { agent: this.name, req_id: this.nextReqId(), computer, ...body };
-    const [answer] = await this.emitWithAck(
+    const onAck = opts.onAck;
+    return this.request(
       event,
       payload,
       opts.timeoutMs ?? this.requestTimeoutMs,
       opts.signal,
-      opts.onAck,
+      (args) => {
+        onAck?.(args);
+        return this.parseAnswer(event, args[0], schema);
+      },
     );
-    return this.parseAnswer(event, answer, schema);
   }
 
   protected parseAnswer<T>(event: string, answer: unknown, schema: z.ZodType<T>): T {

@@ -2,8 +2,8 @@
  * Where pulled bytes go. The pull loop decodes every chunk straight into a region a sink hands
  * out, then commits regions strictly in offset order once their bytes are hashed:
  * - `BufferSink`: one preallocated Buffer; regions are views into it (nothing is copied).
- * - `FileSink`: a temp file next to the target, positional writes from a small pool of reused
- *   scratch buffers, fsync + rename at the end (the target never holds a partial file).
+ * - `FileSink`: a temp file next to the target, written in large batches (one positional `writev`
+ *   per few MiB), fsync + rename at the end (the target never holds a partial file).
  * - `StreamSink`: an in-order async iterable of chunks with backpressure.
  * Memory stays bounded by the pull window, whatever the blob's size.
  */
@@ -62,19 +62,25 @@ export class BufferSink implements Sink<Buffer> {
   }
 }
 
-/** A pool of reused scratch buffers (first-touch page faults are paid once per buffer). */
+/**
+ * A pool of reused scratch buffers, so first-touch page faults are paid once per buffer, not
+ * once per chunk. Buffers have the size of the regions asked for: a read whose chunk size changes
+ * (a binary request answered in base64 goes on at the base64 size) starts a new set.
+ */
 class ScratchPool {
   private readonly free: ArrayBufferLike[] = [];
   private readonly owned = new WeakSet<ArrayBufferLike>();
   private readonly isFree = new WeakSet<ArrayBufferLike>();
-  constructor(private readonly size: number) {}
+  constructor(private size: number) {}
   take(len: number): Buffer {
-    // A chunk larger than the planned size cannot come from a well-formed plan: one-off buffer.
-    if (len > this.size) return Buffer.allocUnsafeSlow(len);
+    if (len > this.size || len * 4 < this.size) {
+      this.size = len;
+      this.free.length = 0;
+    }
     let store = this.free.pop();
     if (store) this.isFree.delete(store);
     else {
-      store = Buffer.allocUnsafeSlow(this.size).buffer;
+      store = Buffer.allocUnsafeSlow(Math.max(1, this.size)).buffer;
       this.owned.add(store);
     }
     return Buffer.from(store, 0, len);
@@ -82,6 +88,7 @@ class ScratchPool {
   give(view: Buffer): void {
     const store = view.buffer;
     if (!this.owned.has(store) || this.isFree.has(store)) return;
+    if (store.byteLength !== Math.max(1, this.size)) return; // of an earlier size: let it go
     this.isFree.add(store);
     this.free.push(store);
   }
@@ -92,30 +99,84 @@ export interface FileSinkResult {
   size: number;
 }
 
+/** Committed bytes gathered before one positional write (a `writev` of the chunks). */
+export const FILE_WRITE_BATCH_BYTES = 4 * 1024 * 1024;
+/** At most this many chunks per write (Linux's IOV_MAX). */
+const MAX_PARTS = 1024;
+
+/** Contiguous committed chunks written together, and who waits for them to be written. */
+class WriteBatch {
+  readonly parts: Buffer[] = [];
+  /** Which parts are pool regions, to give back once written. */
+  readonly owned: boolean[] = [];
+  bytes = 0;
+  /** No more chunks join it: it is full, or the next chunk did not continue it. */
+  sealed = false;
+  private waiters: Promise<void> | undefined;
+  private release: (() => void) | undefined;
+
+  constructor(readonly at: number) {}
+
+  get end(): number {
+    return this.at + this.bytes;
+  }
+  get waited(): boolean {
+    return this.waiters !== undefined;
+  }
+
+  add(bytes: Buffer, owned: boolean): void {
+    this.parts.push(bytes);
+    this.owned.push(owned);
+    this.bytes += bytes.length;
+    if (this.bytes >= FILE_WRITE_BATCH_BYTES || this.parts.length >= MAX_PARTS) this.sealed = true;
+  }
+
+  /** Settles once the batch is written (or dropped). */
+  written(): Promise<void> {
+    this.waiters ??= new Promise<void>((resolve) => (this.release = resolve));
+    return this.waiters;
+  }
+
+  done(): void {
+    this.release?.();
+  }
+}
+
 /**
- * Writes to `<dir>/.<name>.part-<random>` with positional writes, then fsyncs and renames onto
- * `path`. On failure the temp file is removed and `path` is left untouched.
+ * Writes to `<dir>/.<name>.part-<random>`, then fsyncs once and renames onto `path`; on failure
+ * the temp file is removed and `path` is left untouched. Committed chunks arrive in offset order
+ * and are gathered into batches of `FILE_WRITE_BATCH_BYTES`, each written by one positional
+ * `writev` (one write in flight at a time), so a download costs a few dozen write calls, not one
+ * per chunk. The sink holds at most the batch being written and the one being gathered; past
+ * that, a commit answers with a promise and the pull waits.
  */
 export class FileSink implements Sink<FileSinkResult> {
   readonly inPlace = false;
   private readonly tmpPath: string;
   private fh: FileHandle | undefined;
   private size = 0;
-  private writes = new Set<Promise<void>>();
-  private writeError: unknown;
   private readonly pool: ScratchPool;
+  /** Batches not written yet, in file order; the first may be the one being written. */
+  private batches: WriteBatch[] = [];
+  private writing: Promise<void> | undefined;
+  private writeError: unknown;
+  /** `writev` calls issued so far (one per batch, more only after a short write). */
+  writeCalls = 0;
 
   constructor(
     readonly path: string,
-    scratchBytes: number,
+    scratchBytes: number = 64 * 1024,
   ) {
     this.tmpPath = join(dirname(path), `.${basename(path)}.part-${randomBytes(4).toString("hex")}`);
     this.pool = new ScratchPool(scratchBytes);
   }
 
   async begin(totalSize: number): Promise<void> {
-    // A restart must not race writes of the previous read (they would land after the truncate).
-    await this.drain();
+    // A restart drops what the previous read left unwritten, and waits for its write in flight
+    // (it would land after the truncate).
+    this.dropBatches();
+    await this.writing;
+    this.throwWriteError();
     this.fh ??= await open(this.tmpPath, "w", 0o644);
     await this.fh.truncate(totalSize);
     this.size = totalSize;
@@ -123,25 +184,25 @@ export class FileSink implements Sink<FileSinkResult> {
   region(_offset: number, len: number): Buffer {
     return this.pool.take(len);
   }
-  commit(offset: number, bytes: Buffer, owned: boolean): Promise<void> {
-    const fh = this.fh;
-    if (!fh) throw new Error("FileSink.commit before begin");
-    const p = (async () => {
-      try {
-        let done = 0;
-        while (done < bytes.length) {
-          const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, offset + done);
-          done += bytesWritten;
-        }
-      } catch (err) {
-        this.writeError ??= err;
-      } finally {
-        if (owned) this.pool.give(bytes);
-      }
-    })();
-    this.writes.add(p);
-    void p.finally(() => this.writes.delete(p));
-    return p;
+  commit(offset: number, bytes: Buffer, owned: boolean): Promise<void> | void {
+    if (!this.fh) throw new Error("FileSink.commit before begin");
+    if (this.writeError !== undefined) {
+      if (owned) this.pool.give(bytes);
+      return Promise.reject(asError(this.writeError));
+    }
+    let batch = this.batches[this.batches.length - 1];
+    if (!batch || batch.sealed || batch.end !== offset) {
+      if (batch) batch.sealed = true;
+      batch = new WriteBatch(offset);
+      this.batches.push(batch);
+    }
+    batch.add(bytes, owned);
+    // Held beyond the write in flight and one batch being gathered: the pull must wait.
+    const held = this.writing ? this.batches.length - 1 : this.batches.length;
+    const wait = held > 1 || (held === 1 && batch.sealed && this.writing !== undefined);
+    const done = wait ? batch.written() : undefined;
+    this.pump();
+    return done;
   }
   discard(bytes: Buffer): void {
     this.pool.give(bytes);
@@ -149,12 +210,12 @@ export class FileSink implements Sink<FileSinkResult> {
   canRestart(): boolean {
     return true;
   }
-  private async drain(): Promise<void> {
-    while (this.writes.size > 0) await Promise.all([...this.writes]);
-    if (this.writeError !== undefined) throw asError(this.writeError);
-  }
   async finish(): Promise<FileSinkResult> {
-    await this.drain();
+    const last = this.batches[this.batches.length - 1];
+    if (last) last.sealed = true;
+    this.pump();
+    while (this.writing) await this.writing;
+    this.throwWriteError();
     const fh = this.fh;
     if (!fh) throw new Error("FileSink.finish before begin");
     await fh.sync();
@@ -164,8 +225,9 @@ export class FileSink implements Sink<FileSinkResult> {
     return { path: this.path, size: this.size };
   }
   async abort(): Promise<void> {
+    this.dropBatches();
     try {
-      await Promise.allSettled([...this.writes]);
+      await this.writing;
       await this.fh?.close();
     } catch {
       // best effort
@@ -173,6 +235,67 @@ export class FileSink implements Sink<FileSinkResult> {
     this.fh = undefined;
     await unlink(this.tmpPath).catch(() => undefined);
   }
+
+  /** Starts writing the next batch when nothing is being written and it should go now. */
+  private pump(): void {
+    if (this.writing) return;
+    const next = this.batches[0];
+    if (!next || !(next.sealed || next.waited)) return;
+    next.sealed = true;
+    this.writing = this.write(next).finally(() => {
+      this.writing = undefined;
+      this.pump();
+    });
+  }
+
+  private async write(batch: WriteBatch): Promise<void> {
+    const fh = this.fh!;
+    try {
+      let parts = batch.parts;
+      let at = batch.at;
+      while (parts.length > 0) {
+        this.writeCalls++;
+        const { bytesWritten } = await fh.writev(parts, at);
+        if (bytesWritten <= 0) throw new Error("write made no progress");
+        at += bytesWritten;
+        parts = remainingParts(parts, bytesWritten);
+      }
+    } catch (err) {
+      this.writeError ??= err;
+    } finally {
+      if (this.batches[0] === batch) this.batches.shift();
+      this.giveBack(batch);
+    }
+  }
+
+  /** Forgets every batch not being written (their chunks are given back, their waiters freed). */
+  private dropBatches(): void {
+    const keep = this.writing ? this.batches.slice(0, 1) : [];
+    for (const b of this.batches.slice(keep.length)) this.giveBack(b);
+    this.batches = keep;
+  }
+
+  private giveBack(batch: WriteBatch): void {
+    batch.parts.forEach((b, i) => {
+      if (batch.owned[i]) this.pool.give(b);
+    });
+    batch.parts.length = 0;
+    batch.done();
+  }
+
+  private throwWriteError(): void {
+    if (this.writeError !== undefined) throw asError(this.writeError);
+  }
+}
+
+/** `parts` without their first `n` bytes (after a short write). */
+function remainingParts(parts: Buffer[], n: number): Buffer[] {
+  let skip = n;
+  let i = 0;
+  while (i < parts.length && skip >= parts[i]!.length) skip -= parts[i++]!.length;
+  const rest = parts.slice(i);
+  if (skip > 0 && rest.length > 0) rest[0] = rest[0]!.subarray(skip);
+  return rest;
 }
 
 /**
