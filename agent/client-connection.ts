@@ -1,5 +1,5 @@
 /**
- * The socket layer of `AgentClient` (digest §1.2–§1.9), kept apart from office tracking and the
+ * The socket layer of `AgentClient` (docs/protocol.md, "Connection"), kept apart from office tracking and the
  * request methods so the connection rules can be read on their own:
  *
  * - Connects to `${url}/smcp` with `a2c_version` = PROTOCOL_VERSION (never user input), polling
@@ -7,10 +7,10 @@
  * - A 4008 handshake is parsed from the HTTP 400 body into a `ProtocolVersionError`, after
  *   `disconnect()` ("MUST call disconnect() explicitly before surfacing the error"), no retry.
  * - A WebSocket closed with 4900 is never reconnected; one polling-only handshake fetches the
- *   4008 body, else the error carries code 4900 and empty versions (digest §1.4).
+ *   4008 body, else the error carries code 4900 and empty versions.
  * - Every request gets a fresh, never reused `req_id`; `client:get_*` wait ≥ 30 s by default;
  *   a flat ErrorPayload becomes a typed `ProtocolError` subclass; our own disconnect is learned
- *   from socket.io's `disconnect` event, never from an ack timeout (digest §1.9).
+ *   from socket.io's `disconnect` event, never from an ack timeout.
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -44,7 +44,7 @@ import {
 import { silentLogger, type AgentLogger } from "./logger.ts";
 import type { z } from "zod";
 
-/** Default local ack wait for `client:get_*` and `server:*` (digest §1.8: SHOULD be ≥ 30 s). */
+/** Default local ack wait for `client:get_*` and `server:*` (the spec: at least 30 s). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface AgentClientOptions {
@@ -61,7 +61,7 @@ export interface AgentClientOptions {
   /** Added to a tool call's `timeout` for the local wait. Default 10 s. */
   toolTimeoutMarginMs?: number;
   /**
-   * Checklist 71: fetch `client:get_tools` when a Computer enters and on `notify:update_tool_list`,
+   * Fetch `client:get_tools` when a Computer enters and on `notify:update_tool_list`,
    * `client:get_skills` on `notify:update_skills`, and emit `tools` / `skills`. Default false.
    */
   autoRefresh?: boolean;
@@ -190,7 +190,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
       };
       const onError = (err: Error): void => {
         socket.off("connect", onConnect);
-        // "MUST call disconnect() explicitly before surfacing the error" (digest §1.4).
+        // "MUST call disconnect() explicitly before surfacing the error".
         socket.disconnect();
         this.socket = undefined;
         const e = classifyConnectError(err, this.connectTarget());
@@ -207,7 +207,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     socket.on("connect", () => void this.onReconnect());
     socket.on("disconnect", (reason, details) => {
       this.joined = false;
-      // "On WS close 4900: MUST NOT auto-reconnect" (digest §1.4). A manual disconnect() from
+      // "On WS close 4900: MUST NOT auto-reconnect". A manual disconnect() from
       // inside this handler runs before the Manager schedules its reconnect, and cancels it.
       const versionClose = isVersionClose(details);
       if (versionClose) socket.disconnect();
@@ -247,7 +247,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
 
   /**
    * After a WebSocket close 4900: "SHOULD retry once polling-only to fetch the 4008 body; else
-   * raise with code 4900 and empty version fields" (digest §1.4). Never rejects.
+   * raise with code 4900 and empty version fields". Never rejects.
    */
   private async versionBodyAfter4900(): Promise<ProtocolVersionError> {
     const probe = io(`${this.url}${NAMESPACE}`, {

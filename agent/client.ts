@@ -1,5 +1,5 @@
 /**
- * `AgentClient`: the Agent's connection to a Server (digest §1.2–§1.10, §2, §3).
+ * `AgentClient`: the Agent's connection to a Server (docs/protocol.md).
  *
  * Split in three layers so each reads in one sitting: `client-connection.ts` (socket, 4008/401
  * handling, `req_id`s, acks, typed errors), `client-office.ts` (office membership, Computer
@@ -70,7 +70,7 @@ export interface CallToolOptions {
   onRequestId?: (reqId: string) => void;
 }
 
-/** The spec's local timeout result (digest §1.8). */
+/** The spec's local timeout result. */
 function localTimeoutResult(): CallToolResult {
   return {
     content: [{ type: "text", text: "Tool call timeout" }],
@@ -184,7 +184,7 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
 
   /**
    * `client:tool_call`. The local wait is `timeout` + a margin; when it runs out the call is
-   * cancelled and the spec's local timeout result returned (digest §1.8). Sidebanded items are
+   * cancelled and the spec's local timeout result returned. Sidebanded items are
    * restored (verified against `a2c_sha256` / `a2c_total_size`) unless `restore: false`.
    * Result-level markers are read from `meta`, or from `_meta` when only that is present.
    */
@@ -243,7 +243,7 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
   }
 }
 
-/** Consumers "SHOULD accept both spellings at result level, preferring `meta`" (digest §3.2). */
+/** Consumers "SHOULD accept both spellings at result level, preferring `meta`" (D25). */
 export function normalizeResultMeta(result: CallToolResult): CallToolResult {
   const raw = result as CallToolResult & { _meta?: unknown };
   if (result.meta === undefined && raw._meta && typeof raw._meta === "object") {
