@@ -224,7 +224,7 @@ function cliFileGoal(r: Report, carriage: "binary" | "base64"): Goal {
     text,
     status: met ? "met" : "missed",
     measured: `${pct(ratio.median)} (per round ${ratio.reps.map(pct).join(", ")}): CLI ${mbpsOf(cli)} vs SDK ${mbpsOf(sdk)}`,
-    evidence: `Section userView: ${formatBytes(d.fileBytes)} skill file, ${d.rounds} interleaved rounds, the median of the per-round ratios. The CLI (node ${d.cliNodeFlags.join(" ")} agent/dist/cli.js skill … -o FILE${carriage === "base64" ? " --base64" : ""}) is timed from spawn to exit (process start alone: median ${d.cliStartSeconds.median.toFixed(2)} s); the SDK from get_skill to the end of readBlob in a connected Agent process.`,
+    evidence: `Section userView: ${formatBytes(d.fileBytes)} skill file, ${d.rounds} interleaved rounds, the median of the per-round ratios. The CLI (the a2c-agent bin, node ${d.cliNodeFlags.join(" ")}: skill … -o FILE${carriage === "base64" ? " --base64" : ""}) is timed from spawn to exit (process start alone: median ${d.cliStartSeconds.median.toFixed(2)} s); the SDK from get_skill to the end of readBlob in a connected Agent process.`,
     ...(met
       ? {}
       : {

@@ -1,7 +1,7 @@
 /**
  * The user view: one resource as a user gets it, measured side by side. The built Agent CLI
- * (`node agent/dist/cli.js`, what the `a2c-agent` bin runs, with its shebang's node flags; its
- * process start included) downloads it to a file, and the SDK reads it into memory
+ * (the `a2c-agent` bin of agent/package.json, run with its shebang's node flags; its process
+ * start included) downloads it to a file, and the SDK reads it into memory
  * (`get_skill` + `readBlobWithInfo` in a connected Agent process), each in both carriages:
  * binary (the default, D19) and base64 (the spec's mode). Beside them, the same file through the
  * bare socket.io relay and over plain HTTP Range requests (the SDK's default chunk size and
@@ -10,7 +10,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { createReadStream, existsSync, readFileSync, rmSync } from "node:fs";
+import { createReadStream, existsSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -68,7 +68,16 @@ export interface UserViewData {
 }
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI = join(ROOT, "agent/dist/cli.js");
+/** What the `a2c-agent` bin runs (`npm run build` writes it). */
+const CLI = join(
+  ROOT,
+  "agent",
+  (
+    JSON.parse(readFileSync(join(ROOT, "agent/package.json"), "utf8")) as {
+      bin: Record<string, string>;
+    }
+  ).bin["a2c-agent"]!,
+);
 const REL_PATH = "user-view.bin";
 
 /** The node flags of the CLI's shebang (`#!/usr/bin/env -S node <flags>`). */
@@ -242,14 +251,28 @@ async function drive(
   return { seconds: r.seconds, carriage: carrier === "http" ? "http" : carriage };
 }
 
+function carriageWords(c: Sample["carriage"]): string {
+  if (c === "http") return "plain HTTP, no carriage";
+  return c === null ? "carriage not reported" : `${c} carriage`;
+}
+
 /** `a2c-agent --help`: the process start alone. */
 async function cliStart(flags: string[]): Promise<number> {
   return (await runCli(flags, ["--help"])).seconds;
 }
 
 export async function runUserView(ctx: Ctx): Promise<UserViewData> {
-  if (!existsSync(CLI)) {
-    throw new Error(`${CLI.slice(ROOT.length)} is missing: run \`npm run build\` first`);
+  // The bundle must be newer than every module tsc wrote, or it would run older code.
+  const dist = join(ROOT, "agent/dist");
+  const newest = Math.max(
+    ...readdirSync(dist)
+      .filter((f) => f.endsWith(".js") && join(dist, f) !== CLI)
+      .map((f) => statSync(join(dist, f)).mtimeMs),
+  );
+  if (!existsSync(CLI) || statSync(CLI).mtimeMs < newest) {
+    throw new Error(
+      `${CLI.slice(ROOT.length)} is missing or older than the build: run \`npm run build\` first`,
+    );
   }
   const { fileBytes, rounds, warmUp } = ctx.plan.userView;
   const path = resourcePath(ctx, REL_PATH);
@@ -291,7 +314,7 @@ export async function runUserView(ctx: Ctx): Promise<UserViewData> {
         const sample = await c.run(setup, round);
         samples.get(c.id)!.push(sample);
         ctx.log(
-          `user view round ${round + 1} ${c.id}: ${mbPerSec(fileBytes, sample.seconds).toFixed(1)} MB/s (${sample.seconds.toFixed(2)} s, ${sample.carriage ?? "no"} carriage)`,
+          `user view round ${round + 1} ${c.id}: ${mbPerSec(fileBytes, sample.seconds).toFixed(1)} MB/s (${sample.seconds.toFixed(2)} s, ${carriageWords(sample.carriage)})`,
         );
       }
     }
@@ -331,7 +354,7 @@ function summarize(
     return spreadOf(xs.map((x, i) => x / ys[i]!));
   };
   const notes = [
-    `The CLI runs as \`node ${flags.join(" ")} agent/dist/cli.js\` (the bin's shebang) with the environment of every bench process; its time runs from spawn to exit: process start, connect, join, get_skill, the download, the fsync and the rename. The SDK's time runs from get_skill to the end of readBlob in an Agent process already connected.`,
+    `The CLI runs as \`node ${flags.join(" ")} ${CLI.slice(ROOT.length)}\` (the a2c-agent bin and its shebang's flags) with the environment of every bench process; its time runs from spawn to exit: process start, connect, join, get_skill, the download, the fsync and the rename. The SDK's time runs from get_skill to the end of readBlob in an Agent process already connected.`,
     "The bare relay and HTTP Range rows read the file into memory through the bench's chunk driver (every chunk checked against its own sha256), at the SDK's default chunk size and window of the carriage; HTTP Range has no carriage, its bytes travel as they are.",
   ];
   const defaults = rows.find((r) => r.id === "sdk-binary");
