@@ -295,7 +295,7 @@ function userViewBlocks(d: UserViewData): Block[] {
         "median s",
       ],
       rows: d.rows.map((r) => [
-        USER_VIEW_LABELS[r.id].trim(),
+        USER_VIEW_LABELS[r.id],
         r.what,
         r.carriage === "http" ? "none (HTTP)" : r.carriage,
         `${formatBytes(r.chunkBytes)} / ${r.window}`,

@@ -395,12 +395,12 @@ export function twoNodeChart(d: TwoNodeData): Chart {
 
 /** Short names of the user-view cases, in the order the chart lists them. */
 export const USER_VIEW_LABELS: Record<UserViewData["rows"][number]["id"], string> = {
-  "cli-binary": "CLI → file (process start included)",
-  "sdk-binary": "SDK → memory",
+  "cli-binary": "CLI → file, defaults (process start included)",
+  "sdk-binary": "SDK → memory, defaults",
   "cli-base64": "CLI → file, --base64 (process start included)",
   "sdk-base64": "SDK → memory, binary: false",
-  "bare-binary": "bare socket.io relay → memory",
-  "bare-base64": "bare socket.io relay → memory ",
+  "bare-binary": "bare socket.io relay → memory, binary",
+  "bare-base64": "bare socket.io relay → memory, base64",
   http: "HTTP Range → memory",
 };
 
