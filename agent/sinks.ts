@@ -103,6 +103,12 @@ export interface FileSinkResult {
 export const FILE_WRITE_BATCH_BYTES = 4 * 1024 * 1024;
 /** At most this many chunks per write (Linux's IOV_MAX). */
 const MAX_PARTS = 1024;
+/**
+ * Written bytes after which the disk is asked to start writing them (a background `fdatasync`,
+ * never awaited by the pull): the fsync at the end then has little left to flush, instead of
+ * the whole file (for 256 MiB on the reference machine, 0.15 s of a 1.5 s download).
+ */
+export const FILE_WRITEBACK_BYTES = 32 * 1024 * 1024;
 
 /** Contiguous committed chunks written together, and who waits for them to be written. */
 class WriteBatch {
@@ -143,12 +149,14 @@ class WriteBatch {
 }
 
 /**
- * Writes to `<dir>/.<name>.part-<random>`, then fsyncs once and renames onto `path`; on failure
- * the temp file is removed and `path` is left untouched. Committed chunks arrive in offset order
- * and are gathered into batches of `FILE_WRITE_BATCH_BYTES`, each written by one positional
- * `writev` (one write in flight at a time), so a download costs a few dozen write calls, not one
- * per chunk. The sink holds at most the batch being written and the one being gathered; past
- * that, a commit answers with a promise and the pull waits.
+ * Writes to `<dir>/.<name>.part-<random>`, then fsyncs and renames onto `path`; on failure the
+ * temp file is removed and `path` is left untouched. Committed chunks arrive in offset order and
+ * are gathered into batches of `FILE_WRITE_BATCH_BYTES`, each written by one positional `writev`
+ * (one write in flight at a time), so a download costs a few dozen write calls, not one per
+ * chunk. The sink holds at most the batch being written and the one being gathered; past that,
+ * a commit answers with a promise and the pull waits. The file is durable by the one fsync at the
+ * end, before the rename; every `FILE_WRITEBACK_BYTES` written before that, a background
+ * `fdatasync` only makes the disk start early.
  */
 export class FileSink implements Sink<FileSinkResult> {
   readonly inPlace = false;
@@ -160,8 +168,13 @@ export class FileSink implements Sink<FileSinkResult> {
   private batches: WriteBatch[] = [];
   private writing: Promise<void> | undefined;
   private writeError: unknown;
+  /** The background `fdatasync` in flight, if any, and the bytes written since the last one. */
+  private writeback: Promise<void> | undefined;
+  private unsynced = 0;
   /** `writev` calls issued so far (one per batch, more only after a short write). */
   writeCalls = 0;
+  /** Background `fdatasync` calls started so far. */
+  writebackCalls = 0;
 
   constructor(
     readonly path: string,
@@ -215,6 +228,7 @@ export class FileSink implements Sink<FileSinkResult> {
     if (last) last.sealed = true;
     this.pump();
     while (this.writing) await this.writing;
+    await this.writeback;
     this.throwWriteError();
     const fh = this.fh;
     if (!fh) throw new Error("FileSink.finish before begin");
@@ -228,6 +242,7 @@ export class FileSink implements Sink<FileSinkResult> {
     this.dropBatches();
     try {
       await this.writing;
+      await this.writeback;
       await this.fh?.close();
     } catch {
       // best effort
@@ -260,12 +275,27 @@ export class FileSink implements Sink<FileSinkResult> {
         at += bytesWritten;
         parts = remainingParts(parts, bytesWritten);
       }
+      this.startWriteback(fh, batch.bytes);
     } catch (err) {
       this.writeError ??= err;
     } finally {
       if (this.batches[0] === batch) this.batches.shift();
       this.giveBack(batch);
     }
+  }
+
+  /** A background `fdatasync` once enough was written since the last (one in flight at most). */
+  private startWriteback(fh: FileHandle, written: number): void {
+    this.unsynced += written;
+    if (this.writeback || this.unsynced < FILE_WRITEBACK_BYTES) return;
+    this.unsynced = 0;
+    this.writebackCalls++;
+    // A failure is the download's: the kernel reports a writeback error once per descriptor, so
+    // the fsync at the end would not see it again.
+    this.writeback = fh
+      .datasync()
+      .catch((err: unknown) => void (this.writeError ??= err))
+      .finally(() => (this.writeback = undefined));
   }
 
   /** Forgets every batch not being written (their chunks are given back, their waiters freed). */

@@ -1,7 +1,9 @@
 /**
  * `FileSink` writes in large batches: a download of many small chunks costs one `writev` per
- * `FILE_WRITE_BATCH_BYTES` (not one write per chunk) and one fsync, in both carriages; the file
- * holds exactly the source bytes, also when answers arrive out of order and the Computer clamps.
+ * `FILE_WRITE_BATCH_BYTES` (not one write per chunk), in both carriages; past two batches held,
+ * commits make the pull wait; every `FILE_WRITEBACK_BYTES` written, the disk is asked to start
+ * writing in the background. The file holds exactly the source bytes, also when answers arrive
+ * out of order.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
@@ -9,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { pullBlob } from "../../agent/pull.ts";
-import { FILE_WRITE_BATCH_BYTES, FileSink } from "../../agent/sinks.ts";
+import { FILE_WRITEBACK_BYTES, FILE_WRITE_BATCH_BYTES, FileSink } from "../../agent/sinks.ts";
 import type { AgentClient } from "../../agent/client.ts";
 import {
   COMPUTER,
@@ -95,4 +97,19 @@ void test("backpressure: past the batch being written and one gathered, commits 
   assert.equal(result.size, total);
   assert.equal(sha256(await readFile(path)), sha256(bytes));
   assert.equal(sink.writeCalls, 4);
+});
+
+void test("writeback starts in the background every FILE_WRITEBACK_BYTES written", async () => {
+  const chunk = 1024 * 1024;
+  const total = 2 * FILE_WRITEBACK_BYTES + 3 * chunk;
+  const path = join(dir, "writeback.bin");
+  const sink = new FileSink(path, chunk);
+  await sink.begin(total);
+  const bytes = testBytes(total, 11);
+  for (let at = 0; at < total; at += chunk) {
+    await sink.commit(at, Buffer.from(bytes.subarray(at, at + chunk)), false);
+  }
+  await sink.finish();
+  assert.ok(sink.writebackCalls >= 1 && sink.writebackCalls <= 2, `${sink.writebackCalls}`);
+  assert.equal(sha256(await readFile(path)), sha256(bytes));
 });
