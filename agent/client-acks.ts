@@ -48,7 +48,11 @@ class DeadlineLane {
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly expire: (p: PendingAck<never>) => void) {}
+  constructor(
+    private readonly expire: (p: PendingAck<never>) => void,
+    /** The lane has nothing left and no timer: the table may forget it. */
+    private readonly idle: () => void,
+  ) {}
 
   push(p: PendingAck<never>): void {
     this.queue.push(p);
@@ -92,7 +96,9 @@ class DeadlineLane {
       if (!p.settled) this.expire(p);
     }
     this.compact();
+    if (this.timer !== undefined) return;
     if (this.head < q.length) this.arm(q[this.head]!.deadline - now);
+    else this.idle();
   }
 }
 
@@ -120,7 +126,10 @@ export class AckTable {
     this.pending.add(q);
     let lane = this.lanes.get(timeoutMs);
     if (!lane) {
-      lane = new DeadlineLane((x) => this.fail(x, new RequestTimeoutError(x.event, x.timeoutMs)));
+      lane = new DeadlineLane(
+        (x) => this.fail(x, new RequestTimeoutError(x.event, x.timeoutMs)),
+        () => this.lanes.delete(timeoutMs),
+      );
       this.lanes.set(timeoutMs, lane);
     }
     lane.push(q);
