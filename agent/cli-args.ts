@@ -27,6 +27,7 @@ const OPTIONS = {
   window: { type: "string" },
   "chunk-bytes": { type: "string" },
   binary: { type: "boolean" },
+  base64: { type: "boolean" },
   cache: { type: "string" },
   output: { type: "string", short: "o" },
   out: { type: "string" },
@@ -49,7 +50,7 @@ export const COMMANDS = {
   blob: {
     min: 2,
     max: 2,
-    usage: "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--binary]",
+    usage: "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64]",
   },
 } as const;
 export type Command = keyof typeof COMMANDS;
@@ -69,7 +70,7 @@ Commands:
   tools <computer>                            the Computer's tools
   call <computer> <tool> [JSON] [--out DIR] [--timeout S]
                                               call a tool; --out writes binary items to DIR
-  blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--binary]
+  blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64]
                                               download a blob handle to FILE
 
 Options (flags win over env):
@@ -82,8 +83,10 @@ Options (flags win over env):
   --json              stdout is one JSON object (errors too); no progress
   -q, --quiet         no progress, no summary or notes on stderr (errors still are)
   --window N          chunks in flight (default 16)
-  --chunk-bytes N     max_chunk_bytes per request
-  --binary            ask for binary carriage (blob_format "binary")
+  --chunk-bytes N     max_chunk_bytes per request (default 512 KiB binary, 64 KiB base64)
+  --base64            spec mode: base64 carriage, no blob_format sent (default: ask for
+                      binary carriage, go on in base64 when the Computer answers so)
+  --binary            ask for binary carriage (the default)
   --cache DIR         content-addressed cache directory
   -o, --output FILE   output file
   --out DIR           output directory for call

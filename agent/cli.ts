@@ -33,7 +33,7 @@ import type { AgentClient } from "./client.ts";
 import { SidebandRestoreError } from "./errors.ts";
 import { log, setLogName } from "./log.ts";
 import { downloadSummary, formatBytes, progressReporter, type ProgressMode } from "./progress.ts";
-import type { PullInfo, PullOptions } from "./pull.ts";
+import type { Carriage, PullInfo, PullOptions } from "./pull.ts";
 import { findSidebandItems } from "./sideband.ts";
 import type { FileSinkResult } from "./sinks.ts";
 
@@ -103,7 +103,7 @@ async function download(
         size: info.totalSize,
         sha256: info.sha256,
         seconds: (performance.now() - started) / 1000,
-        fromCache: info.stats.fromCache,
+        carriage: info.carriage,
       });
       process.stderr.write(`${line}\n`);
     }
@@ -179,7 +179,7 @@ async function cmdCall(run: Run): Promise<void> {
   // --out: every binary item goes to a file; sidebanded ones are pulled straight to disk.
   await mkdir(dir, { recursive: true });
   const sideband = new Map(findSidebandItems(result).map((s) => [s.index, s]));
-  const files: { index: number; file: string; bytes: number }[] = [];
+  const files: { index: number; file: string; bytes: number; carriage: Carriage | null }[] = [];
   const content = [...result.content];
   for (const [i, raw] of result.content.entries()) {
     const item = raw as Record<string, unknown>;
@@ -188,19 +188,21 @@ async function cmdCall(run: Run): Promise<void> {
     const file = resolve(join(dir, `item-${i}${EXT[mime ?? ""] ?? ".bin"}`));
     const sb = sideband.get(i);
     if (sb) {
+      let info: PullInfo;
       try {
-        await download(run, computer, sb.handle, file, {
+        info = await download(run, computer, sb.handle, file, {
           expectedSha256: sb.sha256,
           expectedSize: sb.totalSize,
         });
       } catch (err) {
         throw new SidebandRestoreError(i, (err as Error).message, { cause: err });
       }
-      files.push({ index: i, file, bytes: sb.totalSize });
+      files.push({ index: i, file, bytes: sb.totalSize, carriage: info.carriage });
     } else if (typeof item.data === "string" || typeof res?.blob === "string") {
+      // Inline in the tool result: no pull, so no carriage of ours.
       const bytes = Buffer.from((item.data ?? res?.blob) as string, "base64");
       await writeFile(file, bytes);
-      files.push({ index: i, file, bytes: bytes.length });
+      files.push({ index: i, file, bytes: bytes.length, carriage: null });
     } else continue;
     content[i] = { type: item.type, mimeType: mime, file } as never;
   }
@@ -235,11 +237,11 @@ async function cmdSkill(run: Run): Promise<void> {
       usageLine("skill"),
     );
   }
-  await download(run, computer, ret.blob_handle!, file, {
+  const info = await download(run, computer, ret.blob_handle!, file, {
     expectedSha256: ret.sha256,
     expectedSize: ret.total_size,
   });
-  if (run.json) out(JSON.stringify({ ...meta, file: resolve(file) }));
+  if (run.json) out(JSON.stringify({ ...meta, file: resolve(file), carriage: info.carriage }));
 }
 
 async function cmdBlob(run: Run): Promise<void> {
@@ -254,6 +256,7 @@ async function cmdBlob(run: Run): Promise<void> {
         mime_type: info.mimeType,
         requests: info.stats.requests,
         from_cache: info.stats.fromCache,
+        carriage: info.carriage,
       }),
     );
   }
@@ -311,7 +314,11 @@ function settings(values: CliValues, command: Command, args: string[]) {
   const connectTimeout = positiveInt(values["connect-timeout"], "--connect-timeout", command);
   if (window !== undefined) pull.window = window;
   if (chunkBytes !== undefined) pull.chunkBytes = chunkBytes;
-  if (values.binary) pull.binary = true;
+  if (values.binary && values.base64) {
+    throw new UsageError("--binary and --base64 exclude each other", usage);
+  }
+  // Binary carriage is asked by default (D19); --base64 is the spec's mode.
+  pull.binary = values.base64 !== true;
   if (values.cache) pull.cache = new BlobCache(values.cache, { logger: log });
   const token = values.token ?? process.env.A2C_TOKEN;
   const name =

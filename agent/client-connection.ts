@@ -1,5 +1,5 @@
 /**
- * The socket layer of `AgentClient` (digest §1.2–§1.9), kept apart from office tracking and the
+ * The socket layer of `AgentClient` (docs/protocol.md, "Connection"), kept apart from office tracking and the
  * request methods so the connection rules can be read on their own:
  *
  * - Connects to `${url}/smcp` with `a2c_version` = PROTOCOL_VERSION (never user input), polling
@@ -7,10 +7,10 @@
  * - A 4008 handshake is parsed from the HTTP 400 body into a `ProtocolVersionError`, after
  *   `disconnect()` ("MUST call disconnect() explicitly before surfacing the error"), no retry.
  * - A WebSocket closed with 4900 is never reconnected; one polling-only handshake fetches the
- *   4008 body, else the error carries code 4900 and empty versions (digest §1.4).
+ *   4008 body, else the error carries code 4900 and empty versions.
  * - Every request gets a fresh, never reused `req_id`; `client:get_*` wait ≥ 30 s by default;
  *   a flat ErrorPayload becomes a typed `ProtocolError` subclass; our own disconnect is learned
- *   from socket.io's `disconnect` event, never from an ack timeout (digest §1.9).
+ *   from socket.io's `disconnect` event, never from an ack timeout.
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -31,19 +31,20 @@ import {
   versionClose4900,
   type ConnectTarget,
 } from "./connect-error.ts";
+import { AckTable } from "./client-acks.ts";
 import {
   DisconnectedError,
   InvalidResponseError,
   ProtocolVersionError,
   AuthError,
-  RequestTimeoutError,
   abortError,
+  asError,
   protocolErrorFromWire,
 } from "./errors.ts";
 import { silentLogger, type AgentLogger } from "./logger.ts";
 import type { z } from "zod";
 
-/** Default local ack wait for `client:get_*` and `server:*` (digest §1.8: SHOULD be ≥ 30 s). */
+/** Default local ack wait for `client:get_*` and `server:*` (the spec: at least 30 s). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface AgentClientOptions {
@@ -60,7 +61,7 @@ export interface AgentClientOptions {
   /** Added to a tool call's `timeout` for the local wait. Default 10 s. */
   toolTimeoutMarginMs?: number;
   /**
-   * Checklist 71: fetch `client:get_tools` when a Computer enters and on `notify:update_tool_list`,
+   * Fetch `client:get_tools` when a Computer enters and on `notify:update_tool_list`,
    * `client:get_skills` on `notify:update_skills`, and emit `tools` / `skills`. Default false.
    */
   autoRefresh?: boolean;
@@ -112,10 +113,6 @@ export interface RequestOptions {
   onAck?: (args: unknown[]) => void;
 }
 
-interface Pending {
-  reject: (err: Error) => void;
-}
-
 /**
  * Connection, `req_id`s and ack plumbing. Abstract: the office layer supplies the notification
  * handlers and what to do after a reconnect.
@@ -129,8 +126,8 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
   protected socket: Socket | undefined;
   private readonly reqPrefix = randomBytes(6).toString("base64url");
   private reqCounter = 0;
-  private readonly pending = new Map<number, Pending>();
-  private pendingSeq = 0;
+  /** Requests waiting for their ack (local deadlines, abort signals). */
+  protected readonly acks = new AckTable();
   /** In the office right now; set by the office layer, cleared here when the socket drops. */
   protected joined = false;
   protected fatal: Error | undefined;
@@ -193,7 +190,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
       };
       const onError = (err: Error): void => {
         socket.off("connect", onConnect);
-        // "MUST call disconnect() explicitly before surfacing the error" (digest §1.4).
+        // "MUST call disconnect() explicitly before surfacing the error".
         socket.disconnect();
         this.socket = undefined;
         const e = classifyConnectError(err, this.connectTarget());
@@ -210,7 +207,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     socket.on("connect", () => void this.onReconnect());
     socket.on("disconnect", (reason, details) => {
       this.joined = false;
-      // "On WS close 4900: MUST NOT auto-reconnect" (digest §1.4). A manual disconnect() from
+      // "On WS close 4900: MUST NOT auto-reconnect". A manual disconnect() from
       // inside this handler runs before the Manager schedules its reconnect, and cancels it.
       const versionClose = isVersionClose(details);
       if (versionClose) socket.disconnect();
@@ -250,7 +247,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
 
   /**
    * After a WebSocket close 4900: "SHOULD retry once polling-only to fetch the 4008 body; else
-   * raise with code 4900 and empty version fields" (digest §1.4). Never rejects.
+   * raise with code 4900 and empty version fields". Never rejects.
    */
   private async versionBodyAfter4900(): Promise<ProtocolVersionError> {
     const probe = io(`${this.url}${NAMESPACE}`, {
@@ -288,18 +285,17 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     this.fatal ??= new DisconnectedError("client closed");
     s.disconnect();
     this.failPending(new DisconnectedError("client closed"));
+    this.acks.close();
     this.socket = undefined;
     this.emit("closed", this.fatal);
   }
 
   private failPending(err: Error): void {
-    const all = [...this.pending.values()];
-    this.pending.clear();
-    for (const p of all) p.reject(err);
+    this.acks.failAll(err);
   }
 
   /**
-   * Emits `event` with an ack and waits for it, bounded by a local timer; rejects at once with
+   * Emits `event` with an ack and waits for it, bounded by a local deadline; rejects at once with
    * `DisconnectedError` when not connected or when the socket drops meanwhile.
    */
   protected emitWithAck(
@@ -309,42 +305,43 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     signal?: AbortSignal,
     onAck?: (args: unknown[]) => void,
   ): Promise<unknown[]> {
-    return new Promise<unknown[]>((resolve, reject) => {
+    return this.request(event, payload, timeoutMs, signal, (args) => {
+      onAck?.(args);
+      return args;
+    });
+  }
+
+  /**
+   * Emits `event` and settles with `answer(ack arguments)`, computed inside socket.io's ack
+   * callback (a throw rejects): one promise per request, whatever the answer's checks.
+   */
+  protected request<T>(
+    event: string,
+    payload: unknown,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    answer: (args: unknown[]) => T,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       const socket = this.socket;
       if (!socket?.connected) return reject(new DisconnectedError());
       if (signal?.aborted) return reject(abortError(signal));
-      const id = ++this.pendingSeq;
-      const cleanup = (): void => {
-        clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
-        this.pending.delete(id);
-      };
-      const onAbort = (): void => {
-        cleanup();
-        reject(abortError(signal!));
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new RequestTimeoutError(event, timeoutMs));
-      }, timeoutMs);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      this.pending.set(id, {
-        reject: (err) => {
-          cleanup();
-          reject(err);
-        },
-      });
+      const pending = this.acks.add(event, timeoutMs, signal, resolve, reject);
       socket.emit(event, payload, (...args: unknown[]) => {
-        if (!this.pending.has(id)) return; // timed out / aborted / disconnected meanwhile
-        cleanup();
-        onAck?.(args);
-        resolve(args);
+        if (!this.acks.take(pending)) return; // timed out / aborted / disconnected meanwhile
+        let value: T;
+        try {
+          value = answer(args);
+        } catch (err) {
+          return reject(asError(err));
+        }
+        resolve(value);
       });
     });
   }
 
   /** One routed `client:*` request: flat errors thrown typed, answers validated. */
-  protected async clientRequest<T>(
+  protected clientRequest<T>(
     event: string,
     computer: string,
     body: Record<string, unknown>,
@@ -352,14 +349,17 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     opts: RequestOptions = {},
   ): Promise<T> {
     const payload = { agent: this.name, req_id: this.nextReqId(), computer, ...body };
-    const [answer] = await this.emitWithAck(
+    const onAck = opts.onAck;
+    return this.request(
       event,
       payload,
       opts.timeoutMs ?? this.requestTimeoutMs,
       opts.signal,
-      opts.onAck,
+      (args) => {
+        onAck?.(args);
+        return this.parseAnswer(event, args[0], schema);
+      },
     );
-    return this.parseAnswer(event, answer, schema);
   }
 
   protected parseAnswer<T>(event: string, answer: unknown, schema: z.ZodType<T>): T {

@@ -1,5 +1,5 @@
 /**
- * The office layer of `AgentClient` (digest §1.5–§1.7, §2): joining one office, tracking its
+ * The office layer of `AgentClient` (docs/protocol.md, "Offices"): joining one office, tracking its
  * Computers from `notify:*` (and from `server:list_room` when asked), rejoining after a
  * reconnect, and waiting for a Computer to be present. Kept apart from the socket plumbing
  * (`client-connection.ts`) and the request methods (`client.ts`) so each reads in one sitting.

@@ -1,5 +1,5 @@
 /**
- * `AgentClient`: the Agent's connection to a Server (digest §1.2–§1.10, §2, §3).
+ * `AgentClient`: the Agent's connection to a Server (docs/protocol.md).
  *
  * Split in three layers so each reads in one sitting: `client-connection.ts` (socket, 4008/401
  * handling, `req_id`s, acks, typed errors), `client-office.ts` (office membership, Computer
@@ -10,7 +10,6 @@
 import {
   CallToolResultSchema,
   Events,
-  GetBlobRetSchema,
   GetSkillRetSchema,
   GetSkillsRetSchema,
   GetToolsRetSchema,
@@ -20,6 +19,7 @@ import {
   type GetSkillRet,
   type SMCPTool,
 } from "@a2c-smcp/protocol";
+import { parseBlobAnswer } from "./blob-answer.ts";
 import type { RequestOptions } from "./client-connection.ts";
 import { OfficeClient } from "./client-office.ts";
 import { RequestTimeoutError, abortError } from "./errors.ts";
@@ -70,7 +70,7 @@ export interface CallToolOptions {
   onRequestId?: (reqId: string) => void;
 }
 
-/** The spec's local timeout result (digest §1.8). */
+/** The spec's local timeout result. */
 function localTimeoutResult(): CallToolResult {
   return {
     content: [{ type: "text", text: "Tool call timeout" }],
@@ -128,18 +128,28 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
     return drainSkill(ret, (handle, po) => this.readBlob(computer, handle, { ...pull, ...po }));
   }
 
-  /** One raw `client:get_blob` (validated; a flat error is thrown typed). */
-  async getBlobChunk(computer: string, handle: string, req: ChunkRequest): Promise<GetBlobRet> {
-    const body: Record<string, unknown> = { blob_handle: handle, chunk_offset: req.offset };
-    if (req.maxChunkBytes > 0) body.max_chunk_bytes = req.maxChunkBytes;
-    if (req.binary) body.blob_format = "binary";
-    const opts: RequestOptions = {};
-    if (req.timeoutMs !== undefined) opts.timeoutMs = req.timeoutMs;
-    if (req.signal) opts.signal = req.signal;
+  /**
+   * One raw `client:get_blob` (validated; a flat error is thrown typed). The pull loop sends
+   * hundreds a second, so the answer is checked and settled inside the ack callback: one promise,
+   * no schema walk (blob-answer.ts).
+   */
+  getBlobChunk(computer: string, handle: string, req: ChunkRequest): Promise<GetBlobRet> {
+    const payload: Record<string, unknown> = {
+      agent: this.name,
+      req_id: this.nextReqId(),
+      computer,
+      blob_handle: handle,
+      chunk_offset: req.offset,
+    };
+    if (req.maxChunkBytes > 0) payload.max_chunk_bytes = req.maxChunkBytes;
+    if (req.binary) payload.blob_format = "binary";
     const into = req.decodeInto;
-    if (into) opts.onAck = (args) => decodeBlobEarly(args, into);
-    else if (req.decodeEarly) opts.onAck = decodeBlobEarly;
-    return this.clientRequest(Events.GetBlob, computer, body, GetBlobRetSchema, opts);
+    const early = into !== undefined || req.decodeEarly === true;
+    const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
+    return this.request(Events.GetBlob, payload, timeoutMs, req.signal, (args) => {
+      if (early) decodeBlobEarly(args, into);
+      return parseBlobAnswer(args[0]);
+    });
   }
 
   /** Pulls a whole blob into memory (see `agent/pull.ts`). */
@@ -174,7 +184,7 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
 
   /**
    * `client:tool_call`. The local wait is `timeout` + a margin; when it runs out the call is
-   * cancelled and the spec's local timeout result returned (digest §1.8). Sidebanded items are
+   * cancelled and the spec's local timeout result returned. Sidebanded items are
    * restored (verified against `a2c_sha256` / `a2c_total_size`) unless `restore: false`.
    * Result-level markers are read from `meta`, or from `_meta` when only that is present.
    */
@@ -233,7 +243,7 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
   }
 }
 
-/** Consumers "SHOULD accept both spellings at result level, preferring `meta`" (digest §3.2). */
+/** Consumers "SHOULD accept both spellings at result level, preferring `meta`" (D25). */
 export function normalizeResultMeta(result: CallToolResult): CallToolResult {
   const raw = result as CallToolResult & { _meta?: unknown };
   if (result.meta === undefined && raw._meta && typeof raw._meta === "object") {

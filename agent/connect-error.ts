@@ -1,5 +1,5 @@
 /**
- * Turns a socket.io-client `connect_error` into a typed error (digest §1.4, DECISIONS D1, D4):
+ * Turns a socket.io-client `connect_error` into a typed error (docs/protocol.md, "Connection"; D1, D4):
  * - HTTP 400 on the polling handshake: the body is a flat ErrorPayload; `code: 4008` →
  *   `ProtocolVersionError` with both versions. The `X-A2C-Error-Code` header is only a fallback.
  * - WebSocket close 4900 (a WS-only rejection): `ProtocolVersionError` with code 4900 and empty
@@ -149,10 +149,10 @@ export function checkServerUrl(url: string): ConnectError | undefined {
   return new ConnectError(url, "invalid_url", "not an http:// or https:// URL");
 }
 
-/** The WebSocket close code a WS-only version rejection uses (digest §1.3). */
+/** The WebSocket close code a WS-only version rejection uses. */
 export const WS_CLOSE_VERSION = 4900;
 
-/** "else raise with code 4900 and empty version fields" (digest §1.4). */
+/** "else raise with code 4900 and empty version fields". */
 export function versionClose4900(): ProtocolVersionError {
   return new ProtocolVersionError({
     code: WS_CLOSE_VERSION,

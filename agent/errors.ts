@@ -1,18 +1,18 @@
 /**
- * The Agent SDK's typed errors. Two families (style-anchors lesson 5):
+ * The Agent SDK's typed errors. Two families:
  * - `ProtocolError` subclasses: a flat ErrorPayload the Server or a Computer answered, rebuilt by
  *   code with `protocolErrorFromWire` so callers branch on the class, never on message text.
  * - Local errors (`AgentError` subclasses): things this SDK decided (timeouts, a dropped socket,
  *   a chunk that broke the get_blob contract, bytes that failed their sha256).
  *
  * `details` of a protocol error is diagnostics only: the spec says an Agent MUST NOT show it to end
- * users (digest §4.1), so `message` of these errors never embeds it.
+ * users (docs/protocol.md, "Errors"; D23), so `message` of these errors never embeds it.
  */
 import { ErrorCode, ProtocolError, type ErrorPayload } from "@a2c-smcp/protocol";
 
 export { ProtocolError };
 
-/** 4008 at the handshake: the Server speaks another protocol version (digest §1.4). */
+/** 4008 at the handshake: the Server speaks another protocol version (docs/protocol.md, "Connection"). */
 export class ProtocolVersionError extends ProtocolError {
   override readonly name: string = "ProtocolVersionError";
   readonly serverVersion: string;
@@ -77,7 +77,7 @@ export class BlobNotAccessibleError extends ProtocolError {
 }
 /**
  * 4018 `gone`: the source behind the handle is no longer servable. The handle will not work
- * again: go back to the producer (`getSkill` / `callTool`) for a fresh handle (digest §3.5).
+ * again: go back to the producer (`getSkill` / `callTool`) for a fresh handle (docs/protocol.md, "The blob transport").
  */
 export class BlobGoneError extends BlobNotAccessibleError {
   override readonly name: string = "BlobGoneError";

@@ -2,9 +2,9 @@
  * Download progress for the CLI, on stderr so stdout stays the command's output: a redrawn bar
  * on a TTY (bytes, rate, ETA), a plain line every 10 % otherwise, nothing with `--json` or
  * `--quiet`. `end()` finishes the bar's line, so whatever is printed next starts on its own;
- * `downloadSummary` is the final line of a download.
+ * `downloadSummary` is the final line of a download (with the carriage the chunks used).
  */
-import type { PullProgress } from "./pull.ts";
+import type { Carriage, PullProgress } from "./pull.ts";
 
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
 
@@ -42,15 +42,20 @@ export function formatRate(bytes: number, seconds: number): string {
 export type ProgressMode = "tty" | "lines" | "off";
 
 export interface ProgressReporter {
+  /** The latest numbers; called for every chunk, so it only records them (and the decile). */
   update(p: PullProgress): void;
   /** Ends the bar's line (a no-op when nothing was drawn or it already ended). */
   end(): void;
 }
 
-/** How often the TTY bar is redrawn at most. */
+/** How often the TTY bar is redrawn. */
 const REDRAW_MS = 100;
 const BAR_WIDTH = 24;
 
+/**
+ * A reporter for one download. Drawing happens off the pull's path: the bar on a timer every
+ * 100 ms (and once more at 100 %), the plain lines when the tens digit of the percentage changes.
+ */
 export function progressReporter(
   label: string,
   mode: ProgressMode,
@@ -58,9 +63,10 @@ export function progressReporter(
 ): ProgressReporter {
   if (mode === "off") return { update: () => undefined, end: () => undefined };
   const start = performance.now();
-  let lastDraw = 0;
+  let latest: PullProgress | undefined;
   let lastDecile = -1;
   let open = false; // a bar is drawn and its line not ended
+  let timer: NodeJS.Timeout | undefined;
   const line = (p: PullProgress): string => {
     const secs = (performance.now() - start) / 1000;
     const rate = secs > 0 ? p.bytes / secs : 0; // bytes a second, for the ETA
@@ -71,16 +77,26 @@ export function progressReporter(
       `${formatRate(p.bytes, secs)} ETA ${formatEta(eta)}`
     );
   };
+  const draw = (): void => {
+    const p = latest;
+    if (!p) return;
+    const filled = p.total > 0 ? Math.round((BAR_WIDTH * p.bytes) / p.total) : BAR_WIDTH;
+    const bar = "#".repeat(filled) + "-".repeat(BAR_WIDTH - filled);
+    out.write(`\r${label} [${bar}] ${line(p)}\x1b[K`);
+    open = true;
+  };
+  const stopTimer = (): void => {
+    clearInterval(timer);
+    timer = undefined;
+  };
   return {
     update(p) {
       if (mode === "tty") {
-        const now = performance.now();
-        if (now - lastDraw < REDRAW_MS && p.bytes < p.total) return;
-        lastDraw = now;
-        const filled = p.total > 0 ? Math.round((BAR_WIDTH * p.bytes) / p.total) : BAR_WIDTH;
-        const bar = "#".repeat(filled) + "-".repeat(BAR_WIDTH - filled);
-        out.write(`\r${label} [${bar}] ${line(p)}\x1b[K`);
-        open = true;
+        latest = p;
+        if (p.bytes >= p.total) {
+          stopTimer();
+          draw();
+        } else timer ??= setInterval(draw, REDRAW_MS).unref();
         return;
       }
       const decile = p.total > 0 ? Math.floor((10 * p.bytes) / p.total) : 10;
@@ -89,6 +105,7 @@ export function progressReporter(
       out.write(`${label}: ${line(p)}\n`);
     },
     end() {
+      stopTimer();
       if (!open) return;
       open = false;
       out.write("\n");
@@ -101,14 +118,18 @@ export interface DownloadSummary {
   size: number;
   sha256: string;
   seconds: number;
-  fromCache: boolean;
+  /** How the chunks travelled; null when the bytes came from the cache. */
+  carriage: Carriage | null;
 }
 
-/** `wrote /x/y.bin: 1.0 MiB (1048576 bytes), sha256 <hex> verified, 0.21 s, 5.0 MB/s` */
+/**
+ * `wrote /x/y.bin: 1.0 MiB (1048576 bytes), sha256 <hex> verified, binary carriage, 0.21 s,
+ * 5.0 MB/s`; `..., from the cache, ...` instead of the carriage for a cache hit.
+ */
 export function downloadSummary(d: DownloadSummary): string {
-  const source = d.fromCache ? ", from the cache" : "";
+  const source = d.carriage === null ? "from the cache" : `${d.carriage} carriage`;
   return (
-    `wrote ${d.file}: ${formatBytes(d.size)} (${d.size} bytes), sha256 ${d.sha256} verified` +
+    `wrote ${d.file}: ${formatBytes(d.size)} (${d.size} bytes), sha256 ${d.sha256} verified, ` +
     `${source}, ${formatSeconds(d.seconds)}, ${formatRate(d.size, d.seconds)}`
   );
 }

@@ -36,8 +36,8 @@ function base64Length(s: string): number {
  * Replaces a well-formed base64 `blob` of a raw get_blob ack by its bytes, in place, inside
  * socket.io's ack callback. Why: in spec mode every chunk arrives as ~88 KB strings; held through
  * the promise chain to the pull loop they are often alive when a scavenge runs, get promoted, and
- * fill the old generation with dead chunks between full collections (a 256 MiB download grew the
- * Agent's RSS by 68–78 MiB). A string that dies within the callback is never promoted. Anything
+ * fill the old generation with dead chunks between full collections, growing the Agent's memory
+ * with the blob. A string that dies within the callback is never promoted. Anything
  * malformed is left as it came, for `checkChunk` / `placeChunk` to reject as before.
  */
 export function decodeBlobEarly(args: unknown[], into?: DecodeTarget): void {

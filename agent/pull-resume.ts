@@ -3,7 +3,7 @@
  * for the Computer (and our socket) to come back, and when a read that must start again from
  * offset 0 gives up instead. "sha256 / total_size MUST be stable within one logical read; an
  * Agent that sees them change MUST restart from offset 0 and never splice mismatched bytes"
- * (blob-transfer §3); a final digest mismatch "SHOULD verify and re-read on mismatch".
+ * (D18); a final digest mismatch "SHOULD verify and re-read on mismatch".
  */
 import {
   BlobChangedError,
@@ -27,7 +27,7 @@ import {
 export function isTransient(err: unknown): boolean {
   if (err instanceof DisconnectedError || err instanceof RequestTimeoutError) return true;
   if (err instanceof ComputerNotFoundError || err instanceof RelayTimeoutError) return true;
-  return err instanceof ServerError; // 500 / busy: "optional exponential backoff" (digest §4.2)
+  return err instanceof ServerError; // 500 / busy: retried after a backoff
 }
 
 /** Thrown inside a read to start again from offset 0. */

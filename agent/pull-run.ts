@@ -1,36 +1,33 @@
 /**
- * The pull loop proper: planning and window scheduling of one read (`PullRun`), behind every
- * producer (get_skill handles, tool_call sideband, raw handles), after blob-transfer §3 and
- * migration §5.1. Chunk validation / placement live in `pull-chunk.ts`, the resume and re-read
- * policy in `pull-resume.ts`; `pull.ts` holds the public forms.
+ * The pull loop proper: one read of one handle into one sink (`PullRun`), behind every producer
+ * (get_skill handles, tool_call sideband, raw handles). Its parts: the window scheduler
+ * (`pull-window.ts`: what is in flight, what is asked again, resumes), the in-order reassembly
+ * (`pull-reassembly.ts`: checks, placement, running sha256, commits), chunk validation
+ * (`pull-chunk.ts`) and the resume / re-read policy (`pull-resume.ts`); `pull.ts` holds the
+ * public forms.
  *
- * A read goes like this:
- * 1. The chunk at offset 0 is asked ALONE. Its answer teaches `total_size`, `sha256`, `mime_type`
- *    and the Computer's effective chunk size; if it fails, exactly one request was sent.
+ * A read goes like this (docs/protocol.md, "The blob transport"; D16, D18, D19):
+ * 1. The chunk at offset 0 is asked ALONE. Its answer teaches `total_size`, `sha256`, `mime_type`,
+ *    the Computer's effective chunk size, and whether it honours binary carriage; if it fails,
+ *    exactly one request was sent.
  * 2. The rest is planned from the learned size and fetched `window` at a time. Each answer is
  *    placed by its own `chunk_offset`, after checking it against what was asked (it starts there,
  *    is no longer than asked, stays inside `total_size`, and `eof` agrees with its length). A short
  *    answer leaves a gap that is asked again; it never shifts the plan.
  * 3. Bytes are hashed as the contiguous prefix grows, and committed to the sink in order.
- * 4. "sha256 / total_size MUST be stable within one logical read; an Agent that sees them change
- *    MUST restart from offset 0 and never splice mismatched bytes" (blob-transfer §3): a drifted
- *    answer discards everything of the current read and starts again (bounded by `rereads`).
- * 5. At the end the digest must equal `sha256` ("SHOULD verify and re-read on mismatch"); a
- *    mismatch re-reads from 0, then gives up with an `IntegrityError`.
+ * 4. `sha256` / `total_size` must stay the same within one logical read: a drifted answer
+ *    discards everything of the current read and starts again from offset 0, never splicing
+ *    (bounded by `rereads`).
+ * 5. At the end the digest must equal `sha256`; a mismatch re-reads from 0, then gives up with an
+ *    `IntegrityError`.
  */
-import { createHash, type Hash } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import type { GetBlobRet } from "@a2c-smcp/protocol";
 import type { BlobCache } from "./cache.ts";
-import {
-  BlobChangedError,
-  BlobNotAccessibleError,
-  ChunkContractError,
-  abortError,
-  asError,
-} from "./errors.ts";
+import { BlobChangedError, abortError } from "./errors.ts";
 import { silentLogger, type AgentLogger } from "./logger.ts";
-import { checkChunk, placeChunk, type BlobIdentity, type Work } from "./pull-chunk.ts";
+import { checkChunk, type BlobIdentity } from "./pull-chunk.ts";
+import { Reassembly } from "./pull-reassembly.ts";
 import { Restart, isTransient, restartRefusal, waitToResume } from "./pull-resume.ts";
 import {
   DEFAULT_BASE64_CHUNK_BYTES,
@@ -38,12 +35,13 @@ import {
   DEFAULT_REREADS,
   DEFAULT_RETRIES,
   DEFAULT_WINDOW,
+  type Carriage,
   type ChunkFetcher,
-  type DecodeTarget,
   type PullInfo,
   type PullOptions,
   type PullStats,
 } from "./pull-types.ts";
+import { ChunkWindow, type WindowPlan } from "./pull-window.ts";
 import type { Sink } from "./sinks.ts";
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -57,9 +55,8 @@ export class PullRun<R> {
   private readonly rereads: number;
   private readonly log: AgentLogger;
   /**
-   * Every request and wait of this pull listens here, not on the caller's signal: the caller's
-   * signal gets one listener per pull, whatever the window (a window of 16 requests used to put
-   * 17 listeners on it, and Node warns of a leak past 10). Aborted when the pull ends, so no
+   * Every request and wait of this pull listens here, not on the caller's signal, so the caller's
+   * signal holds one listener per pull whatever the window. Aborted when the pull ends, so no
    * request of it outlives the pull.
    */
   private readonly stop = new AbortController();
@@ -78,14 +75,14 @@ export class PullRun<R> {
     private readonly sink: Sink<R>,
     private readonly opts: PullOptions,
   ) {
-    this.binary = opts.binary ?? false;
+    this.binary = opts.binary ?? true;
     this.window = Math.max(1, Math.floor(opts.window ?? DEFAULT_WINDOW));
     const defChunk = this.binary ? DEFAULT_BINARY_CHUNK_BYTES : DEFAULT_BASE64_CHUNK_BYTES;
     this.chunkBytes = Math.max(1, Math.floor(opts.chunkBytes ?? defChunk));
     this.retries = Math.max(0, opts.retries ?? DEFAULT_RETRIES);
     this.rereads = Math.max(0, opts.rereads ?? DEFAULT_REREADS);
     this.log = fetcher.logger ?? silentLogger;
-    // One listener per request in flight and per wait: the window bounds them, not a leak.
+    // The window's requests share one listener; resumes and their backoff add a few: not a leak.
     setMaxListeners(0, this.stop.signal);
   }
 
@@ -141,23 +138,35 @@ export class PullRun<R> {
     await this.sink.begin(entry.size);
     await cache.feed(entry, this.sink, this.chunkBytes);
     this.stats.fromCache = true;
-    return { totalSize: entry.size, sha256, mimeType: "", stats: this.stats };
+    return { totalSize: entry.size, sha256, mimeType: "", carriage: null, stats: this.stats };
   }
 
-  /** One request, resumed across transient failures; returns the validated answer. */
-  private async fetchOne(offset: number, maxLen: number): Promise<GetBlobRet> {
+  /**
+   * The chunk at offset 0, resumed across transient failures, and how it travelled (its base64 is
+   * decoded in the ack callback, so the answer alone no longer says).
+   */
+  private async fetchFirst(): Promise<{ ret: GetBlobRet; carriage: Carriage }> {
     let failures = 0;
     for (;;) {
+      let decoded = false;
       try {
         this.stats.requests++;
-        return await this.fetcher.getBlobChunk(this.computer, this.handle, {
-          offset,
-          maxChunkBytes: maxLen,
+        const ret = await this.fetcher.getBlobChunk(this.computer, this.handle, {
+          offset: 0,
+          maxChunkBytes: this.chunkBytes,
           binary: this.binary,
-          decodeEarly: true,
+          decodeInto: {
+            take: (len) => {
+              decoded = true;
+              return Buffer.allocUnsafe(len);
+            },
+            give: () => void (decoded = false),
+          },
           ...(this.opts.timeoutMs !== undefined ? { timeoutMs: this.opts.timeoutMs } : {}),
           signal: this.signal,
         });
+        const base64 = decoded || typeof ret.blob === "string";
+        return { ret, carriage: base64 ? "base64" : "binary" };
       } catch (err) {
         if (!isTransient(err)) throw err;
         failures++;
@@ -178,14 +187,9 @@ export class PullRun<R> {
     return waitToResume(this.fetcher, this.computer, opts, this.stats, err, attempt);
   }
 
-  /** One logical read from offset 0 to a verified end. */
-  private async readOnce(): Promise<PullInfo> {
-    const { onProgress, expectedSha256, expectedSize } = this.opts;
-    const signal = this.signal;
-    const first = await this.fetchOne(0, this.chunkBytes);
-    const total = first.total_size;
-    const sha = first.sha256;
-    const mime = first.mime_type;
+  /** The producer named other content than the Computer now serves: go back to the producer. */
+  private checkProducer({ total, sha }: BlobIdentity): void {
+    const { expectedSha256, expectedSize } = this.opts;
     if (expectedSha256 !== undefined && expectedSha256 !== sha) {
       throw new BlobChangedError(
         "the Computer now serves other content than the producer named (sha256 differs); " +
@@ -199,223 +203,71 @@ export class PullRun<R> {
         `the Computer now serves ${total} bytes, the producer named ${expectedSize}`,
       );
     }
-    if (this.opts.cache) {
-      const hit = await this.fromCache(this.opts.cache, sha, total);
-      if (hit) return { ...hit, mimeType: mime };
+  }
+
+  /**
+   * What the window asks after the first chunk. The Computer clamps `max_chunk_bytes` to its
+   * cap, so the plan uses the size it gave. A Computer that answered a binary request in base64
+   * does not honour D19: the rest of the read asks in base64, and at the base64 chunk size
+   * unless `chunkBytes` was given (big base64 strings are slow on both sides).
+   */
+  private planAfter(first: GetBlobRet, len: number, carriage: Carriage): WindowPlan {
+    const binary = this.binary && carriage === "binary";
+    let step = first.eof ? this.chunkBytes : Math.max(1, len);
+    if (this.binary && !binary && this.opts.chunkBytes === undefined) {
+      step = Math.min(step, DEFAULT_BASE64_CHUNK_BYTES);
     }
-    await this.sink.begin(total);
+    return { start: len, step, binary };
+  }
 
-    const hash: Hash = createHash("sha256");
-    let prefix = 0; // bytes hashed and committed, in order
-    let bytesHeld = 0;
-    const done = new Map<number, { bytes: Buffer; owned: boolean }>();
-    let committing = 0; // commits whose bytes are still held in memory
-    let commitError: unknown;
-    const maxHeld = this.sink.inPlace ? Number.POSITIVE_INFINITY : this.window * 2;
-
-    const identity: BlobIdentity = { total, sha, mime };
-    /** Validates an answer against what was asked; returns its decoded length. */
-    const check = (w: Work, ret: GetBlobRet): number => checkChunk(w, ret, identity);
-
-    /** Accepts a checked answer: places it, queues the gap of a short answer, hashes. */
-    const accept = (w: Work, ret: GetBlobRet, len: number, gaps: Work[], region?: Buffer): void => {
-      const [bytes, owned] = placeChunk(this.sink, ret, len, region);
-      this.stats.bytesReceived += len;
-      bytesHeld += len;
-      if (len < w.len) gaps.push({ offset: w.offset + len, len: w.len - len });
-      if (len > 0) done.set(w.offset, { bytes, owned });
-      else if (owned) this.sink.discard(bytes);
-      for (let next = done.get(prefix); next; next = done.get(prefix)) {
-        done.delete(prefix);
-        hash.update(next.bytes);
-        const at = prefix;
-        prefix += next.bytes.length;
-        const p = this.sink.commit(at, next.bytes, next.owned);
-        if (p) {
-          committing++;
-          void p.then(
-            () => {
-              committing--;
-              wake();
-            },
-            (err: unknown) => {
-              commitError ??= err;
-              committing--;
-              wake();
-            },
-          );
-        }
-      }
-      onProgress?.({ bytes: bytesHeld, total });
-    };
-
-    let wake: () => void = () => undefined;
-    const gaps: Work[] = [];
-    const firstLen = check({ offset: 0, len: this.chunkBytes }, first);
-    accept({ offset: 0, len: firstLen }, first, firstLen, gaps);
-    // The Computer's effective chunk size: it clamps to its cap, so plan with what it gave.
-    const step = first.eof ? this.chunkBytes : Math.max(1, firstLen);
-    let cursor = firstLen;
-
-    const queue: Work[] = [];
-    let inflight = 0;
-    let failure: unknown;
-    let recovering = false;
-    let epoch = 0;
-    let noProgress = 0;
-
-    await new Promise<void>((resolve, reject) => {
-      let settled = false;
-      const finish = (err?: unknown): void => {
-        if (settled) return;
-        settled = true;
-        signal.removeEventListener("abort", onAbort);
-        if (err !== undefined) reject(asError(err));
-        else resolve();
-      };
-      const onAbort = (): void => finish(abortError(signal));
-      signal.addEventListener("abort", onAbort, { once: true });
-
-      const nextWork = (): Work | undefined => {
-        const q = queue.shift();
-        if (q) return q;
-        if (cursor >= total) return undefined;
-        const w = { offset: cursor, len: Math.min(step, total - cursor) };
-        cursor += w.len;
-        return w;
-      };
-
-      const startRecovery = (err: unknown): void => {
-        if (recovering) return;
-        noProgress++;
-        if (noProgress > this.retries) {
-          failure = err;
-          return;
-        }
-        recovering = true;
-        epoch++;
-        this.resume(err, noProgress).then(
-          () => {
-            recovering = false;
-            wake();
-          },
-          (e: unknown) => {
-            recovering = false;
-            failure ??= isTransient(e) ? err : e;
-            wake();
-          },
-        );
-      };
-
-      const issue = (w: Work): void => {
-        inflight++;
-        const myEpoch = epoch;
-        this.stats.requests++;
-        // The answer's base64 is decoded in the ack callback straight into this chunk's region
-        // (never more than asked: a longer answer stays a string and is rejected below).
-        let region: Buffer | undefined;
-        const into: DecodeTarget = {
-          // Never after this read settled: a late answer must not write into a destination a
-          // restarted read (same Buffer) already filled and hashed.
-          take: (len) =>
-            !settled && len <= w.len ? (region = this.sink.region(w.offset, len)) : undefined,
-          give: (bytes) => {
-            this.sink.discard(bytes);
-            region = undefined;
-          },
-        };
-        const dropRegion = (): void => {
-          if (region !== undefined) this.sink.discard(region);
-          region = undefined;
-        };
-        this.fetcher
-          .getBlobChunk(this.computer, this.handle, {
-            offset: w.offset,
-            maxChunkBytes: w.len,
-            binary: this.binary,
-            decodeInto: into,
-            ...(this.opts.timeoutMs !== undefined ? { timeoutMs: this.opts.timeoutMs } : {}),
-            signal,
-          })
-          .then(
-            (ret) => {
-              inflight--;
-              if (settled) return dropRegion();
-              try {
-                const more: Work[] = [];
-                const placed = region !== undefined && ret.blob === region ? region : undefined;
-                if (placed === undefined) dropRegion();
-                accept(w, ret, check(w, ret), more, placed);
-                region = undefined;
-                queue.unshift(...more);
-                noProgress = 0;
-              } catch (err) {
-                dropRegion();
-                failure ??= err;
-              }
-              wake();
-            },
-            (err: unknown) => {
-              inflight--;
-              dropRegion();
-              if (settled) return;
-              if (isTransient(err)) {
-                queue.unshift(w); // held bytes stay; only this chunk is asked again
-                if (myEpoch === epoch) startRecovery(err);
-              } else if (
-                err instanceof BlobNotAccessibleError &&
-                err.reason === "range" &&
-                w.offset > 0
-              ) {
-                // Our plan came from the learned size; a range error means the size changed
-                // under us: re-learn it from offset 0 (digest §3.5 "range → fix the offset").
-                failure ??= new Restart("range");
-              } else {
-                failure ??= err;
-              }
-              wake();
-            },
-          );
-      };
-
-      wake = (): void => {
-        if (settled) return;
-        if (commitError !== undefined) failure ??= commitError;
-        if (failure !== undefined) return finish(failure);
-        if (prefix === total && inflight === 0 && committing === 0) return finish();
-        while (!recovering && inflight < this.window) {
-          let w: Work | undefined;
-          if (done.size + committing < maxHeld) w = nextWork();
-          else {
-            // Memory is full of chunks waiting for the one at the prefix: that one (requeued
-            // after a failure) must still go out, or the read would wait forever.
-            const i = queue.findIndex((q) => q.offset === prefix);
-            if (i >= 0) w = queue.splice(i, 1)[0];
-          }
-          if (!w) break;
-          issue(w);
-        }
-        // Nothing in flight, no write or recovery pending, prefix short: nothing will ever wake
-        // this read again. A consistent plan cannot get here; a logic slip is an error, not a hang.
-        if (!recovering && inflight === 0 && committing === 0 && prefix < total) {
-          finish(new ChunkContractError(prefix, "no chunk covers this offset"));
-        }
-      };
-      queue.push(...gaps);
-      wake();
-    }).finally(() => {
-      for (const d of done.values()) if (d.owned) this.sink.discard(d.bytes);
-      done.clear();
-    });
-
-    const digest = hash.digest("hex");
-    if (digest !== sha) {
+  /** One logical read from offset 0 to a verified end. */
+  private async readOnce(): Promise<PullInfo> {
+    const first = await this.fetchFirst();
+    const ret = first.ret;
+    const identity: BlobIdentity = { total: ret.total_size, sha: ret.sha256, mime: ret.mime_type };
+    this.checkProducer(identity);
+    if (this.opts.cache) {
+      const hit = await this.fromCache(this.opts.cache, identity.sha, identity.total);
+      if (hit) return { ...hit, mimeType: identity.mime };
+    }
+    await this.sink.begin(identity.total);
+    const reassembly = new Reassembly(this.sink, identity, this.window, this.opts.onProgress);
+    // The plan starts where the first answer ended, so its tail is not asked again.
+    const firstWork = { offset: 0, len: this.chunkBytes };
+    const len = checkChunk(firstWork, ret, identity);
+    reassembly.accept(firstWork, ret);
+    const window = new ChunkWindow(
+      {
+        fetcher: this.fetcher,
+        computer: this.computer,
+        handle: this.handle,
+        sink: this.sink,
+        window: this.window,
+        retries: this.retries,
+        timeoutMs: this.opts.timeoutMs,
+        signal: this.signal,
+        stats: this.stats,
+        resume: (err, attempt) => this.resume(err, attempt),
+      },
+      reassembly,
+      this.planAfter(ret, len, first.carriage),
+    );
+    await window.run();
+    const digest = reassembly.digest();
+    if (digest !== identity.sha) {
       this.log.warn(
-        { computer: this.computer, expected: sha, actual: digest },
+        { computer: this.computer, expected: identity.sha, actual: digest },
         "blob sha256 mismatch",
       );
       throw new Restart("mismatch");
     }
-    return { totalSize: total, sha256: sha, mimeType: mime, stats: this.stats };
+    const carriage = first.carriage === "base64" ? "base64" : window.carriage;
+    return {
+      totalSize: identity.total,
+      sha256: identity.sha,
+      mimeType: identity.mime,
+      carriage,
+      stats: this.stats,
+    };
   }
 }

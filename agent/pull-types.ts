@@ -1,20 +1,25 @@
 /**
  * The pull loop's defaults, options, results and the `ChunkFetcher` seam it pulls through. Kept
- * in a module of their own so the loop's parts (`pull-run.ts`, `pull-chunk.ts`,
- * `pull-resume.ts`), `pull.ts` and `client.ts` share them without an import cycle.
+ * in a module of their own so the loop's parts (`pull-run.ts`, `pull-window.ts`,
+ * `pull-reassembly.ts`, `pull-chunk.ts`, `pull-resume.ts`), `pull.ts` and `client.ts` share them
+ * without an import cycle.
  */
 import type { GetBlobRet } from "@a2c-smcp/protocol";
 import type { BlobCache } from "./cache.ts";
 import type { AgentLogger } from "./logger.ts";
 
 /**
- * Chunks in flight at different offsets (performance-anchors: 8–16 is the sweet spot). 16: in
- * the idle full bench of 2026-12-02 SDK whole reads at 64 KiB ran 83.7 MB/s at window 16 vs 71.9
- * at 8 (medians of 5 interleaved reads), and three separate A/B runs agreed (1.09–1.19x). Memory
- * per read stays bounded: at most 2 × window completed chunks are held for file/stream sinks.
+ * Chunks in flight at different offsets after the first (the bench's sweep section measures the
+ * choice). Memory stays bounded whatever the blob's size: file and stream sinks hold at most
+ * 2 × window chunks besides their own write batch.
  */
 export const DEFAULT_WINDOW = 16;
-/** Raw bytes per base64 chunk: below the ≥ 96 KiB page-fault cliff of base64 strings. */
+/**
+ * Raw bytes per chunk carried as base64: small enough that a chunk's string stays below the size
+ * (about 96 KiB of bytes) from which every base64 string costs fresh pages to build and decode.
+ * A read that asked for binary carriage and got base64 switches to this size after its first
+ * chunk, unless `chunkBytes` was given.
+ */
 export const DEFAULT_BASE64_CHUNK_BYTES = 64 * 1024;
 /** Raw bytes per chunk with binary carriage (D19): no base64 string, so bigger is cheaper. */
 export const DEFAULT_BINARY_CHUNK_BYTES = 512 * 1024;
@@ -25,9 +30,13 @@ export const DEFAULT_REREADS = 2;
 /** How long one resume waits for the Computer to come back. */
 export const DEFAULT_RESUME_TIMEOUT_MS = 120_000;
 
+/** How a chunk's bytes travelled: a base64 string (the spec's form) or a binary attachment (D19). */
+export type Carriage = "base64" | "binary";
+
 export interface ChunkRequest {
   offset: number;
   maxChunkBytes: number;
+  /** Ask for `blob_format: "binary"` (D19); false sends no `blob_format` at all. */
   binary: boolean;
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -69,13 +78,21 @@ export interface PullProgress {
 }
 
 export interface PullOptions {
-  /** Chunks in flight at once after the first. Default 8. */
+  /** Chunks in flight at once after the first. Default `DEFAULT_WINDOW` (16). */
   window?: number;
-  /** Sent as `max_chunk_bytes`. Default 64 KiB (base64) / 512 KiB (binary). */
+  /**
+   * Sent as `max_chunk_bytes`. Default 512 KiB with binary carriage, 64 KiB with base64 (also
+   * after a Computer answered a binary request in base64).
+   */
   chunkBytes?: number;
-  /** Ask for binary carriage (`blob_format: "binary"`, D19). Either form is always accepted. */
+  /**
+   * Ask for binary carriage (`blob_format: "binary"`, D19). Default true: a Computer that does
+   * not honour it answers base64 and the read goes on in base64. `false` is the spec's mode: no
+   * `blob_format` is sent at all. Either form of an answer is always accepted.
+   */
   binary?: boolean;
   signal?: AbortSignal;
+  /** Called after every accepted chunk. */
   onProgress?: (p: PullProgress) => void;
   /** The producer's `sha256`: a Computer now serving other bytes is a `BlobChangedError`. */
   expectedSha256?: string;
@@ -110,5 +127,10 @@ export interface PullInfo {
   totalSize: number;
   sha256: string;
   mimeType: string;
+  /**
+   * How the verified read's chunks travelled: `binary` when every one came as a binary
+   * attachment, `base64` when any came as a string; `null` when the bytes came from the cache.
+   */
+  carriage: Carriage | null;
   stats: PullStats;
 }

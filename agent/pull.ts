@@ -1,16 +1,16 @@
 /**
  * The pull loop: one routine behind every producer (get_skill handles, tool_call sideband, raw
- * handles), after blob-transfer §3 and migration §5.1, built to beat the reference SDKs' drains
- * (reference-sdks §5.1, §9): it never trusts an echoed offset, never loops on an empty chunk,
- * runs a window of requests at different offsets, resumes after a Computer or a socket comes
- * back, and keeps memory bounded by decoding straight into its sink.
- *
+ * handles; docs/protocol.md, "The blob transport"). It never trusts an echoed offset, never loops
+ * on an empty chunk, runs a window of requests at different offsets, asks for binary carriage
+ * (D19) and goes on in base64 when a Computer answers so, resumes after a Computer or a socket
+ * comes back, and keeps memory bounded by decoding straight into its sink.
  *
  * This file holds the public forms (`pullBlob`, `readBlob`, `readBlobWithInfo`, `downloadBlob`,
  * `blobChunks`) and re-exports the loop's options and defaults, so every pull name is importable
- * from here. The loop itself is split by concern: `pull-run.ts` (planning, window scheduling),
- * `pull-chunk.ts` (chunk validation, placement), `pull-resume.ts` (resume / re-read policy),
- * `pull-types.ts` (options, results, defaults).
+ * from here. The loop itself is split by concern: `pull-run.ts` (one read: first chunk, plan,
+ * restarts), `pull-window.ts` (window scheduling, resumes), `pull-reassembly.ts` (in-order
+ * placement, hashing, commits), `pull-chunk.ts` (chunk validation, placement), `pull-resume.ts`
+ * (resume / re-read policy), `pull-types.ts` (options, results, defaults).
  */
 import { PullRun } from "./pull-run.ts";
 import {
@@ -30,6 +30,7 @@ export {
   DEFAULT_RESUME_TIMEOUT_MS,
   DEFAULT_RETRIES,
   DEFAULT_WINDOW,
+  type Carriage,
   type ChunkFetcher,
   type ChunkRequest,
   type PullInfo,
@@ -66,6 +67,12 @@ export async function pullBlob<R>(
 // ---------------------------------------------------------------------------------------------
 // The public forms
 
+/** The size of a sink's scratch regions: the chunk size the read starts with. */
+function scratchBytes(opts: PullOptions): number {
+  if (opts.chunkBytes !== undefined) return opts.chunkBytes;
+  return opts.binary === false ? DEFAULT_BASE64_CHUNK_BYTES : DEFAULT_BINARY_CHUNK_BYTES;
+}
+
 /** Reads a whole blob into memory (one Buffer allocated once the size is known). */
 export async function readBlob(
   fetcher: ChunkFetcher,
@@ -86,7 +93,10 @@ export async function readBlobWithInfo(
   return pullBlob(fetcher, computer, handle, new BufferSink(), opts);
 }
 
-/** Downloads a blob to `path` (temp file + positional writes + fsync + rename). */
+/**
+ * Downloads a blob to `path`: a temp file next to it, written in large batches, fsynced once and
+ * renamed onto `path` (which never holds a partial file).
+ */
 export async function downloadBlob(
   fetcher: ChunkFetcher,
   computer: string,
@@ -94,15 +104,8 @@ export async function downloadBlob(
   path: string,
   opts: PullOptions = {},
 ): Promise<PullInfo & FileSinkResult> {
-  const chunk =
-    opts.chunkBytes ?? (opts.binary ? DEFAULT_BINARY_CHUNK_BYTES : DEFAULT_BASE64_CHUNK_BYTES);
-  const { value, info } = await pullBlob(
-    fetcher,
-    computer,
-    handle,
-    new FileSink(path, chunk),
-    opts,
-  );
+  const sink = new FileSink(path, scratchBytes(opts));
+  const { value, info } = await pullBlob(fetcher, computer, handle, sink, opts);
   return { ...info, ...value };
 }
 
@@ -117,9 +120,7 @@ export async function* blobChunks(
   handle: string,
   opts: PullOptions = {},
 ): AsyncGenerator<Buffer, PullInfo | undefined, undefined> {
-  const chunk =
-    opts.chunkBytes ?? (opts.binary ? DEFAULT_BINARY_CHUNK_BYTES : DEFAULT_BASE64_CHUNK_BYTES);
-  const sink = new StreamSink(chunk, Math.max(1, opts.window ?? DEFAULT_WINDOW));
+  const sink = new StreamSink(scratchBytes(opts), Math.max(1, opts.window ?? DEFAULT_WINDOW));
   const stop = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
   let info: PullInfo | undefined;

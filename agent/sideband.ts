@@ -1,8 +1,8 @@
 /**
- * tool_call binary sideband, the Agent's half (blob-transfer §5 "producer two"; digest §3.2):
+ * tool_call binary sideband, the Agent's half (docs/protocol.md, "tool_call"; D24, D25):
  * "Agent MUST scan every content item for `_meta.a2c_blob_handle` and drain it". Each sidebanded
  * item is pulled with the one pull loop, checked against its own `a2c_sha256` and
- * `a2c_total_size` (the reference SDKs never check these), and put back where MCP expects it
+ * `a2c_total_size`, and put back where MCP expects it
  * (`data` for image/audio, `resource.blob` for embedded resources) with the `a2c_*` keys removed,
  * so the result reads exactly like an inline one. A failure is a `SidebandRestoreError`, never a
  * silently empty item.

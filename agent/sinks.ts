@@ -2,15 +2,20 @@
  * Where pulled bytes go. The pull loop decodes every chunk straight into a region a sink hands
  * out, then commits regions strictly in offset order once their bytes are hashed:
  * - `BufferSink`: one preallocated Buffer; regions are views into it (nothing is copied).
- * - `FileSink`: a temp file next to the target, positional writes from a small pool of reused
- *   scratch buffers, fsync + rename at the end (the target never holds a partial file).
+ * - `FileSink`: a temp file next to the target, written in large batches (one positional `writev`
+ *   per few MiB), fsync + rename at the end (the target never holds a partial file).
  * - `StreamSink`: an in-order async iterable of chunks with backpressure.
  * Memory stays bounded by the pull window, whatever the blob's size.
  */
-import { randomBytes } from "node:crypto";
-import { open, rename, unlink, type FileHandle } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
 import { BlobChangedError, asError } from "./errors.ts";
+import { ScratchPool } from "./scratch-pool.ts";
+
+export {
+  FILE_WRITEBACK_BYTES,
+  FILE_WRITE_BATCH_BYTES,
+  FileSink,
+  type FileSinkResult,
+} from "./file-sink.ts";
 
 export interface Sink<R> {
   /** true when regions are views into the destination itself (no scratch memory is held). */
@@ -59,119 +64,6 @@ export class BufferSink implements Sink<Buffer> {
   }
   async abort(): Promise<void> {
     this.dest = Buffer.alloc(0);
-  }
-}
-
-/** A pool of reused scratch buffers (first-touch page faults are paid once per buffer). */
-class ScratchPool {
-  private readonly free: ArrayBufferLike[] = [];
-  private readonly owned = new WeakSet<ArrayBufferLike>();
-  private readonly isFree = new WeakSet<ArrayBufferLike>();
-  constructor(private readonly size: number) {}
-  take(len: number): Buffer {
-    // A chunk larger than the planned size cannot come from a well-formed plan: one-off buffer.
-    if (len > this.size) return Buffer.allocUnsafeSlow(len);
-    let store = this.free.pop();
-    if (store) this.isFree.delete(store);
-    else {
-      store = Buffer.allocUnsafeSlow(this.size).buffer;
-      this.owned.add(store);
-    }
-    return Buffer.from(store, 0, len);
-  }
-  give(view: Buffer): void {
-    const store = view.buffer;
-    if (!this.owned.has(store) || this.isFree.has(store)) return;
-    this.isFree.add(store);
-    this.free.push(store);
-  }
-}
-
-export interface FileSinkResult {
-  path: string;
-  size: number;
-}
-
-/**
- * Writes to `<dir>/.<name>.part-<random>` with positional writes, then fsyncs and renames onto
- * `path`. On failure the temp file is removed and `path` is left untouched.
- */
-export class FileSink implements Sink<FileSinkResult> {
-  readonly inPlace = false;
-  private readonly tmpPath: string;
-  private fh: FileHandle | undefined;
-  private size = 0;
-  private writes = new Set<Promise<void>>();
-  private writeError: unknown;
-  private readonly pool: ScratchPool;
-
-  constructor(
-    readonly path: string,
-    scratchBytes: number,
-  ) {
-    this.tmpPath = join(dirname(path), `.${basename(path)}.part-${randomBytes(4).toString("hex")}`);
-    this.pool = new ScratchPool(scratchBytes);
-  }
-
-  async begin(totalSize: number): Promise<void> {
-    // A restart must not race writes of the previous read (they would land after the truncate).
-    await this.drain();
-    this.fh ??= await open(this.tmpPath, "w", 0o644);
-    await this.fh.truncate(totalSize);
-    this.size = totalSize;
-  }
-  region(_offset: number, len: number): Buffer {
-    return this.pool.take(len);
-  }
-  commit(offset: number, bytes: Buffer, owned: boolean): Promise<void> {
-    const fh = this.fh;
-    if (!fh) throw new Error("FileSink.commit before begin");
-    const p = (async () => {
-      try {
-        let done = 0;
-        while (done < bytes.length) {
-          const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, offset + done);
-          done += bytesWritten;
-        }
-      } catch (err) {
-        this.writeError ??= err;
-      } finally {
-        if (owned) this.pool.give(bytes);
-      }
-    })();
-    this.writes.add(p);
-    void p.finally(() => this.writes.delete(p));
-    return p;
-  }
-  discard(bytes: Buffer): void {
-    this.pool.give(bytes);
-  }
-  canRestart(): boolean {
-    return true;
-  }
-  private async drain(): Promise<void> {
-    while (this.writes.size > 0) await Promise.all([...this.writes]);
-    if (this.writeError !== undefined) throw asError(this.writeError);
-  }
-  async finish(): Promise<FileSinkResult> {
-    await this.drain();
-    const fh = this.fh;
-    if (!fh) throw new Error("FileSink.finish before begin");
-    await fh.sync();
-    await fh.close();
-    this.fh = undefined;
-    await rename(this.tmpPath, this.path);
-    return { path: this.path, size: this.size };
-  }
-  async abort(): Promise<void> {
-    try {
-      await Promise.allSettled([...this.writes]);
-      await this.fh?.close();
-    } catch {
-      // best effort
-    }
-    this.fh = undefined;
-    await unlink(this.tmpPath).catch(() => undefined);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * The SKILL producer's Agent half (digest §3.4, §5.6): "Agent SHOULD verify sha256(utf8(body))
+ * The SKILL producer's Agent half (docs/protocol.md, "SKILL channel"): "Agent SHOULD verify sha256(utf8(body))
  * or, on the handle path, verify after eof". An inline `body` is checked against `sha256` and
  * `total_size`; a text handle is drained with the pull loop (which verifies every byte against the
  * producer's sha256 and size), decoded as UTF-8 and returned as `body`; a binary handle is left

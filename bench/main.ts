@@ -19,6 +19,7 @@ import { runMicro } from "./sections/micro.ts";
 import { runCeiling } from "./sections/ceiling.ts";
 import { runSweep } from "./sections/sweep.ts";
 import { runDirect } from "./sections/direct.ts";
+import { runUserView } from "./sections/user-view.ts";
 import { runManyAgents } from "./sections/many-agents.ts";
 import { runRewrites } from "./sections/rewrites.ts";
 import { runComputerCost } from "./sections/computer-cost.ts";
@@ -37,6 +38,7 @@ const SECTIONS: Array<[SectionId, (ctx: Ctx) => Promise<unknown>]> = [
   ["ceiling", runCeiling],
   ["sweep", runSweep],
   ["direct", runDirect],
+  ["userView", runUserView],
   ["manyAgents", runManyAgents],
   ["rewrites", runRewrites],
   ["computerCost", runComputerCost],
@@ -61,7 +63,7 @@ function parseArgs(argv: string[]): Args {
       args.only = (argv[++i] ?? "").split(",").filter(Boolean) as SectionId[];
     else if (a === "--help" || a === "-h") {
       console.log(
-        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,manyAgents,rewrites,computerCost,http,twoNode,capacity]",
+        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,capacity]",
       );
       process.exit(0);
     } else {

@@ -18,6 +18,7 @@ export type SectionId =
   | "ceiling"
   | "sweep"
   | "direct"
+  | "userView"
   | "manyAgents"
   | "rewrites"
   | "computerCost"

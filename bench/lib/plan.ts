@@ -47,6 +47,16 @@ export interface Plan {
    */
   sdkReads: number;
   sdkBestCandidates: number;
+  /**
+   * Section userView: one resource through the built CLI to a file and the SDK into memory, in
+   * both carriages, beside the bare relay and HTTP Range; `rounds` interleaved rounds, medians.
+   */
+  userView: {
+    fileBytes: number;
+    rounds: number;
+    /** One unreported round first (fresh Server, Computer and Agent processes). */
+    warmUp: boolean;
+  };
   /** Section twoNode: one node vs Agent and Computer on two nodes over Redis. */
   twoNode: {
     fileBytes: number;
@@ -88,6 +98,7 @@ export function makePlan(quick: boolean): Plan {
       autocannonSec: 1,
       sdkReads: 3,
       sdkBestCandidates: 1,
+      userView: { fileBytes: 16 * MiB, rounds: 1, warmUp: false },
       // CI exercises the section (three placements, Redis, CPU sampling); speed is not judged.
       twoNode: {
         fileBytes: 2 * MiB,
@@ -124,6 +135,7 @@ export function makePlan(quick: boolean): Plan {
     autocannonSec: 4,
     sdkReads: 5,
     sdkBestCandidates: 3,
+    userView: { fileBytes: 256 * MiB, rounds: 5, warmUp: true },
     twoNode: {
       fileBytes: 32 * MiB,
       reps: 5,

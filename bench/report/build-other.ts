@@ -1,4 +1,4 @@
-/** Report blocks of sections 5–7, the Computer-cost and the two-node sections. */
+/** Report blocks of sections 5–7, the Computer-cost, two-node and user-view sections. */
 import type { SectionId } from "../lib/context.ts";
 import type { ManyAgentsData } from "../sections/many-agents.ts";
 import type { RewritesData } from "../sections/rewrites.ts";
@@ -6,7 +6,8 @@ import type { ComputerCostData } from "../sections/computer-cost.ts";
 import type { HttpData } from "../sections/http-surface.ts";
 import type { CapacityData } from "../sections/capacity.ts";
 import { capacityBlocks } from "./build-capacity.ts";
-import { manyAgentsChart, twoNodeChart } from "./charts.ts";
+import { USER_VIEW_LABELS, manyAgentsChart, twoNodeChart, userViewChart } from "./charts.ts";
+import type { UserViewData } from "../sections/user-view.ts";
 import { PLACEMENTS, type TwoNodeData } from "../sections/two-node.ts";
 import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
@@ -45,7 +46,7 @@ function manyBlocks(d: ManyAgentsData): Block[] {
     {
       kind: "chart",
       file: "many-agents.svg",
-      alt: `Many Agents: aggregate MB/s and Server CPU by number of Agents (${formatBytes(d.fileBytes)} resource each, SDK defaults)`,
+      alt: `Many Agents: aggregate MB/s and Server CPU by number of Agents (${formatBytes(d.fileBytes)} resource each, SDK defaults in base64 spec mode)`,
       chart: manyAgentsChart(d),
     },
   ];
@@ -55,7 +56,7 @@ function rewriteBlocks(d: RewritesData): Block[] {
   return [
     {
       kind: "para",
-      text: `Resource ${formatBytes(d.fileBytes)}, ${d.seconds} s per row; the Agent pulls with the SDK defaults, an auditor pulls raw 64 KiB chunks at random offsets (window 2).`,
+      text: `Resource ${formatBytes(d.fileBytes)}, ${d.seconds} s per row; the Agent pulls with the SDK defaults (binary carriage), an auditor pulls raw 64 KiB base64 chunks at random offsets (window 2).`,
     },
     {
       kind: "table",
@@ -274,6 +275,56 @@ function twoNodeBlocks(d: TwoNodeData): Block[] {
   return blocks;
 }
 
+function userViewBlocks(d: UserViewData): Block[] {
+  const ratio = (x: { median: number; reps: number[] }): string =>
+    `${pct(x.median)} (${x.reps.map(pct).join(", ")})`;
+  return [
+    {
+      kind: "para",
+      text: `One ${formatBytes(d.fileBytes)} skill file, ${d.rounds} interleaved rounds (the order rotating), every read verified by sha256. Process start of the built CLI alone (\`a2c-agent --help\`, spawn to exit): median ${d.cliStartSeconds.median.toFixed(2)} s (${d.cliStartSeconds.reps.map((x) => x.toFixed(2)).join(", ")}).`,
+    },
+    {
+      kind: "table",
+      head: [
+        "way",
+        "what is timed",
+        "carriage",
+        "chunk / window",
+        "median MB/s",
+        "each round MB/s",
+        "median s",
+      ],
+      rows: d.rows.map((r) => [
+        USER_VIEW_LABELS[r.id],
+        r.what,
+        r.carriage === "http" ? "none (HTTP)" : r.carriage,
+        `${formatBytes(r.chunkBytes)} / ${r.window}`,
+        f1(r.mbps.median),
+        r.mbps.reps.map((x) => x.toFixed(0)).join(", "),
+        f2(r.seconds.median),
+      ]),
+    },
+    {
+      kind: "table",
+      head: ["ratio (median of per-round pairs)", "value"],
+      rows: [
+        ["CLI → file / SDK → memory, binary carriage", ratio(d.cliVsSdk.binary)],
+        ["CLI → file / SDK → memory, base64", ratio(d.cliVsSdk.base64)],
+        [
+          "SDK defaults / SDK binary: false",
+          `${f2(d.defaultVsSpec.median)}× (${d.defaultVsSpec.reps.map(f2).join(", ")})`,
+        ],
+      ],
+    },
+    {
+      kind: "chart",
+      file: "user-view.svg",
+      alt: `User view: MB/s of the CLI to a file, the SDK into memory, the bare relay and HTTP Range, by carriage (${formatBytes(d.fileBytes)})`,
+      chart: userViewChart(d),
+    },
+  ];
+}
+
 export function otherBlocks(id: SectionId, d: unknown, _report: Report): Block[] {
   switch (id) {
     case "manyAgents":
@@ -288,6 +339,8 @@ export function otherBlocks(id: SectionId, d: unknown, _report: Report): Block[]
       return capacityBlocks(d as CapacityData);
     case "twoNode":
       return twoNodeBlocks(d as TwoNodeData);
+    case "userView":
+      return userViewBlocks(d as UserViewData);
     default:
       return [];
   }

@@ -8,6 +8,7 @@ import type { ManyAgentsData } from "../sections/many-agents.ts";
 import type { MicroData } from "../sections/micro.ts";
 import type { SweepPoint } from "../sections/sweep.ts";
 import type { TwoNodeData } from "../sections/two-node.ts";
+import type { UserViewData } from "../sections/user-view.ts";
 import type { RepeatedPoint } from "../lib/measure.ts";
 import { formatBytes, type Spread } from "../lib/stats.ts";
 import { bytesX, spreadRule, type ChartSpec } from "./vega.ts";
@@ -311,7 +312,7 @@ export function manyAgentsChart(d: ManyAgentsData): Chart {
     series: 1,
     spec: {
       title: {
-        text: "Many Agents, each pulling its own resource with the SDK defaults",
+        text: "Many Agents, each pulling its own resource with the SDK defaults (base64 spec mode)",
         subtitle: "bar: median over the rounds; black bar: their min–max",
       },
       data: { values },
@@ -388,6 +389,62 @@ export function twoNodeChart(d: TwoNodeData): Chart {
       },
       data: { values },
       hconcat: [panel("mbps", "median MB/s"), panel("ms", "Server CPU ms per MB (all nodes)")],
+    },
+  };
+}
+
+/** Short names of the user-view cases, in the order the chart lists them. */
+export const USER_VIEW_LABELS: Record<UserViewData["rows"][number]["id"], string> = {
+  "cli-binary": "CLI → file, defaults (process start included)",
+  "sdk-binary": "SDK → memory, defaults",
+  "cli-base64": "CLI → file, --base64 (process start included)",
+  "sdk-base64": "SDK → memory, binary: false",
+  "bare-binary": "bare socket.io relay → memory, binary",
+  "bare-base64": "bare socket.io relay → memory, base64",
+  http: "HTTP Range → memory",
+};
+
+/** The user view: MB/s of each way to get the file, coloured by the carriage it used. */
+export function userViewChart(d: UserViewData): Chart {
+  const values = d.rows.map((r) => ({
+    case: USER_VIEW_LABELS[r.id],
+    carriage: r.carriage === "http" ? "plain bytes (HTTP)" : `${r.carriage} carriage`,
+    median: r.mbps.median,
+    min: r.mbps.min,
+    max: r.mbps.max,
+  }));
+  const carriages = [...new Set(values.map((v) => v.carriage))];
+  const y = {
+    field: "case",
+    type: "nominal",
+    title: null,
+    sort: d.rows.map((r) => USER_VIEW_LABELS[r.id]),
+  };
+  const color = { field: "carriage", type: "nominal", title: null, sort: carriages };
+  return {
+    series: carriages.length,
+    spec: {
+      title: {
+        text: `User view: one ${formatBytes(d.fileBytes)} file, MB/s of each way to get it`,
+        subtitle: `bar: median of ${d.rounds} interleaved rounds; black line: their min–max`,
+      },
+      width: 480,
+      height: 28 * values.length,
+      data: { values },
+      layer: [
+        {
+          mark: "bar",
+          encoding: { y, x: { field: "median", type: "quantitative", title: "MB/s" }, color },
+        },
+        {
+          mark: { type: "rule", color: "black" },
+          encoding: {
+            y,
+            x: { field: "min", type: "quantitative" },
+            x2: { field: "max" },
+          },
+        },
+      ],
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
  * Section 5, many Agents: 1, 4, 16, 64 Agents, each in its own office with its own Computer (the
- * protocol allows one Agent per office), all pulling at once with the SDK's default settings.
+ * protocol allows one Agent per office), all pulling at once with the SDK's default settings in
+ * the spec's base64 mode (`binary: false`: the carriage of the capacity model's Server cost).
  * Aggregate verified MB/s, Server CPU and RSS, p99 chunk latency across every Agent.
  * One stack with the largest count is started once; each step uses the first N offices (the other
  * Agents and Computers stay connected and idle, which the Server's RSS includes).
@@ -84,7 +85,7 @@ export async function runManyAgents(ctx: Ctx): Promise<ManyAgentsData> {
                 sha256: sha,
                 totalSize: size,
                 durationMs: plan.manyAgentsMs,
-                options: {},
+                options: { binary: false },
                 raw: true,
               }),
             ),
@@ -97,7 +98,7 @@ export async function runManyAgents(ctx: Ctx): Promise<ManyAgentsData> {
         const mbps = mbPerSec(bytes, seconds);
         rounds.get(n)!.push({ mbps, cpu, msPerMb: (cpu * 10) / mbps, results, costs });
         ctx.log(
-          `many agents ${n} (round ${round + 1}): ${mbps.toFixed(1)} MB/s aggregate, server CPU ${cpu.toFixed(0)}%`,
+          `many agents ${n} (round ${round + 1}, base64): ${mbps.toFixed(1)} MB/s aggregate, server CPU ${cpu.toFixed(0)}%`,
         );
       }
     }

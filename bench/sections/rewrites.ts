@@ -110,7 +110,7 @@ export async function runRewrites(ctx: Ctx): Promise<RewritesData> {
           const row = judge(ctx, label, w.versions.length, seeds, churn, audit.records);
           rows.push({ ...row, resource, mode, rate, auditorErrors: audit.errors });
           ctx.log(
-            `rewrites ${label}: ${row.verified}/${row.deliveries} verified, ${row.corrupt} corrupt, ${row.restartsPerDownload.toFixed(2)} restarts/download, ${row.chunksAudited} chunks audited, ${row.chunksDisagreeing} disagreeing`,
+            `rewrites ${label} (SDK defaults, binary carriage): ${row.verified}/${row.deliveries} verified, ${row.corrupt} corrupt, ${row.restartsPerDownload.toFixed(2)} restarts/download, ${row.chunksAudited} chunks audited, ${row.chunksDisagreeing} disagreeing`,
           );
         }
       }

@@ -2,10 +2,15 @@
  * Agent-side commands for our stack, run inside the bench's Agent process: connect Agents with the
  * real SDK (`agent/client.ts`), get handles through the SKILL channel, drive raw chunks
  * (`getBlobChunk`, for the sweep) and run the SDK's own pull loop (`readBlobWithInfo`, for the
- * default-settings goal, the many-Agents and the rewrite sections) with per-chunk timing.
+ * default-settings goal, the many-Agents, rewrite and user-view sections) with per-chunk timing.
  */
 import { AgentClient } from "../../agent/client.ts";
-import { readBlobWithInfo, type ChunkFetcher, type PullOptions } from "../../agent/pull.ts";
+import {
+  readBlobWithInfo,
+  type Carriage,
+  type ChunkFetcher,
+  type PullOptions,
+} from "../../agent/pull.ts";
 import type { Handler } from "../lib/ipc.ts";
 import type { FetchChunk } from "../lib/driver.ts";
 import { IntegrityError, sha256Hex } from "../lib/integrity.ts";
@@ -127,6 +132,56 @@ async function sdkRead(args: SdkReadArgs): Promise<SdkReadResult> {
     restarts,
     perReadMbps,
     ...(args.raw ? { samples: latencies } : {}),
+  };
+}
+
+export interface SkillReadArgs {
+  agent: number;
+  skill: string;
+  relPath: string;
+  sha256: string;
+  totalSize: number;
+  /** Pull options: `{}` are the SDK defaults; `{binary: false}` is the spec's base64 mode. */
+  options: Pick<PullOptions, "binary">;
+}
+
+export interface SkillReadResult {
+  /** `getSkillRaw` + `readBlobWithInfo`, the bench's own check excluded. */
+  seconds: number;
+  mbps: number;
+  /** The carriage the SDK reports the read used. */
+  carriage: Carriage | null;
+  requests: number;
+}
+
+/**
+ * What an application does to get a skill's file into memory: `get_skill` for its handle, then
+ * one whole read with the given options. Timed in this process; the bytes are then checked here.
+ */
+async function sdkSkillRead(args: SkillReadArgs): Promise<SkillReadResult> {
+  const s = seat(args.agent);
+  const t0 = performance.now();
+  const ret = await s.client.getSkillRaw(s.computer, args.skill, args.relPath, {
+    timeoutMs: 120_000,
+  });
+  if (!ret.blob_handle) throw new Error(`get_skill ${args.relPath} answered inline`);
+  const { value, info } = await readBlobWithInfo(s.client, s.computer, ret.blob_handle, {
+    ...args.options,
+    expectedSha256: ret.sha256,
+    expectedSize: ret.total_size,
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  const digest = sha256Hex(value);
+  if (digest !== args.sha256 || value.length !== args.totalSize) {
+    throw new IntegrityError(
+      `SDK read of ${args.totalSize} bytes gave sha256 ${digest}, expected ${args.sha256}`,
+    );
+  }
+  return {
+    seconds,
+    mbps: mbPerSec(value.length, seconds),
+    carriage: info.carriage,
+    requests: info.stats.requests,
   };
 }
 
@@ -272,6 +327,7 @@ export const stackHandlers: Record<string, Handler> = {
     return typeof r.blob === "string" ? Buffer.from(r.blob, "base64").length : r.blob.byteLength;
   },
   "sdk-read": async (raw) => sdkRead(raw as SdkReadArgs),
+  "sdk-skill-read": async (raw) => sdkSkillRead(raw as SkillReadArgs),
   "sdk-churn": async (raw) => sdkChurn(raw as ChurnArgs),
   audit: async (raw) => audit(raw as AuditArgs),
   "stack-close": async () => {

@@ -58,6 +58,8 @@ export interface Stack {
   seats: Seat[];
   /** Every process with its role, for withCosts(). */
   procs: Array<{ role: string; child: Child }>;
+  /** Every office and its Computer, seated or not. */
+  offices: Array<{ office: string; computer: string }>;
   close(): Promise<void>;
 }
 
@@ -71,6 +73,11 @@ export interface StackOptions {
   pingTimeoutMs?: number;
   /** Whether to connect Agents (section 7 only needs the Server). */
   withClients?: boolean;
+  /**
+   * How many offices (the first ones) get a connected Agent; default all. An office left
+   * without one is where another Agent (the CLI) can join.
+   */
+  agentOffices?: number;
 }
 
 export function requireStack(): void {
@@ -111,7 +118,16 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
       pingIntervalMs: o.pingIntervalMs,
       pingTimeoutMs: o.pingTimeoutMs,
     });
-    const stack: Stack = { url, server, computers: [], agents: [], seats: [], procs: [], close };
+    const stack: Stack = {
+      url,
+      server,
+      computers: [],
+      agents: [],
+      seats: [],
+      procs: [],
+      offices: [],
+      close,
+    };
     if (!clients) {
       stack.procs.push({ role: "server", child: server });
       return stack;
@@ -123,6 +139,7 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
       name: `bench-computer-${i}`,
     }));
     const home = skillHome(ctx);
+    stack.offices.push(...offices.map((x) => ({ office: x.office, computer: x.name })));
     stack.computers.push(...computerChildren);
     await Promise.all(
       computerChildren.map((child, p) =>
@@ -141,9 +158,10 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
       ),
     );
     stack.agents.push(...agentChildren);
+    const seated = offices.slice(0, o.agentOffices ?? offices.length);
     await Promise.all(
       agentChildren.map(async (child, p) => {
-        const mine = offices.filter((_, i) => i % ap === p);
+        const mine = seated.filter((_, i) => i % ap === p);
         await child.call("stack-connect", {
           url,
           token: BENCH_TOKEN,

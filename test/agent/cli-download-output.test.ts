@@ -1,7 +1,8 @@
 /**
  * What a download prints off a TTY, from the CLI as a process against a real stack: a progress
- * line every 10 % and a final line (file, size, sha256 verified, time, MB/s) on stderr, nothing
- * on stdout; `--quiet` prints nothing at all, `--json` only the JSON summary on stdout.
+ * line every 10 % and a final line (file, size, sha256 verified, carriage, time, MB/s) on
+ * stderr, nothing on stdout; `--quiet` prints nothing at all, `--json` only the JSON summary on
+ * stdout.
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -29,7 +30,7 @@ void test("off a TTY: a line every 10 %, then the final line", async () => {
     final,
     new RegExp(
       `^wrote ${file}: 256\\.0 KiB \\(262144 bytes\\), sha256 ${ds.sha} verified, ` +
-        "\\d+\\.\\d+ s, \\d+\\.\\d MB/s$",
+        "binary carriage, \\d+\\.\\d+ s, \\d+\\.\\d MB/s$",
     ),
   );
   // The bytes held after k of 16 chunks, printed when the tens digit of the percentage changes.
@@ -39,6 +40,14 @@ void test("off a TTY: a line every 10 %, then the final line", async () => {
     return Number(m[1]);
   });
   assert.deepEqual(percents, [6, 13, 25, 31, 44, 50, 63, 75, 81, 94, 100]);
+  assert.equal((await readFile(file)).length, SIZE);
+});
+
+void test("--base64: the final line says so", async () => {
+  const file = join(ds.stack.dir, "spec.bin");
+  const r = await download(file, "--base64");
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /verified, base64 carriage, \d+\.\d+ s, \d+\.\d MB\/s\n$/);
   assert.equal((await readFile(file)).length, SIZE);
 });
 
@@ -60,6 +69,7 @@ void test("--json: one JSON object on stdout, nothing on stderr", async () => {
     total_size: SIZE,
     sha256: ds.sha,
     file,
+    carriage: "binary",
   });
   assert.equal(r.stdout.split("\n").length, 2, "one line");
 });

@@ -12,7 +12,7 @@ const base = ["--server", URL_, "--office", "o"];
 const MORE = "(a2c-agent --help lists every option)\n";
 const usage = (what: string): string =>
   `usage: a2c-agent --server URL --office ID [options] ${what}\n${MORE}`;
-const BLOB = "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--binary]";
+const BLOB = "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64]";
 
 async function expectUsage(args: string[], stderr: string): Promise<void> {
   const r = await runCli(args);
@@ -75,6 +75,10 @@ void test("numbers, -o and tool arguments are checked before connecting", async 
     `a2c-agent: --window must be a positive integer (got '0')\n${usage(BLOB)}`,
   );
   await expectUsage([...base, "blob", "pc", "h"], `a2c-agent: blob needs -o FILE\n${usage(BLOB)}`);
+  await expectUsage(
+    [...base, "--binary", "--base64", "blob", "pc", "h", "-o", "f"],
+    `a2c-agent: --binary and --base64 exclude each other\n${usage(BLOB)}`,
+  );
   await expectUsage(
     [...base, "call", "pc", "t", "[1]"],
     `a2c-agent: tool arguments must be a JSON object\n${usage("call <computer> <tool> [JSON] [--out DIR] [--timeout S]")}`,

@@ -1,6 +1,7 @@
 /**
  * The CLI as a process against a real stack: `skill` (inline text, drained text handle, binary
- * to a file) and `blob` with window / chunk size / binary carriage.
+ * to a file) and `blob` with window / chunk size, in binary carriage (the default) and base64
+ * (`--base64`, the spec's mode); the JSON answer says which carriage the chunks used.
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -62,9 +63,10 @@ void test("cli skill: text body to stdout, text handle drained, binary to a file
   const bin = await runCli([...base(), "skill", "pc", "demo-skill", "assets/logo.png", "-o", file]);
   assert.equal(bin.code, 0, bin.stderr);
   assert.ok((await readFile(file)).equals(logo));
-  const meta = JSON.parse(bin.stdout) as { sha256: string; mime_type: string };
+  const meta = JSON.parse(bin.stdout) as { sha256: string; mime_type: string; carriage: string };
   assert.equal(meta.sha256, sha256(logo));
   assert.equal(meta.mime_type, "image/png");
+  assert.equal(meta.carriage, "binary");
 });
 
 void test("cli blob: a raw handle to a file, with window and chunk size", async () => {
@@ -76,23 +78,26 @@ void test("cli blob: a raw handle to a file, with window and chunk size", async 
   const ret = await agent.getSkillRaw("pc", "demo-skill", "assets/logo.png");
   await agent.leaveOffice();
   await agent.close();
-  const file = join(stack.dir, "blob.bin");
-  const b = await runCli([
-    ...base(),
-    "blob",
-    "pc",
-    ret.blob_handle!,
-    "-o",
-    file,
-    "--window",
-    "4",
-    "--chunk-bytes",
-    "16384",
-    "--binary",
-  ]);
-  assert.equal(b.code, 0, b.stderr);
-  assert.ok((await readFile(file)).equals(logo));
-  const out = JSON.parse(b.stdout) as { sha256: string; requests: number };
-  assert.equal(out.sha256, sha256(logo));
-  assert.equal(out.requests, Math.ceil(logo.length / 16384));
+  for (const carriage of ["binary", "base64"]) {
+    const file = join(stack.dir, `blob-${carriage}.bin`);
+    const b = await runCli([
+      ...base(),
+      "blob",
+      "pc",
+      ret.blob_handle!,
+      "-o",
+      file,
+      "--window",
+      "4",
+      "--chunk-bytes",
+      "16384",
+      ...(carriage === "base64" ? ["--base64"] : ["--binary"]),
+    ]);
+    assert.equal(b.code, 0, b.stderr);
+    assert.ok((await readFile(file)).equals(logo));
+    const out = JSON.parse(b.stdout) as { sha256: string; requests: number; carriage: string };
+    assert.equal(out.sha256, sha256(logo));
+    assert.equal(out.requests, Math.ceil(logo.length / 16384));
+    assert.equal(out.carriage, carriage);
+  }
 });

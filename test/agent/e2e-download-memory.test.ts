@@ -1,10 +1,10 @@
 /**
  * End to end with the real Server and Computer: a 256 MiB skill file downloaded to disk with
  * window 8 keeps the Agent's RSS growth under 64 MiB (the Agent runs in its own process so its
- * peak RSS is its own). Judged in spec mode (base64 carriage, the SDK defaults otherwise), and
- * with the binary opt-in (D19). Base64 used to grow 68–78 MiB: chunk strings held through the
- * ack's promise chain got promoted by scavenges; the pull loop now decodes each one inside the
- * ack callback straight into its region (agent/pull-chunk.ts `decodeBlobEarly`).
+ * peak RSS is its own). Judged in spec mode (base64 carriage, `binary: false`) and with binary
+ * carriage, the default (D19). In base64 the pull loop decodes each chunk's string inside the
+ * ack callback straight into its region (agent/pull-chunk.ts `decodeBlobEarly`): a string held
+ * through the ack's promise chain would be promoted by scavenges and fill the old generation.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -99,5 +99,5 @@ async function download(binary: boolean): Promise<void> {
 void test("256 MiB to disk, window 8, base64 (spec mode): verified, Agent RSS growth < 64 MiB", () =>
   download(false));
 
-void test("256 MiB to disk, window 8, binary opt-in: verified, Agent RSS growth < 64 MiB", () =>
+void test("256 MiB to disk, window 8, binary (the default): verified, Agent RSS growth < 64 MiB", () =>
   download(true));

@@ -18,6 +18,7 @@ import type { SdkRun, SweepBuffer, SweepData, SweepPoint } from "../../bench/sec
 import type { DirectData } from "../../bench/sections/direct.ts";
 import type { ManyAgentsData, ManyRow } from "../../bench/sections/many-agents.ts";
 import type { TwoNodeData, TwoNodePoint } from "../../bench/sections/two-node.ts";
+import type { UserViewData, UserViewRow } from "../../bench/sections/user-view.ts";
 import { runCapacity } from "../../bench/sections/capacity.ts";
 import { evaluateGoals } from "../../bench/goals.ts";
 import { verdictOf } from "../../bench/report/verdict.ts";
@@ -360,6 +361,41 @@ function done(data: unknown, seconds: number): SectionOutcome {
   return { status: "done", seconds, data, notes: [] };
 }
 
+/** The user view: one 256 MiB file, five rounds (the MB/s of a run of 2026-12-04). */
+function userView(): UserViewData {
+  const fileBytes = 256 * MiB;
+  const cases: Array<[UserViewRow["id"], UserViewRow["carriage"], number, number[]]> = [
+    ["cli-binary", "binary", 512 * KiB, [182, 156, 146, 154, 151]],
+    ["sdk-binary", "binary", 512 * KiB, [214, 214, 194, 182, 176]],
+    ["cli-base64", "base64", 64 * KiB, [86, 86, 77, 74, 75]],
+    ["sdk-base64", "base64", 64 * KiB, [105, 119, 89, 93, 103]],
+    ["bare-binary", "binary", 512 * KiB, [377, 420, 361, 382, 418]],
+    ["bare-base64", "base64", 64 * KiB, [65, 63, 60, 60, 60]],
+    ["http", "http", 512 * KiB, [488, 484, 474, 523, 482]],
+  ];
+  const rows = cases.map(([id, carriage, chunkBytes, mbps]): UserViewRow => ({
+    id,
+    what: id,
+    carriage,
+    chunkBytes,
+    window: 16,
+    seconds: spreadOf(mbps.map((x) => fileBytes / 1e6 / x)),
+    mbps: spreadOf(mbps),
+  }));
+  const ratio = (a: number, b: number): ReturnType<typeof spreadOf> =>
+    spreadOf(rows[a]!.mbps.reps.map((x, i) => x / rows[b]!.mbps.reps[i]!));
+  return {
+    fileBytes,
+    rounds: 5,
+    cliNodeFlags: ["--max-semi-space-size=4", "--heap-growing-percent=300"],
+    cliStartSeconds: spreadOf([0.2, 0.21, 0.27, 0.24, 0.29]),
+    rows,
+    cliVsSdk: { binary: ratio(0, 1), base64: ratio(2, 3) },
+    defaultVsSpec: ratio(1, 3),
+    notes: [],
+  };
+}
+
 /** The fixture report, with its capacity model, goals and verdict computed by the bench's code. */
 export async function fixtureReport(): Promise<Report> {
   const plan = makePlan(false);
@@ -376,8 +412,8 @@ export async function fixtureReport(): Promise<Report> {
     computerEntry: "computer/computer.ts startComputer",
     buffers: [b1, b4],
     sdk: [
-      sdkRun("SDK defaults (base64)", "base64", 64 * KiB, 91.6),
-      sdkRun("SDK defaults + binary", "binary", 512 * KiB, 178.2),
+      sdkRun("SDK defaults in spec mode (binary: false, base64)", "base64", 64 * KiB, 91.6),
+      sdkRun("SDK defaults (binary carriage)", "binary", 512 * KiB, 178.2),
     ],
     sdkAtBest: [sdkRun("SDK at sweep point base64 64 KiB w16", "base64", 64 * KiB, 87.3)],
   };
@@ -419,6 +455,7 @@ export async function fixtureReport(): Promise<Report> {
     ceiling: done(ceiling, 126),
     sweep: done(sweep, 420),
     direct: done(direct, 57),
+    userView: done(userView(), 95),
     manyAgents: done(many, 40),
     twoNode: done(two, 45),
   };

@@ -1,11 +1,13 @@
-// `npm run bench -- --quick`, stack half (many Agents, rewrites, Computer cost, HTTP surface; the
-// transfer half is quick-run.test.ts): every section completes against the real stack, rewrites
-// deliver no corrupt bytes and no chunk disagrees with its sha256, and the run exits 0.
+// `npm run bench -- --quick`, stack half (user view, many Agents, rewrites, Computer cost, HTTP
+// surface; the transfer half is quick-run.test.ts): every section completes against the real
+// stack, rewrites deliver no corrupt bytes and no chunk disagrees with its sha256, the user view
+// names the carriage of every row, and the run exits 0.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { UserViewData } from "../../bench/sections/user-view.ts";
 import { runBench } from "../support/bench-run.ts";
 
 void test(
@@ -17,7 +19,7 @@ void test(
       const run = await runBench([
         "--quick",
         "--only",
-        "manyAgents,rewrites,computerCost,http",
+        "userView,manyAgents,rewrites,computerCost,http",
         "--out",
         out,
       ]);
@@ -25,7 +27,7 @@ void test(
       const r = run.report;
       assert.equal(r.ok, true);
       assert.deepEqual(r.integrity.failures, []);
-      for (const id of ["manyAgents", "rewrites", "computerCost", "http"] as const) {
+      for (const id of ["userView", "manyAgents", "rewrites", "computerCost", "http"] as const) {
         assert.equal(
           r.sections[id]?.status,
           "done",
@@ -39,12 +41,27 @@ void test(
         assert.equal(row.corrupt, 0);
         assert.equal(row.chunksDisagreeing, 0);
       }
-      // The Computer goals are judged from data.
+      // The Computer and user-view goals are judged from data.
       for (const g of r.goals.slice(3))
         assert.notEqual(g.status, "not measured", `${g.text}: ${g.why ?? ""}`);
       assert.ok(existsSync(join(out, "many-agents.svg")));
+      assert.ok(existsSync(join(out, "user-view.svg")));
       assert.equal(r.verdict.status, "PARTIAL");
-      assert.match(run.stdout, /^bench: PARTIAL \(3 of 6 goals measured, /m);
+      assert.match(run.stdout, /^bench: PARTIAL \(6 of 9 goals measured, /m);
+      // The user view: both carriages, each row with the carriage it reported.
+      const uv = r.sections.userView;
+      assert.ok(uv?.status === "done");
+      const rows = (uv.data as UserViewData).rows;
+      const carriage = Object.fromEntries(rows.map((x) => [x.id, x.carriage]));
+      assert.deepEqual(carriage, {
+        "cli-binary": "binary",
+        "sdk-binary": "binary",
+        "cli-base64": "base64",
+        "sdk-base64": "base64",
+        "bare-binary": "binary",
+        "bare-base64": "base64",
+        http: "http",
+      });
       // Every round of every step is kept.
       const many = r.sections.manyAgents;
       assert.ok(many?.status === "done");

@@ -19,6 +19,7 @@ const CHARTS = [
   "sweep-binary",
   "ratio-binary",
   "direct",
+  "user-view",
   "many-agents",
   "two-node",
 ];

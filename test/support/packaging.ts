@@ -102,7 +102,7 @@ async function acquireLock(): Promise<void> {
 }
 
 /**
- * `npm run build` (tsc -b, incremental), then `fn` on the fresh dist/ trees. Test files run in
+ * `npm run build` (tsc -b, incremental; the CLI bundle), then `fn` on the fresh dist/ trees. Test files run in
  * parallel processes, and a build rewrites dist/ under a concurrent `npm pack`: one at a time.
  */
 export async function withBuild<T>(fn: () => Promise<T>): Promise<T> {
@@ -110,6 +110,8 @@ export async function withBuild<T>(fn: () => Promise<T>): Promise<T> {
   try {
     const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
     await sh(process.execPath, [tsc, "-b", "tsconfig.build.json"], { cwd: REPO_ROOT });
+    // The rest of `npm run build`: the a2c-agent bin is the CLI bundled into one file.
+    await sh(process.execPath, [join(REPO_ROOT, "agent/bundle-cli.mjs")], { cwd: REPO_ROOT });
     return await fn();
   } finally {
     unlinkSync(LOCK);

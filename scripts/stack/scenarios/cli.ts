@@ -50,16 +50,12 @@ export const cliDownload: Scenario = async ({ client, plan, computer, progress, 
   const big = plan.manifest.files.big;
   mkdirSync(plan.workDir, { recursive: true });
   const out = join(plan.workDir, "big.bin");
-  // Binary carriage (D19): the in-process pulls cover the spec's base64 path; this one shows the
-  // opt-in extension end to end, through the Server, at a fraction of the CPU.
-  const args = [
-    ...cliDownloadArgs(
-      { serverUrl: plan.serverUrl, token: plan.token, officeId: plan.officeId, computer },
-      big,
-      out,
-    ),
-    "--binary",
-  ];
+  // The CLI's defaults: binary carriage (D19), end to end through the Server.
+  const args = cliDownloadArgs(
+    { serverUrl: plan.serverUrl, token: plan.token, officeId: plan.officeId, computer },
+    big,
+    out,
+  );
   await client.leaveOffice();
   let run: { code: number; out: string };
   const started = Date.now();
@@ -82,10 +78,12 @@ export const cliDownload: Scenario = async ({ client, plan, computer, progress, 
   rmSync(out, { force: true });
   check(digest === big.sha256, "downloaded file sha256 ≠ generated");
   progress(big.size, big.size);
+  // The CLI's final line names the carriage its chunks used.
+  const carriage = /verified, (\w+) carriage/.exec(run.out)?.[1] ?? "unknown";
   return {
     bytes: big.size,
     verified: true,
     restarts: 0,
-    detail: `agent/cli.ts --binary wrote ${out.split("/").pop()} (${size} B) in ${Date.now() - started} ms`,
+    detail: `agent/cli.ts wrote ${out.split("/").pop()} (${size} B) in ${Date.now() - started} ms, ${carriage} carriage`,
   };
 };

@@ -1,6 +1,7 @@
 /**
- * Binary pulls through `client:get_blob`: the PNG and the big file, serially and with a window of
- * 8, and a resource rewritten while it is being pulled.
+ * Binary pulls through `client:get_blob`: the PNG and the big file, serially in the spec's base64
+ * carriage (`binary: false`) and with a window of 8 in the SDK's default binary carriage (D19),
+ * and a resource rewritten while it is being pulled. Each detail line names the carriage used.
  */
 import { readFileSync } from "node:fs";
 import { readBlobWithInfo } from "../../../agent/index.ts";
@@ -14,11 +15,13 @@ async function pullFiles(
   computer: string,
   files: DemoFile[],
   window: number,
+  binary: boolean,
 ): Promise<Outcome> {
   const total = files.reduce((n, f) => n + f.size, 0);
   let before = 0;
   let restarts = 0;
   let requests = 0;
+  const carriages = new Set<string>();
   for (const f of files) {
     const ret = await ctx.client.getSkillRaw(computer, f.skill, f.rel_path);
     check(ret.blob_handle !== undefined && ret.body === undefined, `${f.rel_path}: no handle`);
@@ -26,6 +29,7 @@ async function pullFiles(
     check(ret.sha256 === f.sha256 && ret.total_size === f.size, `${f.rel_path}: wrong sha/size`);
     const { value, info } = await readBlobWithInfo(ctx.client, computer, ret.blob_handle, {
       window,
+      binary,
       expectedSha256: ret.sha256,
       expectedSize: ret.total_size,
       signal: ctx.signal,
@@ -38,17 +42,24 @@ async function pullFiles(
     before += f.size;
     restarts += info.stats.restarts;
     requests += info.stats.requests;
+    carriages.add(info.carriage ?? "cache");
   }
   return {
     bytes: total,
     verified: true,
     restarts,
-    detail: `${files.map((f) => f.rel_path).join(" + ")} from ${computer}, ${requests} get_blob requests, window ${window}`,
+    detail: `${files.map((f) => f.rel_path).join(" + ")} from ${computer}, ${requests} get_blob requests, window ${window}, ${[...carriages].join(" + ")} carriage`,
   };
 }
 
 export const pullSerial: Scenario = (ctx) =>
-  pullFiles(ctx, ctx.computer, [ctx.plan.manifest.files.logo, ctx.plan.manifest.files.big], 1);
+  pullFiles(
+    ctx,
+    ctx.computer,
+    [ctx.plan.manifest.files.logo, ctx.plan.manifest.files.big],
+    1,
+    false,
+  );
 
 /** With several Computers per office the windowed pull goes to the last one. */
 export const pullWindow8: Scenario = (ctx) =>
@@ -57,6 +68,7 @@ export const pullWindow8: Scenario = (ctx) =>
     ctx.plan.computers[ctx.plan.computers.length - 1] ?? ctx.computer,
     [ctx.plan.manifest.files.logo, ctx.plan.manifest.files.big],
     8,
+    true,
   );
 
 /**
@@ -89,6 +101,6 @@ export const rewriteDuringPull: Scenario = async (ctx) => {
     bytes: value.length,
     verified: true,
     restarts: info.stats.restarts,
-    detail: `rewritten after the first chunk; restarted ${info.stats.restarts}×, ended on the new version`,
+    detail: `rewritten after the first chunk; restarted ${info.stats.restarts}×, ended on the new version (${info.carriage ?? "cache"} carriage)`,
   };
 };

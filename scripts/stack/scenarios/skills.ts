@@ -63,6 +63,6 @@ export const skillOverBudget: Scenario = async ({ client, plan, computer, progre
     bytes: big.size + small.size,
     verified: true,
     restarts: 0,
-    detail: `${small.size} B inline; ${big.size} B via handle, drained to body`,
+    detail: `${small.size} B inline; ${big.size} B via handle, drained to body (SDK defaults: binary carriage asked)`,
   };
 };

@@ -81,7 +81,7 @@ export const toolPng: Scenario = async ({ client, computer, progress, signal }) 
     bytes: value.length * 2 + bytes.length,
     verified: true,
     restarts: info.stats.restarts,
-    detail: `${bigPng.length} B PNG by handle (pulled + SDK restore), ${bytes.length} B PNG inline`,
+    detail: `${bigPng.length} B PNG by handle (pulled in ${info.carriage ?? "no"} carriage + SDK restore), ${bytes.length} B PNG inline`,
   };
 };
 
