@@ -12,7 +12,7 @@ import { mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
 import { isSkillMd } from "./resource.ts";
-import { resolveInPackage, type SandboxPolicy } from "./sandbox.ts";
+import { lexRelPath, resolveLexed, type LexResult, type SandboxPolicy } from "./sandbox.ts";
 
 /** `{n, p}` with nothing else, or `null` (→ `invalid_handle`). */
 function fieldsOf(fields: HandleFields): { n: string; p: string } | null {
@@ -21,6 +21,39 @@ function fieldsOf(fields: HandleFields): { n: string; p: string } | null {
     return null;
   if (lexSkillName(fields.n) === null || fields.p === "") return null;
   return { n: fields.n, p: fields.p };
+}
+
+/** What a handle's fields say before any file is looked at: pure functions of the strings. */
+interface ParsedFields {
+  n: string;
+  lexed: LexResult;
+  /** The MIME type and SKILL.md-ness of the lexed path (when it lexed). */
+  mimeType: string;
+  skillMd: boolean;
+}
+
+function parse(fields: HandleFields): ParsedFields | null {
+  const f = fieldsOf(fields);
+  if (!f) return null;
+  const lexed = lexRelPath(f.p);
+  const relPath = lexed.ok ? lexed.relPath : "";
+  return { n: f.n, lexed, mimeType: mimeForPath(relPath), skillMd: isSkillMd(relPath) };
+}
+
+/**
+ * Parsed fields by record. The blob engine hands every pull of a handle the same frozen fields
+ * object (computer/blob/handle.ts remembers opened handles), so each handle is parsed once; the
+ * registry and the sandbox's file-system checks still run on every pull (D17).
+ */
+const parsedFields = new WeakMap<HandleFields, ParsedFields | null>();
+
+function parsedOf(fields: HandleFields): ParsedFields | null {
+  let parsed = parsedFields.get(fields);
+  if (parsed === undefined) {
+    parsed = parse(fields);
+    if (Object.isFrozen(fields)) parsedFields.set(fields, parsed);
+  }
+  return parsed;
 }
 
 export function createSkillProducer(deps: {
@@ -35,18 +68,20 @@ export function createSkillProducer(deps: {
   return {
     kind: "skill",
     async resolve(raw: HandleFields): Promise<ResolveResult | null> {
-      const f = fieldsOf(raw);
+      const f = parsedOf(raw);
       if (!f) return null;
       const found = await deps.registry().lookup(f.n);
       if (!found) return { ok: false, reason: "gone" };
       if (found.orphaned) return { ok: false, reason: "forbidden" };
-      const sandboxed = await resolveInPackage(found.entry.root, f.p, deps.policy);
+      const sandboxed = f.lexed.ok
+        ? resolveLexed(found.entry.root, f.lexed, deps.policy)
+        : f.lexed;
       if (!sandboxed.ok) {
         const gone = sandboxed.reason === "root_gone" || sandboxed.reason === "not_found";
         return { ok: false, reason: gone ? "gone" : "forbidden" };
       }
-      const mimeType = mimeForPath(sandboxed.relPath);
-      if (!isSkillMd(sandboxed.relPath)) {
+      const mimeType = f.mimeType;
+      if (!f.skillMd) {
         // Raw file: the engine opens it, snapshots it and hashes it through its hash cache.
         // `canonical`: the engine re-checks the opened descriptor against this realpath (a race
         // between this sandbox check and the open must not escape the package).

@@ -35,8 +35,14 @@ export const DEFAULT_REL_PATH = "SKILL.md";
 
 export type SandboxReason = "traversal" | "forbidden" | "not_found";
 
-export type LexResult =
-  { ok: true; relPath: string; directory: boolean } | { ok: false; reason: SandboxReason };
+/** A `rel_path` that passed the lexical rules. */
+export interface LexedPath {
+  ok: true;
+  relPath: string;
+  directory: boolean;
+}
+
+export type LexResult = LexedPath | { ok: false; reason: SandboxReason };
 
 function isForbiddenSegment(seg: string): boolean {
   return FORBIDDEN_NAMES.has(seg.toLowerCase());
@@ -102,6 +108,18 @@ export async function resolveInPackage(
 ): Promise<SandboxResult> {
   const lexed = lexRelPath(raw);
   if (!lexed.ok) return lexed;
+  return resolveLexed(root, lexed, policy);
+}
+
+/**
+ * `resolveInPackage` after the lexical rules, for a caller that lexed `rel_path` before (the
+ * lexical half is a pure function of the string: a pull re-checks the file system, not spelling).
+ */
+export function resolveLexed(
+  root: string,
+  lexed: LexedPath,
+  policy: SandboxPolicy = {},
+): SandboxResult {
   let rootReal: string;
   try {
     rootReal = realpathSync.native(root);
