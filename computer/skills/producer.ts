@@ -1,18 +1,28 @@
 /**
  * The `skill` Producer: pull-time re-authorization of a skill handle (D17: every
- * `client:get_blob` re-runs the whole sandbox against the registry). The handle only names the skill and a rel_path; the package root comes from the
- * registry again and the sandbox runs again, so a handle is never an arbitrary file-read token.
+ * `client:get_blob` re-runs the sandbox against the registry). The handle only names the skill
+ * and a rel_path; the package root comes from the registry again and the sandbox runs again, so
+ * a handle is never an arbitrary file-read token. For a raw file the engine already holds a
+ * descriptor for, the sandbox's facts are shown from that descriptor instead of a walk
+ * (sandbox.ts `HeldSandbox`); whatever it cannot show goes through the full walk.
  *
  * D17 mapping: skill no longer registered, package root gone, or file deleted → `gone`; skill
  * orphaned, path now escapes (symlink), or now a forbidden file → `forbidden`.
  */
 import type { DerivedStore, DeriveLimits } from "../blob/derived.ts";
-import type { HandleFields, Producer, ResolveResult } from "../contracts.ts";
+import type { HandleFields, HeldFiles, Producer, ResolveResult } from "../contracts.ts";
 import { mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
 import { isSkillMd } from "./resource.ts";
-import { lexRelPath, resolveLexed, type LexResult, type SandboxPolicy } from "./sandbox.ts";
+import {
+  HeldSandbox,
+  lexRelPath,
+  resolveLexed,
+  type LexResult,
+  type SandboxPolicy,
+  type SandboxResult,
+} from "./sandbox.ts";
 
 /** `{n, p}` with nothing else, or `null` (→ `invalid_handle`). */
 function fieldsOf(fields: HandleFields): { n: string; p: string } | null {
@@ -64,18 +74,33 @@ export function createSkillProducer(deps: {
   limits: DeriveLimits;
   /** The sandbox's operator choices (`config`), re-applied at pull time. */
   policy?: SandboxPolicy;
-}): Producer {
-  return {
-    kind: "skill",
-    async resolve(raw: HandleFields): Promise<ResolveResult | null> {
+}): Producer & { fullChecks: number } {
+  const heldSandbox = new HeldSandbox();
+  const sandbox = (root: string, f: ParsedFields, held?: HeldFiles): SandboxResult => {
+    if (!f.lexed.ok) return f.lexed;
+    // A raw file the engine holds a descriptor for: the checks it proves need no walk.
+    const fast = held && !f.skillMd ? heldSandbox.resolve(root, f.lexed, held) : undefined;
+    if (fast) return fast;
+    producer.fullChecks++;
+    const full = resolveLexed(root, f.lexed, deps.policy);
+    heldSandbox.saw(root, full);
+    return full;
+  };
+  const producer = {
+    kind: "skill" as const,
+    /** Pulls that ran the full sandbox walk (tests: the held path must be taken). */
+    fullChecks: 0,
+    async resolve(
+      raw: HandleFields,
+      _ctx?: unknown,
+      held?: HeldFiles,
+    ): Promise<ResolveResult | null> {
       const f = parsedOf(raw);
       if (!f) return null;
       const found = await deps.registry().lookup(f.n);
       if (!found) return { ok: false, reason: "gone" };
       if (found.orphaned) return { ok: false, reason: "forbidden" };
-      const sandboxed = f.lexed.ok
-        ? resolveLexed(found.entry.root, f.lexed, deps.policy)
-        : f.lexed;
+      const sandboxed = sandbox(found.entry.root, f, held);
       if (!sandboxed.ok) {
         const gone = sandboxed.reason === "root_gone" || sandboxed.reason === "not_found";
         return { ok: false, reason: gone ? "gone" : "forbidden" };
@@ -97,4 +122,5 @@ export function createSkillProducer(deps: {
       return { ok: true, source: deps.derived.source(got.derived, mimeType) };
     },
   };
+  return producer;
 }
