@@ -12,7 +12,7 @@
  */
 import type { Logger } from "pino";
 import type { Gauge } from "prom-client";
-import { linearReadBufferUnavailable } from "./tools/linear-read-buffer.ts";
+import { linearReadBufferUnavailable } from "./transport/mcp-read-buffer.ts";
 import { batchedWritesUnavailable } from "./transport/batched-writes.ts";
 import { inPlaceMaskingUnavailable } from "./transport/in-place-masking.ts";
 import { lentBuffersUnavailable } from "./transport/lent-buffers.ts";
@@ -25,7 +25,7 @@ export interface FastPathSwitches {
   maskInPlace?: boolean;
   /** One flush and one write per answer (transport/batched-writes.ts). */
   batchWrites?: boolean;
-  /** Stdio MCP servers read with a linear buffer (tools/linear-read-buffer.ts). */
+  /** Stdio MCP servers read with a linear buffer (transport/mcp-read-buffer.ts). */
   mcpReadBuffer?: boolean;
 }
 

@@ -20,7 +20,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { isStdio, type McpServerConfig } from "./mcp-config.ts";
-import { installLinearReadBuffer } from "./linear-read-buffer.ts";
+import { installLinearReadBuffer } from "../transport/mcp-read-buffer.ts";
 
 export type ConnectionState = "starting" | "ready" | "restarting" | "closed";
 
@@ -49,7 +49,7 @@ export interface ConnectionOptions {
   /** Largest single JSON-RPC message accepted from a stdio server. */
   maxMessageBytes?: number;
   /**
-   * Read a stdio server's messages with the linear buffer (linear-read-buffer.ts) instead of the
+   * Read a stdio server's messages with the linear buffer (computer/transport/mcp-read-buffer.ts) instead of the
    * SDK's own. Default true.
    */
   linearReadBuffer?: boolean;

@@ -63,7 +63,10 @@ before(async () => {
     const skill = await agent.getSkill("pc", "files");
     bodyBytes = Buffer.byteLength(skill.body ?? "", "utf8");
     const handle = (await agent.getSkillRaw("pc", "files", "data.bin")).blob_handle!;
-    assert.equal((await agent.readBlob("pc", handle, { chunkBytes: 65536 })).length, SIZE);
+    assert.equal(
+      (await agent.readBlob("pc", handle, { binary: false, chunkBytes: 65536 })).length,
+      SIZE,
+    );
     assert.equal((await agent.readBlob("pc", handle, { binary: true })).length, SIZE);
   } finally {
     await agent.close();

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { RunningComputer } from "../../../computer/computer.ts";
-import { LinearReadBuffer } from "../../../computer/tools/linear-read-buffer.ts";
+import { LinearReadBuffer } from "../../../computer/transport/mcp-read-buffer.ts";
 import { encodePng } from "../../../computer/tools/png.ts";
 import type { ToolService } from "../../../computer/tools/service.ts";
 import { CallToolResultSchema } from "../../../protocol/index.ts";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ReadBuffer } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import { linearReadBufferUnavailable } from "../../../computer/tools/linear-read-buffer.ts";
+import { linearReadBufferUnavailable } from "../../../computer/transport/mcp-read-buffer.ts";
 import { batchedWritesUnavailable } from "../../../computer/transport/batched-writes.ts";
 import { engineWs, Manager } from "../../../computer/transport/client-stack.ts";
 import { inPlaceMaskingUnavailable } from "../../../computer/transport/in-place-masking.ts";

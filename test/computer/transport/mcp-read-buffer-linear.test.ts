@@ -11,7 +11,7 @@ import {
   installLinearReadBuffer,
   LinearReadBuffer,
   linearReadBufferUnavailable,
-} from "../../../computer/tools/linear-read-buffer.ts";
+} from "../../../computer/transport/mcp-read-buffer.ts";
 
 const msg = (id: number, pad = "") => ({ jsonrpc: "2.0" as const, id, result: { pad } });
 
