@@ -3,6 +3,7 @@
  * tool services plug into the Computer's dispatch. Adding a third producer (desktop screenshots,
  * artifacts) means implementing `Producer` and registering it; no engine code changes.
  */
+import type { BigIntStats } from "node:fs";
 import type { Logger } from "pino";
 import type { ClientEvent, ClientEventTypes, ErrorPayload } from "@a2c-smcp/protocol";
 
@@ -42,6 +43,17 @@ export type BlobSource =
     }
   | { type: "bytes"; bytes: Buffer; mimeType: string; sha256?: string };
 
+/**
+ * The blob engine's open descriptors, offered to a producer while it re-authorizes one pull.
+ * `at(path)` answers the fstat of a descriptor the engine holds on exactly `path` right now (its
+ * /proc path reads back `path`, and its content signature is the one it was opened with), or
+ * `undefined`. The descriptor is then kept for this pull: a file source with that `path` is
+ * served from it. At most one per pull.
+ */
+export interface HeldFiles {
+  at(path: string): BigIntStats | undefined;
+}
+
 /** Pull-time outcome of re-authorizing a handle (D15, D17). */
 export type ResolveResult =
   { ok: true; source: BlobSource } | { ok: false; reason: "forbidden" | "gone" };
@@ -56,6 +68,7 @@ export interface Producer {
   resolve(
     fields: HandleFields,
     ctx?: Partial<Pick<RequestContext, "signal">>,
+    held?: HeldFiles,
   ): Promise<ResolveResult | null>;
 }
 

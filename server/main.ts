@@ -32,22 +32,12 @@ async function main(): Promise<void> {
         "Use for local development only.\n",
     );
   }
-  let server: RunningServer;
-  try {
-    server = await startServer({ ...options, logger });
-  } catch (err) {
-    logger.fatal({ err }, "server failed to start");
-    process.exit(1);
-  }
+  // Signals are handled from the very start: a SIGTERM that arrives while the Server starts (its
+  // log already says "listening") must close it cleanly, not kill it by the default action.
+  let server: RunningServer | undefined;
   let stopping = false;
-  const stop = (signal: NodeJS.Signals): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    // A stuck close must not keep the process alive forever.
-    const guard = setTimeout(() => process.exit(1), 10_000);
-    guard.unref();
-    server.close().then(
+  const close = (running: RunningServer): void => {
+    running.close().then(
       () => process.exit(0),
       (err: unknown) => {
         logger.error({ err }, "shutdown failed");
@@ -55,8 +45,27 @@ async function main(): Promise<void> {
       },
     );
   };
+  const stop = (signal: NodeJS.Signals): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "shutting down");
+    // A stuck close must not keep the process alive forever.
+    const guard = setTimeout(() => process.exit(1), 10_000);
+    guard.unref();
+    if (server) close(server);
+  };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+  try {
+    server = await startServer({ ...options, logger });
+  } catch (err) {
+    logger.fatal({ err }, "server failed to start");
+    process.exit(1);
+  }
+  if (stopping) {
+    close(server);
+    return;
+  }
   // Printed last: whoever waits for this line may signal the process right away.
   process.stdout.write(`listening on ${server.url}\n`);
 }

@@ -169,26 +169,22 @@ export class Relay {
     rest: unknown[],
     ack: Ack,
   ): Promise<void> {
-    const refuse = (payload: ErrorPayload, outcome: RelayOutcome): void => {
-      this.count(event, outcome);
-      ack(payload);
-    };
     // D7: exactly one payload argument that passes the request schema.
     let request: { agent: string; computer: string; timeout?: number };
     if (rest.length === 1 && event === Events.GetBlob && plainGetBlob(rest[0])) {
       request = rest[0];
     } else {
       const parsed = rest.length === 1 ? CLIENT_REQUEST_SCHEMAS[event].safeParse(rest[0]) : null;
-      if (!parsed?.success) return refuse(badRequest(), "bad_request");
+      if (!parsed?.success) return this.refuse(event, ack, badRequest(), "bad_request");
       request = parsed.data as { agent: string; computer: string; timeout?: number };
     }
 
     // D8: "events from a client that has not joined an office are refused".
     const member = sender.member;
-    if (!member) return refuse(notInOffice(), "not_in_office");
+    if (!member) return this.refuse(event, ack, notInOffice(), "not_in_office");
     if (member.role !== "agent") {
       this.opts.logger.warn({ event, sid: sender.sid }, "client:* from a non-Agent refused");
-      return refuse(forbidden(), "forbidden");
+      return this.refuse(event, ack, forbidden(), "forbidden");
     }
     if (request.agent !== member.name) {
       this.opts.logger.warn(
@@ -196,14 +192,15 @@ export class Relay {
         "client:* under another agent's name refused",
       );
       this.opts.metrics.refusals.inc({ reason: "agent_mismatch" });
-      return refuse(agentMismatch(), "agent_mismatch");
+      return this.refuse(event, ack, agentMismatch(), "agent_mismatch");
     }
     if (this.inflight.countForOrigin(sender.sid) >= this.opts.maxInflightPerAgent) {
-      return refuse(busy(), "busy");
+      return this.refuse(event, ack, busy(), "busy");
     }
     const release = this.reserve(event, sender, rest[0]);
     if (typeof release === "string") {
-      return refuse(limitRefusal(release, "Too many bytes queued for this client"), "busy");
+      const answer = limitRefusal(release, "Too many bytes queued for this client");
+      return this.refuse(event, ack, answer, "busy");
     }
     try {
       await this.forward(event, sender, member, request, rest[0], ack, release);
@@ -250,12 +247,6 @@ export class Relay {
     ack: Ack,
     release: Release,
   ): Promise<void> {
-    const refuse = (answer: ErrorPayload, outcome: RelayOutcome): void => {
-      release();
-      this.count(event, outcome);
-      ack(answer);
-    };
-
     // D9: lookup is scoped to the sender's office, so a name in another office is simply absent.
     const target = await this.opts.registry.findComputer(member.officeId, request.computer);
     if (!sender.isConnected()) {
@@ -268,25 +259,21 @@ export class Relay {
         { event, office: member.officeId, computer: request.computer },
         "client:* to an unknown Computer",
       );
-      return refuse(computerNotFound(request.computer), "not_found");
+      release();
+      return this.refuse(event, ack, computerNotFound(request.computer), "not_found");
     }
 
     const timeoutMs =
       event === Events.ToolCall
         ? (request.timeout ?? 0) * 1000 + this.opts.toolCallGraceMs
         : this.opts.relayTimeoutMs;
-    let reachable = true;
     const entry = this.inflight.add(
       {
         event,
         originSid: sender.sid,
         targetSid: target.sid,
         computerName: target.name,
-        settle: (how, ackArgs) => {
-          if (!reachable) return;
-          release();
-          this.finish(event, how, ackArgs, ack, target.name, entry.startedAt);
-        },
+        settle: this.settler(event, ack, release, target.name),
       },
       timeoutMs,
     );
@@ -305,10 +292,32 @@ export class Relay {
     }
     if (!sent) {
       // The Computer vanished between lookup and send: same answer as an unknown name.
-      reachable = false;
-      this.inflight.settle(entry.id, "shutdown", []);
-      refuse(computerNotFound(request.computer), "not_found");
+      this.inflight.remove(entry.id);
+      release();
+      this.refuse(event, ack, computerNotFound(request.computer), "not_found");
     }
+  }
+
+  /**
+   * What settles one forwarded request. Returned unnamed on purpose: tsx (esbuild's keepNames)
+   * names every closure bound to a name or a key with a defineProperty call, per request here.
+   */
+  private settler(
+    event: ClientEvent,
+    ack: Ack,
+    release: Release,
+    computerName: string,
+  ): (how: Settlement, ackArgs: unknown[]) => void {
+    const startedAt = process.hrtime.bigint();
+    return (how, ackArgs) => {
+      release();
+      this.finish(event, how, ackArgs, ack, computerName, startedAt);
+    };
+  }
+
+  private refuse(event: ClientEvent, ack: Ack, answer: ErrorPayload, outcome: RelayOutcome): void {
+    this.count(event, outcome);
+    ack(answer);
   }
 
   private finish(

@@ -1,18 +1,28 @@
 /**
  * The `skill` Producer: pull-time re-authorization of a skill handle (D17: every
- * `client:get_blob` re-runs the whole sandbox against the registry). The handle only names the skill and a rel_path; the package root comes from the
- * registry again and the sandbox runs again, so a handle is never an arbitrary file-read token.
+ * `client:get_blob` re-runs the sandbox against the registry). The handle only names the skill
+ * and a rel_path; the package root comes from the registry again and the sandbox runs again, so
+ * a handle is never an arbitrary file-read token. For a raw file the engine already holds a
+ * descriptor for, the sandbox's facts are shown from that descriptor instead of a walk
+ * (sandbox.ts `HeldSandbox`); whatever it cannot show goes through the full walk.
  *
  * D17 mapping: skill no longer registered, package root gone, or file deleted → `gone`; skill
  * orphaned, path now escapes (symlink), or now a forbidden file → `forbidden`.
  */
 import type { DerivedStore, DeriveLimits } from "../blob/derived.ts";
-import type { HandleFields, Producer, ResolveResult } from "../contracts.ts";
+import type { HandleFields, HeldFiles, Producer, ResolveResult } from "../contracts.ts";
 import { mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
 import { isSkillMd } from "./resource.ts";
-import { resolveInPackage, type SandboxPolicy } from "./sandbox.ts";
+import {
+  HeldSandbox,
+  lexRelPath,
+  resolveLexed,
+  type LexResult,
+  type SandboxPolicy,
+  type SandboxResult,
+} from "./sandbox.ts";
 
 /** `{n, p}` with nothing else, or `null` (→ `invalid_handle`). */
 function fieldsOf(fields: HandleFields): { n: string; p: string } | null {
@@ -23,6 +33,39 @@ function fieldsOf(fields: HandleFields): { n: string; p: string } | null {
   return { n: fields.n, p: fields.p };
 }
 
+/** What a handle's fields say before any file is looked at: pure functions of the strings. */
+interface ParsedFields {
+  n: string;
+  lexed: LexResult;
+  /** The MIME type and SKILL.md-ness of the lexed path (when it lexed). */
+  mimeType: string;
+  skillMd: boolean;
+}
+
+function parse(fields: HandleFields): ParsedFields | null {
+  const f = fieldsOf(fields);
+  if (!f) return null;
+  const lexed = lexRelPath(f.p);
+  const relPath = lexed.ok ? lexed.relPath : "";
+  return { n: f.n, lexed, mimeType: mimeForPath(relPath), skillMd: isSkillMd(relPath) };
+}
+
+/**
+ * Parsed fields by record. The blob engine hands every pull of a handle the same frozen fields
+ * object (computer/blob/handle.ts remembers opened handles), so each handle is parsed once; the
+ * registry and the sandbox's file-system checks still run on every pull (D17).
+ */
+const parsedFields = new WeakMap<HandleFields, ParsedFields | null>();
+
+function parsedOf(fields: HandleFields): ParsedFields | null {
+  let parsed = parsedFields.get(fields);
+  if (parsed === undefined) {
+    parsed = parse(fields);
+    if (Object.isFrozen(fields)) parsedFields.set(fields, parsed);
+  }
+  return parsed;
+}
+
 export function createSkillProducer(deps: {
   registry(): SkillRegistry;
   /** Derived SKILL.md bodies (computer/blob/derived.ts). */
@@ -31,22 +74,39 @@ export function createSkillProducer(deps: {
   limits: DeriveLimits;
   /** The sandbox's operator choices (`config`), re-applied at pull time. */
   policy?: SandboxPolicy;
-}): Producer {
-  return {
-    kind: "skill",
-    async resolve(raw: HandleFields): Promise<ResolveResult | null> {
-      const f = fieldsOf(raw);
+}): Producer & { fullChecks: number } {
+  const heldSandbox = new HeldSandbox();
+  const sandbox = (root: string, f: ParsedFields, held?: HeldFiles): SandboxResult => {
+    if (!f.lexed.ok) return f.lexed;
+    // A raw file the engine holds a descriptor for: the checks it proves need no walk.
+    const fast = held && !f.skillMd ? heldSandbox.resolve(root, f.lexed, held) : undefined;
+    if (fast) return fast;
+    producer.fullChecks++;
+    const full = resolveLexed(root, f.lexed, deps.policy);
+    heldSandbox.saw(root, full);
+    return full;
+  };
+  const producer = {
+    kind: "skill" as const,
+    /** Pulls that ran the full sandbox walk (tests: the held path must be taken). */
+    fullChecks: 0,
+    async resolve(
+      raw: HandleFields,
+      _ctx?: unknown,
+      held?: HeldFiles,
+    ): Promise<ResolveResult | null> {
+      const f = parsedOf(raw);
       if (!f) return null;
       const found = await deps.registry().lookup(f.n);
       if (!found) return { ok: false, reason: "gone" };
       if (found.orphaned) return { ok: false, reason: "forbidden" };
-      const sandboxed = await resolveInPackage(found.entry.root, f.p, deps.policy);
+      const sandboxed = sandbox(found.entry.root, f, held);
       if (!sandboxed.ok) {
         const gone = sandboxed.reason === "root_gone" || sandboxed.reason === "not_found";
         return { ok: false, reason: gone ? "gone" : "forbidden" };
       }
-      const mimeType = mimeForPath(sandboxed.relPath);
-      if (!isSkillMd(sandboxed.relPath)) {
+      const mimeType = f.mimeType;
+      if (!f.skillMd) {
         // Raw file: the engine opens it, snapshots it and hashes it through its hash cache.
         // `canonical`: the engine re-checks the opened descriptor against this realpath (a race
         // between this sandbox check and the open must not escape the package).
@@ -62,4 +122,5 @@ export function createSkillProducer(deps: {
       return { ok: true, source: deps.derived.source(got.derived, mimeType) };
     },
   };
+  return producer;
 }

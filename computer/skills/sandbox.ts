@@ -27,6 +27,7 @@
  */
 import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from "node:fs";
 import { dirname, relative, sep } from "node:path";
+import type { HeldFiles } from "../contracts.ts";
 
 /** Files no `rel_path` may ever reach (compared lower-cased; D21). */
 const FORBIDDEN_NAMES = new Set([".skillenv"]);
@@ -35,8 +36,14 @@ export const DEFAULT_REL_PATH = "SKILL.md";
 
 export type SandboxReason = "traversal" | "forbidden" | "not_found";
 
-export type LexResult =
-  { ok: true; relPath: string; directory: boolean } | { ok: false; reason: SandboxReason };
+/** A `rel_path` that passed the lexical rules. */
+export interface LexedPath {
+  ok: true;
+  relPath: string;
+  directory: boolean;
+}
+
+export type LexResult = LexedPath | { ok: false; reason: SandboxReason };
 
 function isForbiddenSegment(seg: string): boolean {
   return FORBIDDEN_NAMES.has(seg.toLowerCase());
@@ -102,6 +109,18 @@ export async function resolveInPackage(
 ): Promise<SandboxResult> {
   const lexed = lexRelPath(raw);
   if (!lexed.ok) return lexed;
+  return resolveLexed(root, lexed, policy);
+}
+
+/**
+ * `resolveInPackage` after the lexical rules, for a caller that lexed `rel_path` before (the
+ * lexical half is a pure function of the string: a pull re-checks the file system, not spelling).
+ */
+export function resolveLexed(
+  root: string,
+  lexed: LexedPath,
+  policy: SandboxPolicy = {},
+): SandboxResult {
   let rootReal: string;
   try {
     rootReal = realpathSync.native(root);
@@ -219,4 +238,77 @@ function resolveThroughSymlinks(
   if (!st.isFile()) return NOT_FOUND;
   if (refusedLinks(st, rootReal, target, policy)) return FORBIDDEN;
   return { ok: true, relPath, target };
+}
+
+/** A package root's realpath, and the identity of that directory, from its last full check. */
+interface SeenRoot {
+  real: string;
+  dev: bigint;
+  ino: bigint;
+}
+
+/** Roots remembered at most (one per skill pulled recently); the oldest is forgotten first. */
+const SEEN_ROOTS = 256;
+
+/**
+ * The pull-time sandbox answered from a descriptor the blob engine already holds on the file
+ * (D17 at the cost of one stat). Every pull runs either this or the full `resolveLexed`; this one
+ * answers only when each fact the full walk would establish is shown, now, another way:
+ * - `stat(root)` (and `stat(real)` when the root is a symlink) reaches the directory the last
+ *   full check resolved, and the engine's descriptor reads back, in /proc, exactly
+ *   `real/relPath`. The kernel prints that path from the file's own chain of directory entries,
+ *   so right now `real` and every component of `relPath` under it are real directories (no
+ *   symlink anywhere), `real` is that directory's realpath and so `realpath(root)`, and
+ *   `realpath(root/relPath)` is `real/relPath`: inside the package, the same path the
+ *   component-by-component lstat walk would find, with no symlink to follow.
+ * - the descriptor's fstat says a regular file with one link: what the walk's last lstat would
+ *   say of the same inode (a second link, allowed or not, goes to the full check).
+ * The lexical rules (traversal, `.skillenv` in any case) ran on `relPath` already. Anything else
+ * (a root not seen yet or changed, no descriptor, the descriptor elsewhere or changed, a
+ * directory, SKILL.md, a hard link) returns `undefined`, and the caller runs the full check,
+ * which also refreshes what is remembered of the root. Like the full walk this is not atomic;
+ * the engine's checks of the descriptor after this (the read bracketed by two fstats, D18) are
+ * unchanged.
+ */
+export class HeldSandbox {
+  readonly #roots = new Map<string, SeenRoot>();
+
+  /**
+   * Records the root of a full check that passed (`resolveLexed`'s answer): its realpath is the
+   * target without `/relPath` when the walk met no symlink. What is recorded is only a
+   * hypothesis that `resolve` verifies on every use.
+   */
+  saw(root: string, result: SandboxResult): void {
+    if (!result.ok || !result.target.endsWith(sep + result.relPath)) return;
+    const real = result.target.slice(0, -(result.relPath.length + 1));
+    if (this.#roots.get(root)?.real === real) return;
+    const st = statSync(real, { bigint: true, throwIfNoEntry: false });
+    if (!st?.isDirectory()) return;
+    if (this.#roots.size >= SEEN_ROOTS) this.#roots.delete(this.#roots.keys().next().value!);
+    this.#roots.set(root, { real, dev: st.dev, ino: st.ino });
+  }
+
+  /** `resolveLexed(root, lexed)` when the engine's descriptor proves it; else `undefined`. */
+  resolve(root: string, lexed: LexedPath, held: HeldFiles): SandboxResult | undefined {
+    if (lexed.directory) return undefined;
+    const seen = this.#roots.get(root);
+    if (seen === undefined) return undefined;
+    if (!sameDirectory(root, seen) || (root !== seen.real && !sameDirectory(seen.real, seen))) {
+      this.#roots.delete(root); // moved or replaced: the next full check records it again
+      return undefined;
+    }
+    const target = seen.real + sep + lexed.relPath;
+    const st = held.at(target);
+    if (st === undefined || !st.isFile() || st.nlink !== 1n) return undefined;
+    return { ok: true, relPath: lexed.relPath, target };
+  }
+}
+
+function sameDirectory(path: string, seen: SeenRoot): boolean {
+  try {
+    const st = statSync(path, { bigint: true, throwIfNoEntry: false });
+    return st !== undefined && st.ino === seen.ino && st.dev === seen.dev;
+  } catch {
+    return false;
+  }
 }

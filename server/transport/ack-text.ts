@@ -54,12 +54,28 @@ const PLAIN_CONTENT = /[^\u0000-\u001f"\\]*/y;
 /** Skeleton marker prefix: a value starting with a backslash cannot come from a plain token. */
 const MARK = "\\";
 
+/** The characters a JSON string token can hold only escaped: the backslash and U+0000–U+001F. */
+const NOT_PLAIN = ["\\", ...Array.from({ length: 0x20 }, (_, c) => String.fromCharCode(c))];
+
+/**
+ * True when no character of `NOT_PLAIN` occurs anywhere in `json`. Then every string token is
+ * plain and ends at the next quote: one native indexOf per character over the whole text (33 of
+ * them, ~0.2 ns a character each) costs a third of what matching every token with PLAIN_CONTENT
+ * does. JSON.stringify writes no backslash unless a string needs an escape, so a chunk ack
+ * qualifies.
+ */
+function allPlain(json: string): boolean {
+  for (const c of NOT_PLAIN) if (json.includes(c)) return false;
+  return true;
+}
+
 /**
  * Checks that `json` is a JSON array and measures what its first argument's `blob` / `body`
  * string carries. Returns that count, or null if the text is not a JSON array.
  *
  * Fast path (every ack socket.io-client's JSON.stringify writes for a chunk): each string token is
- * found with indexOf and its content consumed by PLAIN_CONTENT. When every token is plain (no
+ * found with indexOf and its content consumed by PLAIN_CONTENT, or, when the text holds no
+ * backslash and no control character at all, runs to the next quote. When every token is plain (no
  * escape, no control character), any content between its quotes is valid string content, so the
  * text is valid JSON exactly when its skeleton — the text with each long string replaced by a
  * short marker string — is; that skeleton is a few hundred bytes for a chunk ack. Any other
@@ -68,16 +84,21 @@ const MARK = "\\";
  */
 export function checkAckJson(json: string): Carried | null {
   if (json.charCodeAt(0) !== 0x5b /* [ */) return null;
+  const plain = allPlain(json);
   const longs: { open: number; close: number }[] = [];
   let skeleton = "";
   let from = 0;
   for (;;) {
     const open = json.indexOf('"', from);
     if (open < 0) break;
-    PLAIN_CONTENT.lastIndex = open + 1;
-    PLAIN_CONTENT.test(json);
-    const close = PLAIN_CONTENT.lastIndex;
-    if (json.charCodeAt(close) !== 0x22 /* " */) return fullCheck(json);
+    let close: number;
+    if (plain) close = json.indexOf('"', open + 1);
+    else {
+      PLAIN_CONTENT.lastIndex = open + 1;
+      PLAIN_CONTENT.test(json);
+      close = PLAIN_CONTENT.lastIndex;
+    }
+    if (close < 0 || json.charCodeAt(close) !== 0x22 /* " */) return fullCheck(json);
     if (close - open - 1 > LONG_STRING) {
       skeleton += `${json.slice(from, open)}"${MARK}${MARK}${longs.length}"`;
       longs.push({ open, close });

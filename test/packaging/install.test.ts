@@ -121,12 +121,6 @@ void test("the installed bins serve a skill asset; downloadBlob pulls and verifi
     ...["--skills", home, "--mcp-config", mcpConfig, "--state-dir", join(work, "state")],
     ...["--workers", "1", "--http-port", String(httpPort)],
   ]);
-  // The shebang ran node itself with the process tuning: no launcher process in between.
-  for (const child of [server.child, computer]) {
-    const argv = await cmdline(child.pid);
-    assert.equal(argv[0], "node");
-    assert.deepEqual(argv.slice(1, 3), ["--max-semi-space-size=4", "--heap-growing-percent=300"]);
-  }
 
   const out = join(work, "blob.bin");
   const script = `
@@ -155,6 +149,13 @@ void test("the installed bins serve a skill asset; downloadBlob pulls and verifi
     { sha256: pulled.sha256, size: pulled.size, onDisk: pulled.onDisk },
     { sha256, size: ASSET_BYTES, onDisk: sha256 },
   );
+  // The shebang ran node itself with the process tuning, no launcher process in between. Read
+  // now that both served the pull: /usr/bin/env has long exec'd node.
+  for (const child of [server.child, computer]) {
+    const argv = await cmdline(child.pid);
+    assert.equal(argv[0], "node");
+    assert.deepEqual(argv.slice(1, 3), ["--max-semi-space-size=4", "--heap-growing-percent=300"]);
+  }
   // The demo MCP server runs from the installed package's dist/ too.
   assert.ok(pulled.tools.includes("demo__png"), `demo tools listed: ${pulled.tools.join(", ")}`);
   // The asset is over the inline-hash size: the pool thread (dist/workers/hash-file.js) hashed it.

@@ -1,0 +1,77 @@
+// D7 on the Computer stays the schema's decision: the dispatcher's zod-free check of a get_blob
+// payload (its per-chunk hot path) only accepts what GetBlobReqSchema accepts, and it does accept
+// the usual request.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import fc from "fast-check";
+import { GetBlobReqSchema } from "../../protocol/index.ts";
+import { plainGetBlob } from "../../computer/dispatch.ts";
+
+void test("a usual get_blob request takes the fast path", () => {
+  const req = {
+    agent: "agent-1",
+    req_id: "r-1",
+    computer: "pc-1",
+    blob_handle: "h".repeat(98),
+    chunk_offset: 65536,
+    max_chunk_bytes: 65536,
+    blob_format: "binary",
+    x_extension: { kept: true },
+  };
+  assert.equal(plainGetBlob(req), true);
+  assert.equal(plainGetBlob({ ...req, chunk_offset: undefined, blob_format: undefined }), true);
+});
+
+void test("whatever the fast path accepts, the schema accepts", () => {
+  const field = fc.oneof(
+    fc.constant(undefined),
+    fc.constant(null),
+    fc.string({ maxLength: 5 }),
+    fc.constantFrom(
+      "",
+      "a",
+      "a".repeat(256),
+      "a".repeat(257),
+      "a".repeat(4097),
+      "base64",
+      "binary",
+    ),
+    fc.integer(),
+    fc.double(),
+    fc.constantFrom(-0, 2 ** 53, 1.5, Number.NaN, Number.POSITIVE_INFINITY),
+    fc.boolean(),
+    fc.array(fc.string(), { maxLength: 2 }),
+    fc.object({ maxDepth: 1 }),
+  );
+  // Mostly valid fields, each sometimes replaced by anything, so both sides of the check run.
+  const or = (valid: unknown): fc.Arbitrary<unknown> =>
+    fc.oneof({ arbitrary: fc.constant(valid), weight: 6 }, { arbitrary: field, weight: 1 });
+  const payload = fc.oneof(
+    { arbitrary: fc.anything(), weight: 1 },
+    {
+      weight: 4,
+      arbitrary: fc.record(
+        {
+          agent: or("agent-1"),
+          req_id: or("r-1"),
+          computer: or("pc-1"),
+          blob_handle: or("handle"),
+          chunk_offset: or(0),
+          max_chunk_bytes: or(65536),
+          blob_format: or("base64"),
+        },
+        { requiredKeys: ["agent", "req_id", "computer", "blob_handle"] },
+      ),
+    },
+  );
+  let fast = 0;
+  fc.assert(
+    fc.property(payload, (p) => {
+      if (!plainGetBlob(p)) return;
+      fast += 1;
+      assert.ok(GetBlobReqSchema.safeParse(p).success, JSON.stringify(p));
+    }),
+    { numRuns: 20_000 },
+  );
+  assert.ok(fast > 0, "the generator reached the fast path");
+});
