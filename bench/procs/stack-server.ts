@@ -13,6 +13,8 @@ interface StartArgs {
   token: string;
   pingIntervalMs?: number;
   pingTimeoutMs?: number;
+  /** The per-connection bound on queued answer bytes; the Server's default when absent. */
+  maxQueuedBytes?: number;
   /** A node of a Redis cluster (scale-out over Redis) instead of the in-memory single process. */
   redis?: { url: string; prefix: string };
 }
@@ -27,6 +29,7 @@ serve({
       tokens: [a.token],
       ...(a.pingIntervalMs ? { pingIntervalMs: a.pingIntervalMs } : {}),
       ...(a.pingTimeoutMs ? { pingTimeoutMs: a.pingTimeoutMs } : {}),
+      ...(a.maxQueuedBytes ? { maxQueuedBytes: a.maxQueuedBytes } : {}),
       ...(a.redis ? { redis: { url: a.redis.url, prefix: a.redis.prefix } } : {}),
     });
     return { url: server.url };

@@ -80,6 +80,21 @@ export interface StackOptions {
   agentOffices?: number;
 }
 
+/** The Server's default bound on bytes queued for one connection (docs/configuration.md). */
+const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The bench measures throughput, not the Server's memory bound: an Agent of the sweep asks for up
+ * to its window of chunks of up to maxHttpBufferSize each, which at 4 MB × 16 is the default
+ * bound itself, and a request that would go over it is refused `busy` by design. So the bench's
+ * Server gets room for twice the largest window of the largest answers (the bare relay has no
+ * bound at all); at the SDK's defaults this is the default bound.
+ */
+function queuedBytesFor(ctx: Ctx, maxHttpBufferSize: number): number {
+  const windows = [...ctx.plan.windows, ...ctx.plan.bigBufferWindows];
+  return Math.max(DEFAULT_MAX_QUEUED_BYTES, 2 * Math.max(...windows) * maxHttpBufferSize);
+}
+
 export function requireStack(): void {
   const missing = missingParts();
   if (missing.length > 0) throw new SkipSection(`not in this tree yet: ${missing.join(", ")}`);
@@ -114,6 +129,7 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
     const agentChildren = children.slice(1 + (clients ? cp : 0));
     const { url } = await server.call<{ url: string }>("start", {
       maxHttpBufferSize: o.maxHttpBufferSize,
+      maxQueuedBytes: queuedBytesFor(ctx, o.maxHttpBufferSize),
       token: BENCH_TOKEN,
       pingIntervalMs: o.pingIntervalMs,
       pingTimeoutMs: o.pingTimeoutMs,
