@@ -22,10 +22,9 @@ import {
   Events,
   internalError,
   isErrorPayload,
-  LIMITS,
+  plainGetBlob,
   ToolCallCancelSchema,
   type ClientEvent,
-  type GetBlobReq,
   unknownEvent,
 } from "@a2c-smcp/protocol";
 import type { ClientHandler, ComputerService, RequestContext } from "./contracts.ts";
@@ -48,33 +47,6 @@ export interface DispatcherOptions {
 export interface Dispatcher {
   /** Aborts the signals of the requests being answered, and of any that start from now. */
   abortAll(): void;
-}
-
-/**
- * A `client:get_blob` payload that GetBlobReqSchema certainly accepts, checked without zod: the
- * per-chunk request of every pull. It only ever says yes where the schema says yes (a property
- * test holds it to that); anything else goes through the schema, so D7 stays the schema's call.
- */
-export function plainGetBlob(p: unknown): p is GetBlobReq {
-  if (typeof p !== "object" || p === null || Array.isArray(p)) return false;
-  const r = p as Record<string, unknown>;
-  return (
-    text(r.agent, 1, LIMITS.name) &&
-    text(r.req_id, 1, LIMITS.reqId) &&
-    text(r.computer, 1, LIMITS.name) &&
-    text(r.blob_handle, 0, LIMITS.handle) &&
-    optionalInt(r.chunk_offset) &&
-    optionalInt(r.max_chunk_bytes) &&
-    (r.blob_format === undefined || r.blob_format === "base64" || r.blob_format === "binary")
-  );
-}
-
-function text(v: unknown, min: number, max: number): boolean {
-  return typeof v === "string" && v.length >= min && v.length <= max;
-}
-
-function optionalInt(v: unknown): boolean {
-  return v === undefined || (typeof v === "number" && Number.isInteger(v));
 }
 
 /**

@@ -1,7 +1,8 @@
 /** The request schema of each routed `client:*` event: the relay's and the Computer's check. */
 import type { z } from "zod";
 import { Events, type ClientEvent } from "./events.ts";
-import { GetBlobReqSchema } from "./messages/blob.ts";
+import { GetBlobReqSchema, type GetBlobReq } from "./messages/blob.ts";
+import { LIMITS } from "./messages/common.ts";
 import { GetSkillReqSchema, GetSkillsReqSchema } from "./messages/skill.ts";
 import { GetToolsReqSchema, ToolCallReqSchema } from "./messages/tool.ts";
 
@@ -12,3 +13,31 @@ export const CLIENT_REQUEST_SCHEMAS: Readonly<Record<ClientEvent, z.ZodType>> = 
   [Events.GetSkill]: GetSkillReqSchema,
   [Events.GetBlob]: GetBlobReqSchema,
 };
+
+/**
+ * A `client:get_blob` payload that GetBlobReqSchema certainly accepts, checked without zod: the
+ * per-chunk request of every pull, on the Server's relay and the Computer's dispatch. It only
+ * ever says yes where the schema says yes (a property test holds it to that); anything else goes
+ * through the schema, so D7 stays the schema's call.
+ */
+export function plainGetBlob(p: unknown): p is GetBlobReq {
+  if (typeof p !== "object" || p === null || Array.isArray(p)) return false;
+  const r = p as Record<string, unknown>;
+  return (
+    text(r.agent, 1, LIMITS.name) &&
+    text(r.req_id, 1, LIMITS.reqId) &&
+    text(r.computer, 1, LIMITS.name) &&
+    text(r.blob_handle, 0, LIMITS.handle) &&
+    optionalInt(r.chunk_offset) &&
+    optionalInt(r.max_chunk_bytes) &&
+    (r.blob_format === undefined || r.blob_format === "base64" || r.blob_format === "binary")
+  );
+}
+
+function text(v: unknown, min: number, max: number): boolean {
+  return typeof v === "string" && v.length >= min && v.length <= max;
+}
+
+function optionalInt(v: unknown): boolean {
+  return v === undefined || (typeof v === "number" && Number.isInteger(v));
+}

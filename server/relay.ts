@@ -18,7 +18,6 @@
 import {
   CLIENT_REQUEST_SCHEMAS,
   Events,
-  LIMITS,
   agentMismatch,
   badRequest,
   busy,
@@ -26,6 +25,7 @@ import {
   forbidden,
   internalError,
   notInOffice,
+  plainGetBlob,
   relayTimeout,
   type ClientEvent,
   type ErrorPayload,
@@ -97,33 +97,6 @@ export function takeAck(args: unknown[]): { rest: unknown[]; ack: Ack | undefine
   const last = args.at(-1);
   if (typeof last === "function") return { rest: args.slice(0, -1), ack: last as Ack };
   return { rest: args, ack: undefined };
-}
-
-/**
- * A `client:get_blob` payload that GetBlobReqSchema certainly accepts, checked without zod: the
- * per-chunk request of every pull. It only ever says yes where the schema says yes (a property
- * test holds it to that); anything else goes through the schema, so D7 stays the schema's call.
- */
-export function plainGetBlob(p: unknown): p is { agent: string; computer: string } {
-  if (typeof p !== "object" || p === null || Array.isArray(p)) return false;
-  const r = p as Record<string, unknown>;
-  return (
-    text(r.agent, 1, LIMITS.name) &&
-    text(r.req_id, 1, LIMITS.reqId) &&
-    text(r.computer, 1, LIMITS.name) &&
-    text(r.blob_handle, 0, LIMITS.handle) &&
-    optionalInt(r.chunk_offset) &&
-    optionalInt(r.max_chunk_bytes) &&
-    (r.blob_format === undefined || r.blob_format === "base64" || r.blob_format === "binary")
-  );
-}
-
-function text(v: unknown, min: number, max: number): boolean {
-  return typeof v === "string" && v.length >= min && v.length <= max;
-}
-
-function optionalInt(v: unknown): boolean {
-  return v === undefined || (typeof v === "number" && Number.isInteger(v));
 }
 
 export class Relay {

@@ -1,10 +1,10 @@
-// D7 stays the schema's decision: the relay's zod-free check of a get_blob payload (its per-chunk
-// hot path) only ever accepts what GetBlobReqSchema accepts, and it does accept the usual request.
+// D7 stays the schema's decision: the zod-free check of a get_blob payload (the per-chunk hot path
+// of the Server's relay and the Computer's dispatch) only ever accepts what GetBlobReqSchema
+// accepts, and it does accept the usual request.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { GetBlobReqSchema } from "../../protocol/index.ts";
-import { plainGetBlob } from "../../server/relay.ts";
+import { GetBlobReqSchema, plainGetBlob } from "../../protocol/index.ts";
 
 void test("a usual get_blob request takes the fast path", () => {
   const req = {
