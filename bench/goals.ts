@@ -22,6 +22,11 @@ function why(o: SectionOutcome | undefined, section: string): string {
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
+/** A goal whose data is missing from this run, with the reason. */
+function notMeasured(id: string, text: string, reason: string): Goal {
+  return { id, text, status: "not measured", measured: "–", evidence: "", why: reason };
+}
+
 function defaultsGoal(r: Report): Goal {
   const text =
     "Default Agent settings (in base64 spec mode) reach ≥ 90% of the best point of the sweep";
@@ -31,14 +36,7 @@ function defaultsGoal(r: Report): Goal {
   const base64 = first?.points.filter((p) => p.carriage === "base64") ?? [];
   const atBest = sweep?.sdkAtBest ?? [];
   if (!sweep || !sdk || base64.length === 0 || atBest.length === 0) {
-    return {
-      id: "defaults",
-      text,
-      status: "not measured",
-      measured: "–",
-      evidence: "",
-      why: why(r.sections.sweep, "sweep") || "no SDK run",
-    };
+    return notMeasured("defaults", text, why(r.sections.sweep, "sweep") || "no SDK run");
   }
   // Like-for-like: SDK whole reads on both sides (same loop, same final sha256), medians of
   // interleaved reads. The raw sweep only nominates the candidate settings.
@@ -70,17 +68,13 @@ function ceilingGoal(r: Report, carriage: "base64" | "binary"): Goal {
     .flatMap((b) => b.points)
     .filter((p) => p.carriage === carriage && p.ratio !== null);
   if (pts.length === 0) {
-    return {
-      id: `ceiling-${carriage}`,
+    return notMeasured(
+      `ceiling-${carriage}`,
       text,
-      status: "not measured",
-      measured: "–",
-      evidence: "",
-      why:
-        why(r.sections.sweep, "sweep") ||
+      why(r.sections.sweep, "sweep") ||
         why(r.sections.ceiling, "ceiling") ||
         "no comparable points",
-    };
+    );
   }
   const ratios = pts.map((p) => p.ratio ?? 0);
   const med = median(ratios);
@@ -113,17 +107,13 @@ function smallChunkGoal(r: Report, carriage: "base64" | "binary"): Goal {
     .flatMap((b) => b.points)
     .filter((p) => p.carriage === carriage && p.ratio !== null && p.chunkBytes <= SMALL_CHUNK_MAX);
   if (pts.length === 0) {
-    return {
+    return notMeasured(
       id,
       text,
-      status: "not measured",
-      measured: "–",
-      evidence: "",
-      why:
-        why(r.sections.sweep, "sweep") ||
+      why(r.sections.sweep, "sweep") ||
         why(r.sections.ceiling, "ceiling") ||
         `the sweep ran no chunk size up to ${formatBytes(SMALL_CHUNK_MAX)} (the quick plan sweeps 64 KiB only)`,
-    };
+    );
   }
   const ratios = pts.map((p) => p.ratio ?? 0);
   const med = median(ratios);
@@ -149,15 +139,7 @@ function perChunkGoal(r: Report): Goal {
   const text =
     "Per-chunk Computer time, 1 MiB vs 1 GiB resource (after the first hash): ratio ≤ 1.2";
   const d = data<ComputerCostData>(r.sections.computerCost);
-  if (!d)
-    return {
-      id: "per-chunk",
-      text,
-      status: "not measured",
-      measured: "–",
-      evidence: "",
-      why: why(r.sections.computerCost, "computerCost"),
-    };
+  if (!d) return notMeasured("per-chunk", text, why(r.sections.computerCost, "computerCost"));
   const met = d.perChunk.ratio <= 1.2;
   return {
     id: "per-chunk",
@@ -178,14 +160,11 @@ function perChunkSkillMdGoal(r: Report): Goal {
     "Per-chunk Computer time, 1 MiB vs 64 MiB SKILL.md body (after the first derivation): ratio ≤ 1.2";
   const d = data<ComputerCostData>(r.sections.computerCost)?.skillMd;
   if (!d)
-    return {
-      id: "per-chunk-skill-md",
+    return notMeasured(
+      "per-chunk-skill-md",
       text,
-      status: "not measured",
-      measured: "–",
-      evidence: "",
-      why: why(r.sections.computerCost, "computerCost") || "no SKILL.md measurement",
-    };
+      why(r.sections.computerCost, "computerCost") || "no SKILL.md measurement",
+    );
   const met = d.ratio <= 1.2;
   return {
     id: "per-chunk-skill-md",
@@ -205,15 +184,7 @@ function eldGoal(r: Report): Goal {
   const text =
     "Computer event-loop delay p99 < 20 ms while hashing a 1 GiB file and serving others";
   const d = data<ComputerCostData>(r.sections.computerCost);
-  if (!d)
-    return {
-      id: "eld",
-      text,
-      status: "not measured",
-      measured: "–",
-      evidence: "",
-      why: why(r.sections.computerCost, "computerCost"),
-    };
+  if (!d) return notMeasured("eld", text, why(r.sections.computerCost, "computerCost"));
   const e = d.eld;
   const met = e.p99Ms < 20;
   const off = e.runs.filter((x) => x.hashNice === 0);
@@ -249,14 +220,7 @@ function cliFileGoal(r: Report, carriage: "binary" | "base64"): Goal {
   const text = `CLI download to a file, process start included, ≥ 90% of the SDK's in-memory read: ${mode}`;
   const d = data<UserViewData>(r.sections.userView);
   if (!d) {
-    return {
-      id: `cli-file-${carriage}`,
-      text,
-      status: "not measured",
-      measured: "–",
-      evidence: "",
-      why: why(r.sections.userView, "userView"),
-    };
+    return notMeasured(`cli-file-${carriage}`, text, why(r.sections.userView, "userView"));
   }
   const ratio = d.cliVsSdk[carriage];
   const cli = userViewRow(d, `cli-${carriage}`);
@@ -280,14 +244,7 @@ function defaultVsSpecGoal(r: Report): Goal {
   const text = "SDK read with default settings ≥ 3× the base64 spec-mode read of the same file";
   const d = data<UserViewData>(r.sections.userView);
   if (!d) {
-    return {
-      id: "default-vs-spec",
-      text,
-      status: "not measured",
-      measured: "–",
-      evidence: "",
-      why: why(r.sections.userView, "userView"),
-    };
+    return notMeasured("default-vs-spec", text, why(r.sections.userView, "userView"));
   }
   const ratio = d.defaultVsSpec;
   const def = userViewRow(d, "sdk-binary");
