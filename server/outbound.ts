@@ -28,12 +28,6 @@ export interface OutboundOptions {
   maxQueuedBytesTotal: number;
   /** Drop a connection whose queued bytes do not move, or stay over its bound, this long; 0 = never. */
   stallMs: number;
-  /**
-   * Refuse new requests (busy) of a connection whose queued bytes have not moved this long: it
-   * stopped reading, and every answer admitted for it would only wait until it is dropped; 0 =
-   * off. The default is far above what a reading client shows: any byte the kernel takes counts.
-   */
-  admitStallMs?: number;
 }
 
 export type DropReason = "outbound_stalled" | "outbound_over_bound" | "unsolicited_pong";
@@ -49,8 +43,6 @@ export interface OutboundAccount {
 interface Account extends OutboundAccount {
   readonly session: MeteredSession & HeartbeatSession;
   lastProgress: number;
-  /** Queued bytes at the last admission: a smaller figure now means bytes left. */
-  lastQueued: number;
   movedAt: number;
   overSince: number | undefined;
   refusedSinceLog: number;
@@ -164,7 +156,6 @@ export class OutboundGuard {
       meter,
       reserved: 0,
       lastProgress: 0,
-      lastQueued: 0,
       movedAt: performance.now(),
       overSince: undefined,
       refusedSinceLog: 0,
@@ -198,8 +189,6 @@ export class OutboundGuard {
     let refused: QueuedLimit | null = null;
     if (held > 0 && maxQueuedBytes > 0 && held + bytes > maxQueuedBytes) {
       refused = "queued_bytes_per_connection";
-    } else if (this.#notReading(account as Account, meter)) {
-      refused = "queued_bytes_per_connection";
     } else if (total > 0 && maxQueuedBytesTotal > 0 && total + bytes > maxQueuedBytesTotal) {
       refused = "queued_bytes_total";
     }
@@ -211,27 +200,6 @@ export class OutboundGuard {
     account.reserved += bytes;
     this.#reserved += bytes;
     return null;
-  }
-
-  /**
-   * Whether the connection has bytes queued that moved neither into the kernel nor out of the
-   * queue for `admitStallMs`. A queue that was empty at the last look counts as fresh.
-   */
-  #notReading(a: Account, meter: SessionMeter): boolean {
-    const limit = this.options.admitStallMs ?? 0;
-    const queued = meter.queued;
-    if (limit <= 0 || queued === 0) {
-      a.lastQueued = queued;
-      return false;
-    }
-    const now = performance.now();
-    const progress = meter.progress();
-    if (progress !== a.lastProgress || queued < a.lastQueued || a.lastQueued === 0) {
-      a.lastProgress = progress;
-      a.movedAt = now;
-    }
-    a.lastQueued = queued;
-    return now - a.movedAt >= limit;
   }
 
   /** Gives back a reservation (the request was answered, failed or dropped). */

@@ -123,12 +123,6 @@ export interface ServerOptions {
    */
   outboundStallMs?: number;
   /**
-   * A connection with bytes queued that moved none of them for this long gets `busy` for new
-   * requests until they move again (it stopped reading; answers for it would only wait). Default
-   * 100 ms; 0 = off (only the bounds and the stall drop apply).
-   */
-  outboundAdmitStallMs?: number;
-  /**
    * Departures from stock socket.io / engine.io / ws (server/transport/): `"all"` (default) turns
    * on every fast path the installed libraries support, `"none"` runs them as shipped, an object
    * turns single ones off (`{ preframe: false }`). What took effect: `transport` below.
@@ -171,7 +165,6 @@ const DEFAULTS = {
   maxQueuedBytes: 64 * 1024 * 1024,
   maxQueuedBytesTotal: 512 * 1024 * 1024,
   outboundStallMs: 30_000,
-  outboundAdmitStallMs: 100,
 } as const;
 
 /** Ensures `/x/` form, as engine.io matches it. */
@@ -253,7 +246,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxQueuedBytes: options.maxQueuedBytes ?? DEFAULTS.maxQueuedBytes,
       maxQueuedBytesTotal: options.maxQueuedBytesTotal ?? DEFAULTS.maxQueuedBytesTotal,
       stallMs: options.outboundStallMs ?? DEFAULTS.outboundStallMs,
-      admitStallMs: options.outboundAdmitStallMs ?? DEFAULTS.outboundAdmitStallMs,
     },
     metrics.registry,
     limitMetrics,

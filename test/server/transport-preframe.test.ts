@@ -24,9 +24,7 @@ let h: ServerHarness;
 let agent: Socket;
 let pc: Socket;
 before(async () => {
-  // A stalled Agent's requests are admitted however long its queue stands still: the backlog
-  // test below builds one on purpose (outbound-not-reading.test.ts covers the refusal).
-  h = await ServerHarness.start({ outboundAdmitStallMs: 0 });
+  h = await ServerHarness.start();
   ({ agent, pc } = await h.webSocketPair());
   // The Computer answers every get_blob with `size` bytes of base64 named in the request.
   pc.on("client:get_blob", (req: { req_id: string; size: number }, ack: (a: unknown) => void) => {
