@@ -17,8 +17,7 @@
  * idle process may not run for a long time (test/server/outbound-slow-consumer.test.ts proves,
  * with a forced GC, that nothing of a dropped client stays referenced) — and office B's p99 chunk
  * latency before and during the attack: the machine is shared (the soak judges the ratio on an
- * idle one). Office A's Computer runs under SCHED_IDLE: on two cores its encodes for the flood
- * would otherwise measure CPU contention between processes that stand for different hosts.
+ * idle one).
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -64,9 +63,6 @@ before(async () => {
       skills: join(dir, "home"),
       stateDir: join(dir, `state-${office}`),
       env: { A2C_LOG_LEVEL: "info" },
-      // The attacker's Computer stands for another host: its reads and encodes for the flood
-      // must not take the shared cores from the Server this test is about (and from office B).
-      cpu: office === "office-a" ? "idle" : 0,
     });
     pcs.push(pc);
     await pc.waitFor(/joined office/);
