@@ -42,7 +42,7 @@ export class InflightTable {
 
   /** Records a request; `timeoutMs` later it settles as `timeout` unless settled before. */
   add(fields: Omit<InflightEntry, "id" | "timer">, timeoutMs: number): InflightEntry {
-    // Field by field: spreading `fields` into a literal with more keys cost ~4 µs per request.
+    // Field by field: V8 takes a slow path for a spread into a literal with more keys.
     const entry: InflightEntry = {
       id: this.nextId++,
       event: fields.event,

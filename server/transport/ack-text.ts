@@ -59,10 +59,9 @@ const NOT_PLAIN = ["\\", ...Array.from({ length: 0x20 }, (_, c) => String.fromCh
 
 /**
  * True when no character of `NOT_PLAIN` occurs anywhere in `json`. Then every string token is
- * plain and ends at the next quote: one native indexOf per character over the whole text (33 of
- * them, ~0.2 ns a character each) costs a third of what matching every token with PLAIN_CONTENT
- * does. JSON.stringify writes no backslash unless a string needs an escape, so a chunk ack
- * qualifies.
+ * plain and ends at the next quote: 33 native searches over the whole text cost less than
+ * matching every token with PLAIN_CONTENT. JSON.stringify writes no backslash unless a string
+ * needs an escape, so a chunk ack qualifies.
  */
 function allPlain(json: string): boolean {
   for (const c of NOT_PLAIN) if (json.includes(c)) return false;
