@@ -19,6 +19,8 @@
  *   --events-burst N          A2C_EVENTS_BURST          default = --max-events-per-second
  *   --max-queued-bytes N      A2C_MAX_QUEUED_BYTES      per connection, default 64 MiB (0 = no bound)
  *   --max-queued-bytes-total N A2C_MAX_QUEUED_BYTES_TOTAL all connections, default 512 MiB
+ *   --max-unread-bytes N      A2C_MAX_UNREAD_BYTES      held beyond what the client took in the
+ *                                                       last second, default 16 MiB (0 = off)
  *   --outbound-stall-ms N     A2C_OUTBOUND_STALL_MS     drop a connection whose queue does not
  *                                                       move this long, default 30000 (0 = never)
  *   --metrics-port P          A2C_METRICS_PORT          /metrics on its own port (default: client port)
@@ -37,13 +39,15 @@ export const USAGE = `usage: a2c-server [--host 127.0.0.1] [--port 7100] [--path
   [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
   [--relay-timeout-ms 30000] [--redis URL [--redis-prefix a2c] [--redis-adapter classic|sharded]]
   [--max-connections-per-ip 100] [--limit-loopback] [--max-events-per-second 2000] [--events-burst N]
-  [--max-queued-bytes 67108864] [--max-queued-bytes-total 536870912] [--outbound-stall-ms 30000]
+  [--max-queued-bytes 67108864] [--max-queued-bytes-total 536870912] [--max-unread-bytes 16777216]
+  [--outbound-stall-ms 30000]
   [--metrics-port P [--metrics-host 127.0.0.1]] [--stock-transport]
 Each flag can also come from the environment: A2C_HOST, A2C_PORT, A2C_PATH,
 A2C_MAX_HTTP_BUFFER_SIZE, A2C_TOKENS (comma-separated), A2C_TOKENS_FILE, A2C_NO_AUTH,
 A2C_RELAY_TIMEOUT_MS, A2C_REDIS_URL, A2C_REDIS_PREFIX, A2C_REDIS_ADAPTER (and
 A2C_REDIS_NODE_TTL_MS), A2C_MAX_CONNECTIONS_PER_IP, A2C_LIMIT_LOOPBACK, A2C_MAX_EVENTS_PER_SECOND,
-A2C_EVENTS_BURST, A2C_MAX_QUEUED_BYTES, A2C_MAX_QUEUED_BYTES_TOTAL, A2C_OUTBOUND_STALL_MS,
+A2C_EVENTS_BURST, A2C_MAX_QUEUED_BYTES, A2C_MAX_QUEUED_BYTES_TOTAL, A2C_MAX_UNREAD_BYTES,
+A2C_OUTBOUND_STALL_MS,
 A2C_METRICS_PORT, A2C_METRICS_HOST, A2C_SERVER_TRANSPORT=stock (and A2C_SERVER_RAW_ACKS,
 A2C_SERVER_PREFRAME, A2C_SERVER_BATCH_WRITES, A2C_SERVER_FAIR_READS = 0 or 1, one fast path each).
 Flags win over the environment. 0 turns a limit off.`;
@@ -150,6 +154,7 @@ export async function configFromArgs(
         "events-burst": { type: "string" },
         "max-queued-bytes": { type: "string" },
         "max-queued-bytes-total": { type: "string" },
+        "max-unread-bytes": { type: "string" },
         "outbound-stall-ms": { type: "string" },
         "metrics-port": { type: "string" },
         "metrics-host": { type: "string" },
@@ -236,6 +241,13 @@ export async function configFromArgs(
     MAX_BYTES,
   );
   if (queuedTotal !== undefined) options.maxQueuedBytesTotal = queuedTotal;
+  const unread = integer(
+    "--max-unread-bytes",
+    v["max-unread-bytes"] ?? env.A2C_MAX_UNREAD_BYTES,
+    0,
+    MAX_BYTES,
+  );
+  if (unread !== undefined) options.maxUnreadBytes = unread;
   const stall = integer(
     "--outbound-stall-ms",
     v["outbound-stall-ms"] ?? env.A2C_OUTBOUND_STALL_MS,

@@ -29,7 +29,7 @@ const LOG_EVERY_MS = 10_000;
 const RETRY_AFTER_S = 5;
 
 /** Refusals of outbound.ts: too many bytes queued for one client, or for all of them. */
-export type QueuedLimit = "queued_bytes_per_connection" | "queued_bytes_total";
+export type QueuedLimit = "queued_bytes_per_connection" | "unread_bytes" | "queued_bytes_total";
 export type LimitName = "connections_per_ip" | "events_per_second" | QueuedLimit;
 
 /** The flat error of a limit refusal: 500 `busy`, which clients retry with a backoff (D29). */
@@ -46,7 +46,7 @@ export class LimitMetrics {
     const registers = [registry];
     this.refusals = new Counter({
       name: "a2c_limit_refusals_total",
-      help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, queued_bytes_per_connection, queued_bytes_total)",
+      help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, queued_bytes_per_connection, unread_bytes, queued_bytes_total)",
       labelNames: ["limit"] as const,
       registers,
     });

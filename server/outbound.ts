@@ -6,6 +6,11 @@
  * can take (`answerReserve`), so queued + reserved bytes stay within:
  * - `maxQueuedBytes` per connection: a request that would exceed it is answered with the flat
  *   `busy` at once (the Agent backs off as from any busy) and never reaches a Computer;
+ * - `maxUnreadBytes` per connection, for `client:get_blob`: queued bytes plus those reserved for
+ *   chunks may exceed what the client took in the last second by that much (up to
+ *   `maxQueuedBytes`). A client that reads earns room as
+ *   fast as it reads; one that stops reading is held to `maxUnreadBytes` of answers, so the
+ *   Server's work for what it will never take stays small (a refusal costs next to nothing);
  * - `maxQueuedBytesTotal` across connections, the same way.
  * A connection that has bytes queued and moves none of them for `stallMs`, or stays over its
  * bound for `stallMs`, is dropped: its socket is destroyed and what it held is freed at once. The
@@ -26,6 +31,8 @@ export interface OutboundOptions {
   maxQueuedBytes: number;
   /** The same across every connection of this Server; 0 = off. */
   maxQueuedBytesTotal: number;
+  /** Queued bytes one connection may hold beyond what it took in the last second; 0 = off. */
+  maxUnreadBytes: number;
   /** Drop a connection whose queued bytes do not move, or stay over its bound, this long; 0 = never. */
   stallMs: number;
 }
@@ -38,11 +45,17 @@ export interface OutboundAccount {
   readonly meter: SessionMeter | null;
   /** Bytes reserved for answers of requests in flight from this connection. */
   reserved: number;
+  /** The part of `reserved` that `client:get_blob` requests hold. */
+  pullReserved: number;
 }
 
 interface Account extends OutboundAccount {
   readonly session: MeteredSession & HeartbeatSession;
   lastProgress: number;
+  /** Two marks of the meter's `drained`, half a second apart at least: what it took lately. */
+  drainMarkAt: number;
+  drainMark: number;
+  drainMarkBefore: number;
   movedAt: number;
   overSince: number | undefined;
   refusedSinceLog: number;
@@ -155,7 +168,11 @@ export class OutboundGuard {
       sid: session.id,
       meter,
       reserved: 0,
+      pullReserved: 0,
       lastProgress: 0,
+      drainMarkAt: performance.now(),
+      drainMark: 0,
+      drainMarkBefore: 0,
       movedAt: performance.now(),
       overSince: undefined,
       refusedSinceLog: 0,
@@ -176,11 +193,11 @@ export class OutboundGuard {
   }
 
   /**
-   * Reserves `bytes` for an answer to `account`, or says which bound refuses it. A connection
-   * (or a Server) that holds nothing is always admitted, so a bound set below one answer cannot
-   * lock everyone out.
+   * Reserves `bytes` for an answer to `account`, or says which bound refuses it; `pull`: the
+   * request is a `client:get_blob`. A connection (or a Server) that holds nothing is always
+   * admitted, so a bound set below one answer cannot lock everyone out.
    */
-  admit(account: OutboundAccount | undefined, bytes: number): QueuedLimit | null {
+  admit(account: OutboundAccount | undefined, bytes: number, pull = false): QueuedLimit | null {
     const meter = account?.meter;
     if (!account || !meter) return null;
     const held = meter.queued + account.reserved;
@@ -189,6 +206,8 @@ export class OutboundGuard {
     let refused: QueuedLimit | null = null;
     if (held > 0 && maxQueuedBytes > 0 && held + bytes > maxQueuedBytes) {
       refused = "queued_bytes_per_connection";
+    } else if (pull && this.#overUnread(account as Account, meter, bytes)) {
+      refused = "unread_bytes";
     } else if (total > 0 && maxQueuedBytesTotal > 0 && total + bytes > maxQueuedBytesTotal) {
       refused = "queued_bytes_total";
     }
@@ -198,14 +217,37 @@ export class OutboundGuard {
       return refused;
     }
     account.reserved += bytes;
+    if (pull) account.pullReserved += bytes;
     this.#reserved += bytes;
     return null;
   }
 
+  /**
+   * Whether a chunk's answer would take what the connection holds (queued, and reserved for
+   * chunks in flight) beyond `maxUnreadBytes` plus what it took lately (since the mark before
+   * last: at least 0.5 s, about 1 s while requests keep coming). Reservations count: a client
+   * that never reads is held to the bound before its first answer arrives, however fast it asks.
+   * Other requests (a tool call may run for minutes) are left to `maxQueuedBytes`.
+   */
+  #overUnread(a: Account, meter: SessionMeter, bytes: number): boolean {
+    const { maxUnreadBytes, maxQueuedBytes } = this.options;
+    const held = meter.queued + a.pullReserved;
+    if (maxUnreadBytes <= 0 || held === 0) return false;
+    const now = performance.now();
+    if (now - a.drainMarkAt >= 500) {
+      a.drainMarkBefore = a.drainMark;
+      a.drainMark = meter.drained;
+      a.drainMarkAt = now;
+    }
+    const room = maxUnreadBytes + (meter.drained - a.drainMarkBefore);
+    return held + bytes > (maxQueuedBytes > 0 ? Math.min(room, maxQueuedBytes) : room);
+  }
+
   /** Gives back a reservation (the request was answered, failed or dropped). */
-  release(account: OutboundAccount | undefined, bytes: number): void {
+  release(account: OutboundAccount | undefined, bytes: number, pull = false): void {
     if (!account?.meter) return;
     account.reserved -= bytes;
+    if (pull) account.pullReserved -= bytes;
     this.#reserved -= bytes;
   }
 

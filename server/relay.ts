@@ -201,11 +201,12 @@ export class Relay {
       this.opts.maxHttpBufferSize,
       account?.meter?.transport,
     );
-    const refused = guard.admit(account, bytes);
+    const pull = event === Events.GetBlob;
+    const refused = guard.admit(account, bytes, pull);
     if (refused) return refused;
     let held = true;
     return () => {
-      if (held) guard.release(account, bytes);
+      if (held) guard.release(account, bytes, pull);
       held = false;
     };
   }

@@ -118,6 +118,12 @@ export interface ServerOptions {
   /** The same across every connection of this Server. Default 512 MiB; 0 = no bound. */
   maxQueuedBytesTotal?: number;
   /**
+   * Bytes queued and reserved for one client beyond what it took in the last second; a request
+   * that would go over is answered `busy` (outbound.ts). A reading client earns room as it reads;
+   * one that stops reading is held to this much. Default 16 MiB; 0 = off (only `maxQueuedBytes`).
+   */
+  maxUnreadBytes?: number;
+  /**
    * A connection with bytes queued that moves none of them, or stays over `maxQueuedBytes`, for
    * this long is dropped (logged, `a2c_disconnects_total`). Default 30,000 ms; 0 = never.
    */
@@ -164,6 +170,7 @@ const DEFAULTS = {
   pingTimeoutMs: 60_000,
   maxQueuedBytes: 64 * 1024 * 1024,
   maxQueuedBytesTotal: 512 * 1024 * 1024,
+  maxUnreadBytes: 16 * 1024 * 1024,
   outboundStallMs: 30_000,
 } as const;
 
@@ -245,6 +252,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     {
       maxQueuedBytes: options.maxQueuedBytes ?? DEFAULTS.maxQueuedBytes,
       maxQueuedBytesTotal: options.maxQueuedBytesTotal ?? DEFAULTS.maxQueuedBytesTotal,
+      maxUnreadBytes: options.maxUnreadBytes ?? DEFAULTS.maxUnreadBytes,
       stallMs: options.outboundStallMs ?? DEFAULTS.outboundStallMs,
     },
     metrics.registry,

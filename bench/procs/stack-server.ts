@@ -15,6 +15,8 @@ interface StartArgs {
   pingTimeoutMs?: number;
   /** The per-connection bound on queued answer bytes; the Server's default when absent. */
   maxQueuedBytes?: number;
+  /** The per-connection bound on bytes held beyond what the client read lately; default when absent. */
+  maxUnreadBytes?: number;
   /** A node of a Redis cluster (scale-out over Redis) instead of the in-memory single process. */
   redis?: { url: string; prefix: string };
 }
@@ -30,6 +32,7 @@ serve({
       ...(a.pingIntervalMs ? { pingIntervalMs: a.pingIntervalMs } : {}),
       ...(a.pingTimeoutMs ? { pingTimeoutMs: a.pingTimeoutMs } : {}),
       ...(a.maxQueuedBytes ? { maxQueuedBytes: a.maxQueuedBytes } : {}),
+      ...(a.maxUnreadBytes ? { maxUnreadBytes: a.maxUnreadBytes } : {}),
       ...(a.redis ? { redis: { url: a.redis.url, prefix: a.redis.prefix } } : {}),
     });
     return { url: server.url };

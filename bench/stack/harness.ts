@@ -80,19 +80,28 @@ export interface StackOptions {
   agentOffices?: number;
 }
 
-/** The Server's default bound on bytes queued for one connection (docs/configuration.md). */
+/** The Server's default bounds on what one connection holds (docs/configuration.md). */
 const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_UNREAD_BYTES = 16 * 1024 * 1024;
 
 /**
- * The bench measures throughput, not the Server's memory bound: an Agent of the sweep asks for up
- * to its window of chunks of up to maxHttpBufferSize each, which at 4 MB × 16 is the default
- * bound itself, and a request that would go over it is refused `busy` by design. So the bench's
- * Server gets room for twice the largest window of the largest answers (the bare relay has no
- * bound at all); at the SDK's defaults this is the default bound.
+ * The bench measures throughput, not the Server's memory bounds: an Agent of the sweep asks for
+ * up to its window of chunks of up to maxHttpBufferSize each, which at 4 MB × 16 is the default
+ * queued bound itself (and 4 times the unread one), and a request that would go over is refused
+ * `busy` by design. So the bench's Server gets room for twice the largest window of the largest
+ * answers, and one such window unread (the bare relay has no bound at all); at the SDK's
+ * defaults these are the default bounds.
  */
-function queuedBytesFor(ctx: Ctx, maxHttpBufferSize: number): number {
+function boundsFor(
+  ctx: Ctx,
+  maxHttpBufferSize: number,
+): { maxQueuedBytes: number; maxUnreadBytes: number } {
   const windows = [...ctx.plan.windows, ...ctx.plan.bigBufferWindows];
-  return Math.max(DEFAULT_MAX_QUEUED_BYTES, 2 * Math.max(...windows) * maxHttpBufferSize);
+  const window = Math.max(...windows) * maxHttpBufferSize;
+  return {
+    maxQueuedBytes: Math.max(DEFAULT_MAX_QUEUED_BYTES, 2 * window),
+    maxUnreadBytes: Math.max(DEFAULT_MAX_UNREAD_BYTES, window),
+  };
 }
 
 export function requireStack(): void {
@@ -129,7 +138,7 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
     const agentChildren = children.slice(1 + (clients ? cp : 0));
     const { url } = await server.call<{ url: string }>("start", {
       maxHttpBufferSize: o.maxHttpBufferSize,
-      maxQueuedBytes: queuedBytesFor(ctx, o.maxHttpBufferSize),
+      ...boundsFor(ctx, o.maxHttpBufferSize),
       token: BENCH_TOKEN,
       pingIntervalMs: o.pingIntervalMs,
       pingTimeoutMs: o.pingTimeoutMs,

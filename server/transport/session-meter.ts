@@ -67,6 +67,8 @@ export interface SessionMeter {
   readonly queued: number;
   /** `websocket` or `polling` (the current transport). */
   readonly transport: string;
+  /** Bytes handed to the kernel for the client since the session began (it took them). */
+  readonly drained: number;
   /** A value that changes whenever queued bytes move toward the client (compare, don't order). */
   progress(): number;
   /**
@@ -195,6 +197,9 @@ export function meterSession(
     },
     get transport() {
       return transport().name;
+    },
+    get drained() {
+      return drained;
     },
     progress() {
       const t = transport();
