@@ -20,7 +20,7 @@
  *   --max-queued-bytes N      A2C_MAX_QUEUED_BYTES      per connection, default 64 MiB (0 = no bound)
  *   --max-queued-bytes-total N A2C_MAX_QUEUED_BYTES_TOTAL all connections, default 512 MiB
  *   --max-unread-bytes N      A2C_MAX_UNREAD_BYTES      held beyond what the client took in the
- *                                                       last second, default 16 MiB (0 = off)
+ *                                                       last second, default 8 MiB (0 = off)
  *   --outbound-stall-ms N     A2C_OUTBOUND_STALL_MS     drop a connection whose queue does not
  *                                                       move this long, default 30000 (0 = never)
  *   --metrics-port P          A2C_METRICS_PORT          /metrics on its own port (default: client port)
@@ -39,7 +39,7 @@ export const USAGE = `usage: a2c-server [--host 127.0.0.1] [--port 7100] [--path
   [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
   [--relay-timeout-ms 30000] [--redis URL [--redis-prefix a2c] [--redis-adapter classic|sharded]]
   [--max-connections-per-ip 100] [--limit-loopback] [--max-events-per-second 2000] [--events-burst N]
-  [--max-queued-bytes 67108864] [--max-queued-bytes-total 536870912] [--max-unread-bytes 16777216]
+  [--max-queued-bytes 67108864] [--max-queued-bytes-total 536870912] [--max-unread-bytes 8388608]
   [--outbound-stall-ms 30000]
   [--metrics-port P [--metrics-host 127.0.0.1]] [--stock-transport]
 Each flag can also come from the environment: A2C_HOST, A2C_PORT, A2C_PATH,

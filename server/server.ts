@@ -120,7 +120,7 @@ export interface ServerOptions {
   /**
    * Bytes queued and reserved for one client beyond what it took in the last second; a request
    * that would go over is answered `busy` (outbound.ts). A reading client earns room as it reads;
-   * one that stops reading is held to this much. Default 16 MiB; 0 = off (only `maxQueuedBytes`).
+   * one that stops reading is held to this much. Default 8 MiB; 0 = off (only `maxQueuedBytes`).
    */
   maxUnreadBytes?: number;
   /**
@@ -170,7 +170,7 @@ const DEFAULTS = {
   pingTimeoutMs: 60_000,
   maxQueuedBytes: 64 * 1024 * 1024,
   maxQueuedBytesTotal: 512 * 1024 * 1024,
-  maxUnreadBytes: 16 * 1024 * 1024,
+  maxUnreadBytes: 8 * 1024 * 1024,
   outboundStallMs: 30_000,
 } as const;
 

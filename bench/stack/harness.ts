@@ -82,12 +82,12 @@ export interface StackOptions {
 
 /** The Server's default bounds on what one connection holds (docs/configuration.md). */
 const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
-const DEFAULT_MAX_UNREAD_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_UNREAD_BYTES = 8 * 1024 * 1024;
 
 /**
  * The bench measures throughput, not the Server's memory bounds: an Agent of the sweep asks for
  * up to its window of chunks of up to maxHttpBufferSize each, which at 4 MB × 16 is the default
- * queued bound itself (and 4 times the unread one), and a request that would go over is refused
+ * queued bound itself (and 8 times the unread one), and a request that would go over is refused
  * `busy` by design. So the bench's Server gets room for twice the largest window of the largest
  * answers, and one such window unread (the bare relay has no bound at all); at the SDK's
  * defaults these are the default bounds.
