@@ -31,7 +31,11 @@ void test("16 chunk requests answered out of order each get their own answer", a
     emitAck(
       agent,
       "client:get_blob",
-      request("agent-1", "pc-1", { blob_handle: "h", chunk_offset: i * 1024 }),
+      request("agent-1", "pc-1", {
+        blob_handle: "h",
+        chunk_offset: i * 1024,
+        max_chunk_bytes: 1024,
+      }),
     ),
   );
   await allArrived;
