@@ -8,9 +8,9 @@
  *   `busy` at once (the Agent backs off as from any busy) and never reaches a Computer;
  * - `maxUnreadBytes` per connection, for `client:get_blob`: queued bytes plus those reserved for
  *   chunks may exceed what the client took in the last second by that much (up to
- *   `maxQueuedBytes`). A client that reads earns room as
- *   fast as it reads; one that stops reading is held to `maxUnreadBytes` of answers, so the
- *   Server's work for what it will never take stays small (a refusal costs next to nothing);
+ *   `maxQueuedBytes`). A client that reads earns room as fast as it reads; one that stops
+ *   reading is held to `maxUnreadBytes` of answers, so the Server's work for what it will never
+ *   take stays small (a refusal costs next to nothing);
  * - `maxQueuedBytesTotal` across connections, the same way.
  * A connection that has bytes queued and moves none of them for `stallMs`, or stays over its
  * bound for `stallMs`, is dropped: its socket is destroyed and what it held is freed at once. The
@@ -31,7 +31,7 @@ export interface OutboundOptions {
   maxQueuedBytes: number;
   /** The same across every connection of this Server; 0 = off. */
   maxQueuedBytesTotal: number;
-  /** Queued bytes one connection may hold beyond what it took in the last second; 0 = off. */
+  /** Queued and chunk-reserved bytes beyond what the client took in the last second; 0 = off. */
   maxUnreadBytes: number;
   /** Drop a connection whose queued bytes do not move, or stay over its bound, this long; 0 = never. */
   stallMs: number;
