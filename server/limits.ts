@@ -28,7 +28,7 @@ const LOG_EVERY_MS = 10_000;
 /** `Retry-After` of a refused handshake: sessions end on the client's leave or the heartbeat. */
 const RETRY_AFTER_S = 5;
 
-/** Refusals of outbound.ts: too many bytes queued for one client, or for all of them. */
+/** Refusals of outbound.ts: too many bytes queued for one client or all of them, or held unread. */
 export type QueuedLimit = "queued_bytes_per_connection" | "unread_bytes" | "queued_bytes_total";
 export type LimitName = "connections_per_ip" | "events_per_second" | QueuedLimit;
 

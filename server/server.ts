@@ -118,8 +118,8 @@ export interface ServerOptions {
   /** The same across every connection of this Server. Default 512 MiB; 0 = no bound. */
   maxQueuedBytesTotal?: number;
   /**
-   * Bytes queued and reserved for one client beyond what it took in the last second; a request
-   * that would go over is answered `busy` (outbound.ts). A reading client earns room as it reads;
+   * Bytes queued for one client, and reserved for its chunks, beyond what it took in the last
+   * second; a chunk request that would go over is answered `busy` (outbound.ts). A reading client earns room as it reads;
    * one that stops reading is held to this much. Default 8 MiB; 0 = off (only `maxQueuedBytes`).
    */
   maxUnreadBytes?: number;
