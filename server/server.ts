@@ -119,8 +119,9 @@ export interface ServerOptions {
   maxQueuedBytesTotal?: number;
   /**
    * Bytes queued for one client, and reserved for its chunks, beyond what it took in the last
-   * second; a chunk request that would go over is answered `busy` (outbound.ts). A reading client earns room as it reads;
-   * one that stops reading is held to this much. Default 8 MiB; 0 = off (only `maxQueuedBytes`).
+   * second; a chunk request that would go over is answered `busy` (outbound.ts). A reading
+   * client earns room as it reads; one that stops reading is held to this much. Default 8 MiB;
+   * 0 = off (only `maxQueuedBytes`).
    */
   maxUnreadBytes?: number;
   /**

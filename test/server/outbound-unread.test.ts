@@ -33,7 +33,6 @@ interface Pair {
   forwarded: () => number;
   /** While set, the Computer keeps its acks until `answerHeld` (answers are in flight). */
   holding: boolean;
-  held: () => number;
   answerHeld: () => void;
   /** Called after each request reaches the Computer. */
   onForward: () => void;
@@ -50,7 +49,6 @@ async function pair(): Promise<Pair> {
     agent,
     forwarded: () => forwarded,
     holding: false,
-    held: () => held.length,
     answerHeld: () => held.splice(0).forEach((answer) => answer()),
     onForward: () => {},
   };
