@@ -4,6 +4,12 @@
  */
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
+/**
+ * How a pull-time sandbox check of a skill file was answered: `held`, from the descriptor the
+ * engine already holds for the file; `walk`, by the full walk of the path's components.
+ */
+export type SandboxCheckPath = "held" | "walk";
+
 export interface ComputerMetrics {
   readonly registry: Registry;
   /** `client:*` requests by event and outcome (`ok` or the error code). */
@@ -20,6 +26,8 @@ export interface ComputerMetrics {
   readonly hashCacheHits: Counter;
   /** Reads retried because the file changed while being served (D18). */
   readonly snapshotRetries: Counter;
+  /** Pull-time sandbox checks of skill files (D17), by path: `held` or `walk`. */
+  readonly sandboxChecks: Counter<"path">;
   readonly chunksInFlight: Gauge;
   readonly chunksQueued: Gauge;
   /** Derived resources produced (SKILL.md bodies), by tier: memory or file. */
@@ -82,6 +90,12 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     snapshotRetries: new Counter({
       name: "a2c_computer_blob_snapshot_retries_total",
       help: "chunk reads retried because the source changed while being served",
+      registers,
+    }),
+    sandboxChecks: new Counter({
+      name: "a2c_computer_sandbox_checks_total",
+      help: "pull-time sandbox checks of skill files, by path: held (shown from the descriptor the engine holds) or walk (every path component checked)",
+      labelNames: ["path"],
       registers,
     }),
     chunksInFlight: new Gauge({

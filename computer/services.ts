@@ -53,6 +53,7 @@ export function defaultServices(options: DefaultServiceOptions): ServiceFactory[
         home,
         minter: ctx.minter,
         log: ctx.log,
+        sandboxChecks: ctx.metrics.sandboxChecks,
         ...(ctx.hashCache ? { fileHasher: ctx.hashCache } : {}),
         ...(ctx.derived ? { derived: ctx.derived } : {}),
       });

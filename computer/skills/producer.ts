@@ -11,6 +11,7 @@
  */
 import type { DerivedStore, DeriveLimits } from "../blob/derived.ts";
 import type { HandleFields, HeldFiles, Producer, ResolveResult } from "../contracts.ts";
+import type { SandboxCheckPath } from "../metrics.ts";
 import { mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
@@ -74,22 +75,25 @@ export function createSkillProducer(deps: {
   limits: DeriveLimits;
   /** The sandbox's operator choices (`config`), re-applied at pull time. */
   policy?: SandboxPolicy;
-}): Producer & { fullChecks: number } {
+  /** Counts each pull-time sandbox check by how it was answered (the Computer's metric). */
+  sandboxChecks?: { inc(labels: { path: SandboxCheckPath }): void };
+}): Producer {
   const heldSandbox = new HeldSandbox();
   const sandbox = (root: string, f: ParsedFields, held?: HeldFiles): SandboxResult => {
     if (!f.lexed.ok) return f.lexed;
     // A raw file the engine holds a descriptor for: the checks it proves need no walk.
     const fast = held && !f.skillMd ? heldSandbox.resolve(root, f.lexed, held) : undefined;
-    if (fast) return fast;
-    producer.fullChecks++;
+    if (fast) {
+      deps.sandboxChecks?.inc({ path: "held" });
+      return fast;
+    }
+    deps.sandboxChecks?.inc({ path: "walk" });
     const full = resolveLexed(root, f.lexed, deps.policy);
     heldSandbox.saw(root, full);
     return full;
   };
   const producer = {
     kind: "skill" as const,
-    /** Pulls that ran the full sandbox walk (tests: the held path must be taken). */
-    fullChecks: 0,
     async resolve(
       raw: HandleFields,
       _ctx?: unknown,

@@ -5,6 +5,7 @@
 import { chmod, mkdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
+import type { Counter } from "prom-client";
 import { internalError, type ErrorPayload } from "@a2c-smcp/protocol";
 import { DerivedStore } from "../blob/derived.ts";
 import { HashCache } from "../blob/hash-cache.ts";
@@ -43,6 +44,8 @@ export interface SkillServiceOptions {
   derived?: DerivedStore;
   /** The engine's settle window, when not the default (tests). */
   settleMs?: number;
+  /** The Computer's `a2c_computer_sandbox_checks_total` (pull-time checks by path). */
+  sandboxChecks?: Counter<"path">;
 }
 
 export interface SkillService extends ComputerService {
@@ -158,6 +161,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
         derived,
         limits: skillMdLimits(opts.config),
         policy: opts.config,
+        ...(opts.sandboxChecks ? { sandboxChecks: opts.sandboxChecks } : {}),
       }),
     ],
     attach(notify) {

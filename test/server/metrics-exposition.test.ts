@@ -3,7 +3,8 @@
  * pull and an inline SKILL.md body): both parse as Prometheus text, follow Prometheus' naming
  * rules (and `promtool check metrics` when it is installed; CI installs it), and the byte
  * counters count decoded resource bytes with the carriage as a label, so the Server (which never
- * decodes a blob) and the Computer report the same figures for the same traffic.
+ * decodes a blob) and the Computer report the same figures for the same traffic; the Computer
+ * counts each pull's sandbox check by how it was answered.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -157,4 +158,17 @@ void test("byte counters: decoded resource bytes, by carriage, the same on both 
   }
   assert.equal(relayed("client:get_skill", "inline"), bodyBytes);
   assert.ok(bodyBytes > BODY.length - 1, "the body's UTF-8 bytes, not its characters");
+});
+
+void test("sandbox checks: every pull of a skill file counted once, by how it was answered", () => {
+  const pc = parseExposition(computerText);
+  const pulls = value(pc, "a2c_computer_requests_total", {
+    event: "client:get_blob",
+    outcome: "ok",
+  });
+  const walk = value(pc, "a2c_computer_sandbox_checks_total", { path: "walk" });
+  const held = value(pc, "a2c_computer_sandbox_checks_total", { path: "held" });
+  assert.equal(walk + held, pulls);
+  assert.ok(walk >= 1, "the first pull walked the path");
+  assert.ok(held >= 1, "later pulls were shown from the held descriptor");
 });

@@ -13,6 +13,7 @@ import { BlobEngine } from "../../computer/blob/engine.ts";
 import { HandleCodec } from "../../computer/blob/handle.ts";
 import { HashCache } from "../../computer/blob/hash-cache.ts";
 import type { ComputerConfig } from "../../computer/contracts.ts";
+import { createComputerMetrics, type ComputerMetrics } from "../../computer/metrics.ts";
 import {
   createSkillService,
   type SkillService,
@@ -87,6 +88,8 @@ export interface SkillRig {
   service: SkillService;
   engine: BlobEngine;
   hashCache: HashCache;
+  /** The metrics the service reports to (`a2c_computer_sandbox_checks_total`). */
+  metrics: ComputerMetrics;
   lines: LogLine[];
   /** Drains a handle through the real engine from offset 0 to eof. */
   drain(handle: string, maxChunk?: number): Promise<{ bytes: Buffer; chunks: GetBlobRet[] }>;
@@ -114,8 +117,10 @@ export async function startSkillRig(
     maxHttpBufferSize: over.config?.maxHttpBufferSize ?? 1_000_000,
   });
   const { shareHashes, ...rest } = over;
+  const metrics = createComputerMetrics("pc-test");
   const service = await createSkillService({
     watch: false,
+    sandboxChecks: metrics.sandboxChecks,
     ...rest,
     ...(shareHashes ? { fileHasher: hashCache } : {}),
     config: testConfig({ stateDir: join(tmp.dir, "state"), ...over.config }),
@@ -130,6 +135,7 @@ export async function startSkillRig(
     service,
     engine,
     hashCache,
+    metrics,
     lines,
     async drain(handle, maxChunk) {
       const parts: Buffer[] = [];
