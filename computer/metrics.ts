@@ -10,6 +10,11 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
  */
 export type SandboxCheckPath = "held" | "walk";
 
+/** What counts sandbox checks: `ComputerMetrics.sandboxChecks`, or anything with its `inc`. */
+export interface SandboxCheckCounter {
+  inc(labels: { path: SandboxCheckPath }): void;
+}
+
 export interface ComputerMetrics {
   readonly registry: Registry;
   /** `client:*` requests by event and outcome (`ok` or the error code). */

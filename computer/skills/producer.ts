@@ -11,7 +11,7 @@
  */
 import type { DerivedStore, DeriveLimits } from "../blob/derived.ts";
 import type { HandleFields, HeldFiles, Producer, ResolveResult } from "../contracts.ts";
-import type { SandboxCheckPath } from "../metrics.ts";
+import type { SandboxCheckCounter } from "../metrics.ts";
 import { mimeForPath } from "./mime.ts";
 import { lexSkillName } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
@@ -76,7 +76,7 @@ export function createSkillProducer(deps: {
   /** The sandbox's operator choices (`config`), re-applied at pull time. */
   policy?: SandboxPolicy;
   /** Counts each pull-time sandbox check by how it was answered (the Computer's metric). */
-  sandboxChecks?: { inc(labels: { path: SandboxCheckPath }): void };
+  sandboxChecks?: SandboxCheckCounter;
 }): Producer {
   const heldSandbox = new HeldSandbox();
   const sandbox = (root: string, f: ParsedFields, held?: HeldFiles): SandboxResult => {

@@ -5,11 +5,11 @@
 import { chmod, mkdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
-import type { Counter } from "prom-client";
 import { internalError, type ErrorPayload } from "@a2c-smcp/protocol";
 import { DerivedStore } from "../blob/derived.ts";
 import { HashCache } from "../blob/hash-cache.ts";
 import type { ComputerConfig, ComputerService, HandleMinter } from "../contracts.ts";
+import type { SandboxCheckCounter } from "../metrics.ts";
 import { getSkill, getSkills, type SkillDeps } from "./get-skill.ts";
 import { createSkillProducer } from "./producer.ts";
 import { RegistryBuilder, type SkillRegistry } from "./registry.ts";
@@ -45,7 +45,7 @@ export interface SkillServiceOptions {
   /** The engine's settle window, when not the default (tests). */
   settleMs?: number;
   /** The Computer's `a2c_computer_sandbox_checks_total` (pull-time checks by path). */
-  sandboxChecks?: Counter<"path">;
+  sandboxChecks?: SandboxCheckCounter;
 }
 
 export interface SkillService extends ComputerService {
