@@ -115,6 +115,20 @@ function hasBufferutil(): boolean {
   }
 }
 
+/**
+ * The kernel's transparent-huge-page mode (`always`, `madvise`, `never`), or null where the
+ * kernel does not say. With `madvise`, huge pages reach a process only through
+ * `glibc.malloc.hugetlb=1` in its GLIBC_TUNABLES (docs/configuration.md, "Process tuning").
+ */
+function hugePageMode(): string | null {
+  try {
+    const text = readFileSync("/sys/kernel/mm/transparent_hugepage/enabled", "utf8");
+    return /\[(\w+)\]/.exec(text)?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const plan = makePlan(args.quick);
@@ -188,6 +202,7 @@ async function main(): Promise<number> {
       versions: versions(),
       bufferutil: hasBufferutil(),
       mallocTunables: mallocEnv().GLIBC_TUNABLES ?? null,
+      hugePages: hugePageMode(),
       nodeFlags: benchNodeFlags(),
       plan,
     },

@@ -86,6 +86,19 @@ function sectionBlocks(report: Report, id: SectionId, o: SectionOutcome): Block[
   return blocks;
 }
 
+/** The kernel's huge-page mode, and whether the bench's processes asked glibc for huge pages. */
+function hugePageWords(m: Report["meta"]): string {
+  if (!m.hugePages) return "transparent huge pages: not reported";
+  const asked = /glibc\.malloc\.hugetlb=[12]/.test(m.mallocTunables ?? "");
+  const how =
+    m.hugePages !== "madvise"
+      ? ""
+      : asked
+        ? ", asked for by every bench process (glibc.malloc.hugetlb)"
+        : ", asked for by no bench process";
+  return `transparent huge pages: ${m.hugePages}${how}`;
+}
+
 const STATUS_WORD = { met: "MET", missed: "MISSED", "not measured": "NOT MEASURED" } as const;
 
 export function buildBlocks(report: Report): Block[] {
@@ -96,7 +109,7 @@ export function buildBlocks(report: Report): Block[] {
     { kind: "verdict", status: report.verdict.status, text: report.verdict.detail },
     {
       kind: "para",
-      text: `${m.quick ? "QUICK smoke run (correctness only; numbers are not meaningful)" : "Full run"}, ${m.startedAt} → ${m.finishedAt}. Node ${m.node}, ${m.cpus} × ${m.cpuModel}, ${m.totalMemGiB} GiB RAM, kernel ${m.kernel}; bufferutil ${m.bufferutil ? "loaded" : "absent"}; ${m.mallocTunables ? `every bench process (both sides of every comparison) runs with GLIBC_TUNABLES=${m.mallocTunables} (fixed malloc thresholds, bench/lib/ipc.ts says why)` : "glibc malloc defaults"}; node flags of every bench process: ${m.nodeFlags && m.nodeFlags.length > 0 ? m.nodeFlags.join(" ") : "none"} (as npm run server / computer run). Load average at start ${m.loadAvgStart.map((x) => x.toFixed(2)).join(" ")}, at end ${m.loadAvgEnd.map((x) => x.toFixed(2)).join(" ")} (the machine is shared: treat single numbers as ranges, ±30–50% per point; the charts draw the range of every repeated point).`,
+      text: `${m.quick ? "QUICK smoke run (correctness only; numbers are not meaningful)" : "Full run"}, ${m.startedAt} → ${m.finishedAt}. Node ${m.node}, ${m.cpus} × ${m.cpuModel}, ${m.totalMemGiB} GiB RAM, kernel ${m.kernel}; bufferutil ${m.bufferutil ? "loaded" : "absent"}; ${m.mallocTunables ? `every bench process (both sides of every comparison) runs with GLIBC_TUNABLES=${m.mallocTunables} (fixed malloc thresholds, bench/lib/ipc.ts says why)` : "glibc malloc defaults"}; ${hugePageWords(m)}; node flags of every bench process: ${m.nodeFlags && m.nodeFlags.length > 0 ? m.nodeFlags.join(" ") : "none"} (as npm run server / computer run). Load average at start ${m.loadAvgStart.map((x) => x.toFixed(2)).join(" ")}, at end ${m.loadAvgEnd.map((x) => x.toFixed(2)).join(" ")} (the machine is shared: treat single numbers as ranges, ±30–50% per point; the charts draw the range of every repeated point).`,
     },
     {
       kind: "para",

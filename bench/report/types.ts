@@ -33,6 +33,8 @@ export interface RunMeta {
   bufferutil: boolean;
   /** GLIBC_TUNABLES of every bench process (bench/lib/ipc.ts); null = glibc's defaults. */
   mallocTunables?: string | null;
+  /** The kernel's transparent-huge-page mode; null = not known. */
+  hugePages?: string | null;
   /** Node flags of every bench process (bench/lib/ipc.ts `benchNodeFlags`). */
   nodeFlags?: string[];
   plan: Plan;
