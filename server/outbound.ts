@@ -37,6 +37,14 @@ export interface OutboundOptions {
   stallMs: number;
 }
 
+/** `startServer`'s bounds when none are given (docs/configuration.md, "Outbound bounds"). */
+export const OUTBOUND_DEFAULTS: OutboundOptions = {
+  maxQueuedBytes: 64 * 1024 * 1024,
+  maxQueuedBytesTotal: 512 * 1024 * 1024,
+  maxUnreadBytes: 8 * 1024 * 1024,
+  stallMs: 30_000,
+};
+
 export type DropReason = "outbound_stalled" | "outbound_over_bound" | "unsolicited_pong";
 
 /** One connection as the guard keeps it. */

@@ -38,7 +38,7 @@ import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
 import { attachSmcp, refuseOtherNamespaces } from "./namespace-handlers.ts";
 import type { HeartbeatSession } from "./heartbeat.ts";
-import { OutboundGuard } from "./outbound.ts";
+import { OUTBOUND_DEFAULTS, OutboundGuard } from "./outbound.ts";
 import {
   createServerTransport,
   registerFastPathGauge,
@@ -169,10 +169,6 @@ const DEFAULTS = {
   maxInflightPerAgent: 256,
   pingIntervalMs: 25_000,
   pingTimeoutMs: 60_000,
-  maxQueuedBytes: 64 * 1024 * 1024,
-  maxQueuedBytesTotal: 512 * 1024 * 1024,
-  maxUnreadBytes: 8 * 1024 * 1024,
-  outboundStallMs: 30_000,
 } as const;
 
 /** Ensures `/x/` form, as engine.io matches it. */
@@ -251,10 +247,10 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const limitMetrics: LimitMetrics = new LimitMetrics(metrics.registry, () => connLimit.busiest());
   const outbound = new OutboundGuard(
     {
-      maxQueuedBytes: options.maxQueuedBytes ?? DEFAULTS.maxQueuedBytes,
-      maxQueuedBytesTotal: options.maxQueuedBytesTotal ?? DEFAULTS.maxQueuedBytesTotal,
-      maxUnreadBytes: options.maxUnreadBytes ?? DEFAULTS.maxUnreadBytes,
-      stallMs: options.outboundStallMs ?? DEFAULTS.outboundStallMs,
+      maxQueuedBytes: options.maxQueuedBytes ?? OUTBOUND_DEFAULTS.maxQueuedBytes,
+      maxQueuedBytesTotal: options.maxQueuedBytesTotal ?? OUTBOUND_DEFAULTS.maxQueuedBytesTotal,
+      maxUnreadBytes: options.maxUnreadBytes ?? OUTBOUND_DEFAULTS.maxUnreadBytes,
+      stallMs: options.outboundStallMs ?? OUTBOUND_DEFAULTS.stallMs,
     },
     metrics.registry,
     limitMetrics,

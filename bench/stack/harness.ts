@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { chmodSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
+import { OUTBOUND_DEFAULTS } from "../../server/outbound.ts";
 import { spawnChild, type Child } from "../lib/ipc.ts";
 import { SkipSection, type Ctx } from "../lib/context.ts";
 import { missingParts } from "./available.ts";
@@ -80,10 +81,6 @@ export interface StackOptions {
   agentOffices?: number;
 }
 
-/** The Server's default bounds on what one connection holds (docs/configuration.md). */
-const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
-const DEFAULT_MAX_UNREAD_BYTES = 8 * 1024 * 1024;
-
 /**
  * The bench measures throughput, not the Server's memory bounds: an Agent of the sweep asks for
  * up to its window of chunks of up to maxHttpBufferSize each, which at 4 MB × 16 is the default
@@ -99,8 +96,8 @@ function boundsFor(
   const windows = [...ctx.plan.windows, ...ctx.plan.bigBufferWindows];
   const window = Math.max(...windows) * maxHttpBufferSize;
   return {
-    maxQueuedBytes: Math.max(DEFAULT_MAX_QUEUED_BYTES, 2 * window),
-    maxUnreadBytes: Math.max(DEFAULT_MAX_UNREAD_BYTES, window),
+    maxQueuedBytes: Math.max(OUTBOUND_DEFAULTS.maxQueuedBytes, 2 * window),
+    maxUnreadBytes: Math.max(OUTBOUND_DEFAULTS.maxUnreadBytes, window),
   };
 }
 
