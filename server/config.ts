@@ -93,6 +93,7 @@ function truthy(text: string | undefined): boolean {
 /** The env switch of each transport fast path (server/transport/). */
 const FAST_PATH_ENV = {
   rawAcks: "A2C_SERVER_RAW_ACKS",
+  ackBytes: "A2C_SERVER_ACK_BYTES",
   preframe: "A2C_SERVER_PREFRAME",
   batchWrites: "A2C_SERVER_BATCH_WRITES",
   fairReads: "A2C_SERVER_FAIR_READS",
@@ -122,6 +123,7 @@ function fastPathsFrom(stockFlag: boolean, env: NodeJS.ProcessEnv): FastPathOpti
   const base = !stock;
   return {
     rawAcks: switches.rawAcks ?? base,
+    ackBytes: switches.ackBytes ?? base,
     preframe: switches.preframe ?? base,
     batchWrites: switches.batchWrites ?? base,
     fairReads: switches.fairReads ?? base,

@@ -19,13 +19,30 @@ import { NOTHING, base64Bytes, carriedBy, type Carried } from "./carried.ts";
  */
 export class AckText {
   #first: { value: unknown } | undefined;
+  #text: string | Buffer;
 
   constructor(
-    /** The array's JSON text exactly as the Computer sent it (valid JSON, an array). */
-    readonly json: string,
+    /**
+     * The array's JSON exactly as the Computer sent it (valid JSON, an array): its text, or the
+     * UTF-8 bytes of its WebSocket message when it arrived long (ack-bytes.ts).
+     */
+    text: string | Buffer,
     /** The resource bytes it carried, counted while it was checked. */
     readonly carried: Carried,
-  ) {}
+  ) {
+    this.#text = text;
+  }
+
+  /** The UTF-8 bytes of the JSON when it arrived as bytes, else null. */
+  get bytes(): Buffer | null {
+    return typeof this.#text === "string" ? null : this.#text;
+  }
+
+  /** The JSON text (decoded from the bytes, once, when it arrived as bytes). */
+  get json(): string {
+    if (typeof this.#text !== "string") this.#text = this.#text.toString("utf8");
+    return this.#text;
+  }
 
   /** The arguments as values (parses the text). */
   args(): unknown[] {
@@ -56,6 +73,8 @@ const MARK = "\\";
 
 /** The characters a JSON string token can hold only escaped: the backslash and U+0000–U+001F. */
 const NOT_PLAIN = ["\\", ...Array.from({ length: 0x20 }, (_, c) => String.fromCharCode(c))];
+/** The same as UTF-8 bytes (each is one byte, and no byte of a longer sequence is below 0x80). */
+const NOT_PLAIN_BYTES = NOT_PLAIN.map((c) => c.charCodeAt(0));
 
 /**
  * True when no character of `NOT_PLAIN` occurs anywhere in `json`. Then every string token is
@@ -66,6 +85,26 @@ const NOT_PLAIN = ["\\", ...Array.from({ length: 0x20 }, (_, c) => String.fromCh
 function allPlain(json: string): boolean {
   for (const c of NOT_PLAIN) if (json.includes(c)) return false;
   return true;
+}
+
+function allPlainBytes(json: Buffer): boolean {
+  for (const c of NOT_PLAIN_BYTES) if (json.includes(c)) return false;
+  return true;
+}
+
+/** What the token walk reads of the JSON, as a string or as its UTF-8 bytes. */
+interface JsonSource {
+  /** Index of the next `"` at or after `from`, or -1. */
+  quote(from: number): number;
+  /** Where the plain content of a string token starting at `from` stops (its closing `"` if any). */
+  plainEnd(from: number): number;
+  /** The text between two indexes (short pieces only). */
+  text(from: number, to?: number): string;
+  code(at: number): number;
+  /** UTF-8 bytes of the plain content between the quotes at `open` and `close`. */
+  contentBytes(open: number, close: number): number;
+  /** The whole text through JSON.parse (a token that is not plain). */
+  fullCheck(): Carried | null;
 }
 
 /**
@@ -84,29 +123,61 @@ function allPlain(json: string): boolean {
 export function checkAckJson(json: string): Carried | null {
   if (json.charCodeAt(0) !== 0x5b /* [ */) return null;
   const plain = allPlain(json);
+  const quote = (from: number): number => json.indexOf('"', from);
+  return checkTokens({
+    quote,
+    plainEnd: plain
+      ? quote
+      : (from) => {
+          PLAIN_CONTENT.lastIndex = from;
+          PLAIN_CONTENT.test(json);
+          return PLAIN_CONTENT.lastIndex;
+        },
+    text: (from, to) => json.slice(from, to),
+    code: (at) => json.charCodeAt(at),
+    contentBytes: (open, close) => Buffer.byteLength(json.slice(open + 1, close), "utf8"),
+    fullCheck: () => fullCheck(json),
+  });
+}
+
+/**
+ * `checkAckJson` over the UTF-8 bytes of the JSON (a WebSocket text message, whose UTF-8 ws has
+ * already validated), without decoding the long strings. Bytes holding an escape or a control
+ * character are decoded and checked as text.
+ */
+export function checkAckBytes(json: Buffer): Carried | null {
+  if (json[0] !== 0x5b /* [ */) return null;
+  if (!allPlainBytes(json)) return checkAckJson(json.toString("utf8"));
+  const quote = (from: number): number => json.indexOf(0x22 /* " */, from);
+  return checkTokens({
+    quote,
+    plainEnd: quote,
+    text: (from, to) => json.toString("utf8", from, to),
+    code: (at) => json[at] ?? NaN,
+    contentBytes: (open, close) => close - open - 1,
+    fullCheck: () => fullCheck(json.toString("utf8")),
+  });
+}
+
+/** The token walk of `checkAckJson` (which see), over either source. */
+function checkTokens(src: JsonSource): Carried | null {
   const longs: { open: number; close: number }[] = [];
   let skeleton = "";
   let from = 0;
   for (;;) {
-    const open = json.indexOf('"', from);
+    const open = src.quote(from);
     if (open < 0) break;
-    let close: number;
-    if (plain) close = json.indexOf('"', open + 1);
-    else {
-      PLAIN_CONTENT.lastIndex = open + 1;
-      PLAIN_CONTENT.test(json);
-      close = PLAIN_CONTENT.lastIndex;
-    }
-    if (close < 0 || json.charCodeAt(close) !== 0x22 /* " */) return fullCheck(json);
+    const close = src.plainEnd(open + 1);
+    if (close < 0 || src.code(close) !== 0x22 /* " */) return src.fullCheck();
     if (close - open - 1 > LONG_STRING) {
-      skeleton += `${json.slice(from, open)}"${MARK}${MARK}${longs.length}"`;
+      skeleton += `${src.text(from, open)}"${MARK}${MARK}${longs.length}"`;
       longs.push({ open, close });
     } else {
-      skeleton += json.slice(from, close + 1);
+      skeleton += src.text(from, close + 1);
     }
     from = close + 1;
   }
-  skeleton += json.slice(from);
+  skeleton += src.text(from);
   const parsed = parseArray(skeleton);
   if (!parsed) return null;
   const found = carriedString(parsed[0]);
@@ -114,12 +185,13 @@ export function checkAckJson(json: string): Carried | null {
   if (!found.value.startsWith(MARK)) return carriedBy(found.key, found.value);
   const long = longs[Number(found.value.slice(1))];
   if (!long) return NOTHING;
-  const length = long.close - long.open - 1;
-  if (found.key === "body") return carriedBy("body", json.slice(long.open + 1, long.close));
+  if (found.key === "body") {
+    return { bytes: src.contentBytes(long.open, long.close), carriage: "inline" };
+  }
   const bytes = base64Bytes(
-    length,
-    json.charCodeAt(long.close - 1),
-    json.charCodeAt(long.close - 2),
+    long.close - long.open - 1,
+    src.code(long.close - 1),
+    src.code(long.close - 2),
   );
   return { bytes, carriage: "base64" };
 }

@@ -7,6 +7,8 @@
  * what it needs, probed at start on their real classes):
  * - `raw_acks` (raw-acks.ts, ack-text.ts): a Computer's text ack is relayed to the Agent as its
  *   JSON text, never parsed and rebuilt (D13 byte for byte);
+ * - `ack_bytes` (ack-bytes.ts): a long text ack stays the bytes of its WebSocket message, never a
+ *   JS string (needs `raw_acks` and `preframe`);
  * - `preframe` (preframe.ts): a long text packet to a WebSocket session waits as a ready frame;
  * - `batch_writes` (batch-writes.ts): the parts of one packet in one flush, a flush in one write;
  * - `fair_reads` (fair-reads.ts): one WebSocket message per connection per event-loop turn.
@@ -18,23 +20,31 @@
 import type { Server as EngineServer } from "engine.io";
 import type { Namespace } from "socket.io";
 import { Gauge, type Registry } from "prom-client";
+import { keepSessionAckBytes, probeAckBytes } from "./ack-bytes.ts";
 import { AckText } from "./ack-text.ts";
 import { corkSessionSends, flushPacketsWhole, probeBatchWrites } from "./batch-writes.ts";
 import { carriedOf, type Carried } from "./carried.ts";
 import { fairReadsEngine, probeFairReads, type FairReadsEngine } from "./fair-reads.ts";
 import { preframeLongTexts, probePreframe } from "./preframe.ts";
-import { probeRawAcks, rawAckParser } from "./raw-acks.ts";
+import { probeRawAcks, rawAckBytesParser, rawAckParser } from "./raw-acks.ts";
 import { meterSession, type SessionMeter } from "./session-meter.ts";
 
 export type { Carriage, Carried } from "./carried.ts";
 export type { MeteredSession, SessionMeter } from "./session-meter.ts";
 
-export const FAST_PATHS = ["raw_acks", "preframe", "batch_writes", "fair_reads"] as const;
+export const FAST_PATHS = [
+  "raw_acks",
+  "ack_bytes",
+  "preframe",
+  "batch_writes",
+  "fair_reads",
+] as const;
 export type FastPath = (typeof FAST_PATHS)[number];
 
 /** Each fast path on (true, the default) or off. */
 export interface FastPathSwitches {
   rawAcks?: boolean;
+  ackBytes?: boolean;
   preframe?: boolean;
   batchWrites?: boolean;
   fairReads?: boolean;
@@ -50,6 +60,7 @@ export type TransportReport = Readonly<Record<FastPath, FastPathState>>;
 
 const SWITCH: Record<FastPath, keyof FastPathSwitches> = {
   raw_acks: "rawAcks",
+  ack_bytes: "ackBytes",
   preframe: "preframe",
   batch_writes: "batchWrites",
   fair_reads: "fairReads",
@@ -57,6 +68,7 @@ const SWITCH: Record<FastPath, keyof FastPathSwitches> = {
 
 const PROBES: Record<FastPath, () => string | null> = {
   raw_acks: probeRawAcks,
+  ack_bytes: probeAckBytes,
   preframe: probePreframe,
   batch_writes: probeBatchWrites,
   fair_reads: probeFairReads,
@@ -83,6 +95,10 @@ export function decideFastPaths(
     const missing = probe(path);
     report[path] = missing === null ? "on" : `unavailable: ${missing}`;
   }
+  // Acks kept as bytes are written only by the raw-ack encoder, through preframe's writer.
+  if (report.ack_bytes === "on" && (report.raw_acks !== "on" || report.preframe !== "on")) {
+    report.ack_bytes = "unavailable: needs raw_acks and preframe on";
+  }
   return report;
 }
 
@@ -92,7 +108,7 @@ export interface ServerTransport {
   /** Merged into engine.io's Server options (`wsEngine` for fair reads). */
   readonly engineOptions: { wsEngine?: FairReadsEngine["wsEngine"] };
   /** Merged into socket.io's Server options (`parser` for raw acks). */
-  readonly ioOptions: { parser?: typeof rawAckParser };
+  readonly ioOptions: { parser?: typeof rawAckParser | typeof rawAckBytesParser };
   /** Applies the per-connection fast paths to every session of `engine` and client of `nsp`. */
   attach(engine: EngineServer, nsp: Namespace): void;
   /** What one answer carried, from the ack arguments the relay received for it. */
@@ -116,7 +132,10 @@ export function createServerTransport(
   return {
     report,
     engineOptions: fairReads ? { wsEngine: fairReads.wsEngine } : {},
-    ioOptions: report.raw_acks === "on" ? { parser: rawAckParser } : {},
+    ioOptions:
+      report.raw_acks !== "on"
+        ? {}
+        : { parser: report.ack_bytes === "on" ? rawAckBytesParser : rawAckParser },
     attach(engine, nsp) {
       if (fairReads && !fairReads.used) {
         report.fair_reads =
@@ -125,6 +144,9 @@ export function createServerTransport(
       const batch = report.batch_writes === "on";
       const preframe = report.preframe === "on";
       if (batch) engine.on("connection", (session: Session) => corkSessionSends(session));
+      if (report.ack_bytes === "on") {
+        engine.on("connection", (session: Session) => keepSessionAckBytes(session));
+      }
       if (batch || preframe) {
         nsp.on("connection", (socket) => {
           if (batch) flushPacketsWhole(socket.client);

@@ -27,6 +27,7 @@
  * private `_canSendPreEncodedFrame`. `probePreframe` checks both on the installed classes at start.
  */
 import { EventEmitter } from "node:events";
+import { AckFrameText } from "./ack-bytes.ts";
 import { probeWebSocketTransport, socketIoClient, wsSenderPrototype } from "./installed.ts";
 
 /** Text packets shorter than this (UTF-16 code units) keep the string path. */
@@ -48,30 +49,33 @@ interface SocketIoClient {
 
 /**
  * The frame header (RFC 6455 §5.2, server to client: no mask) for a text payload of
- * `payloadBytes`, followed by engine.io's `4`, which counts as the payload's first byte.
+ * `payloadBytes`, followed by engine.io's `4` and then `text`, which count as the payload's first
+ * bytes.
  */
-export function textFrameHead(payloadBytes: number): Buffer {
-  let head: Buffer;
-  if (payloadBytes < 126) {
-    head = Buffer.allocUnsafe(3);
-    head[1] = payloadBytes;
-  } else if (payloadBytes < 0x10000) {
-    head = Buffer.allocUnsafe(5);
+export function textFrameHead(payloadBytes: number, text = ""): Buffer {
+  const size = payloadBytes < 126 ? 2 : payloadBytes < 0x10000 ? 4 : 10;
+  const head = Buffer.allocUnsafe(size + 1 + Buffer.byteLength(text, "utf8"));
+  head[0] = FIN_TEXT;
+  if (size === 2) head[1] = payloadBytes;
+  else if (size === 4) {
     head[1] = 126;
     head.writeUInt16BE(payloadBytes, 2);
   } else {
-    head = Buffer.allocUnsafe(11);
     head[1] = 127;
     head.writeUInt32BE(Math.floor(payloadBytes / 2 ** 32), 2);
     head.writeUInt32BE(payloadBytes >>> 0, 6);
   }
-  head[0] = FIN_TEXT;
-  head[head.length - 1] = ENGINE_MESSAGE;
+  head[size] = ENGINE_MESSAGE;
+  head.write(text, size + 1, "utf8");
   return head;
 }
 
 /** [head, body]: the whole frame of engine.io message `text`, as ws's `sendFrame` takes it. */
-export function engineMessageFrame(text: string): [Buffer, Buffer] {
+export function engineMessageFrame(text: string | AckFrameText): [Buffer, Buffer] {
+  if (text instanceof AckFrameText) {
+    const headBytes = Buffer.byteLength(text.head, "utf8");
+    return [textFrameHead(1 + headBytes + text.body.length, text.head), text.body];
+  }
   const body = Buffer.from(text, "utf8");
   return [textFrameHead(body.length + 1), body];
 }
@@ -97,14 +101,15 @@ export function preframeLongTexts(client: unknown): boolean {
   c.writeToEngine = (encoded: unknown, opts: unknown): void => {
     const text: unknown = Array.isArray(encoded) && encoded.length === 1 ? encoded[0] : encoded;
     const o = opts as { wsPreEncodedFrame?: unknown } | undefined;
+    const ackBytes = text instanceof AckFrameText;
     if (
-      typeof text !== "string" ||
-      text.length < MIN_PREFRAMED_CHARS ||
+      !(ackBytes || (typeof text === "string" && text.length >= MIN_PREFRAMED_CHARS)) ||
       o?.wsPreEncodedFrame !== undefined ||
       c.conn.upgrading ||
       !sendsFramesAsIs(c.conn.transport)
     ) {
-      return writeToEngine(encoded, opts);
+      // An ack kept as bytes (ack-bytes.ts) becomes text for any other way out.
+      return writeToEngine(ackBytes ? [text.text()] : encoded, opts);
     }
     // A new options object: socket.io may share `opts` between the recipients of a broadcast.
     // (Copied, then the key added: V8 takes a slow path for a spread followed by a key.)

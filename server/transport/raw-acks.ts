@@ -30,7 +30,8 @@
  * `probeRawAcks` checks both parsers against the installed socket.io-parser at start.
  */
 import { Decoder, Encoder, PacketType, protocol, type Packet } from "socket.io-parser";
-import { AckText, checkAckJson } from "./ack-text.ts";
+import { AckFrameText, isAckMessage } from "./ack-bytes.ts";
+import { AckText, checkAckBytes, checkAckJson } from "./ack-text.ts";
 
 const ACK_TYPE = 0x33; // "3"
 const SLASH = 0x2f;
@@ -39,6 +40,8 @@ const DIGIT_0 = 0x30;
 const DIGIT_9 = 0x39;
 /** Ack ids are small counters; a longer run of digits goes the standard way. */
 const MAX_ID_DIGITS = 15;
+/** Longer headers of an ACK kept as bytes (a namespace name of hundreds of bytes) are decoded. */
+const MAX_HEADER_BYTES = 256;
 
 interface AckHeader {
   nsp: string;
@@ -68,8 +71,20 @@ export function readAckHeader(text: string): AckHeader | null {
   return { nsp, id: Number(text.slice(idStart, i)), start: i };
 }
 
+/**
+ * An ACK header at the start of `bytes` (ack-bytes.ts), as `readAckHeader` reads it, or null.
+ * Only an all-ASCII header is read here (its `start` is then a byte index too).
+ */
+export function readAckHeaderBytes(bytes: Buffer): AckHeader | null {
+  const open = bytes.indexOf(OPEN_BRACKET);
+  if (open < 0 || open > MAX_HEADER_BYTES) return null;
+  const header = readAckHeader(bytes.toString("utf8", 0, open + 1));
+  return header?.start === open ? header : null;
+}
+
 export class AckTextDecoder extends Decoder {
   override add(obj: unknown): void {
+    if (isAckMessage(obj)) return this.addAckBytes(obj);
     // While a binary packet waits for its attachments, a text message is a protocol error that
     // the standard Decoder reports.
     if (typeof obj === "string" && !this.waitsForAttachments()) {
@@ -78,17 +93,25 @@ export class AckTextDecoder extends Decoder {
         const json = obj.slice(header.start);
         const carried = checkAckJson(json);
         if (carried === null) throw new Error("invalid payload");
-        const packet: Packet = {
-          type: PacketType.ACK,
-          nsp: header.nsp,
-          id: header.id,
-          data: [new AckText(json, carried)],
-        };
-        this.emitReserved("decoded", packet);
-        return;
+        return this.emitAck(header, new AckText(json, carried));
       }
     }
     super.add(obj);
+  }
+
+  /** A text ACK message kept as its bytes (ack-bytes.ts); one it cannot read is decoded. */
+  private addAckBytes(bytes: Buffer): void {
+    const header = this.waitsForAttachments() ? null : readAckHeaderBytes(bytes);
+    if (!header) return this.add(bytes.toString("utf8"));
+    const json = bytes.subarray(header.start);
+    const carried = checkAckBytes(json);
+    if (carried === null) throw new Error("invalid payload");
+    this.emitAck(header, new AckText(json, carried));
+  }
+
+  private emitAck(header: AckHeader, args: AckText): void {
+    const packet: Packet = { type: PacketType.ACK, nsp: header.nsp, id: header.id, data: [args] };
+    this.emitReserved("decoded", packet);
   }
 
   /** A binary packet is waiting for its attachments (socket.io-parser's private field). */
@@ -109,9 +132,24 @@ export class AckTextEncoder extends Encoder {
       let head = "3";
       if (packet.nsp && packet.nsp !== "/") head += `${packet.nsp},`;
       if (packet.id !== undefined && packet.id !== null) head += String(packet.id);
-      return [head + data[0].json];
+      return [this.ackText(head, data[0])];
     }
     return super.encode(packet) as unknown[];
+  }
+
+  protected ackText(head: string, args: AckText): unknown {
+    return head + args.json;
+  }
+}
+
+/**
+ * Writes an ack that arrived as bytes as an `AckFrameText`, which only preframe.ts's writer
+ * takes: the Server uses it with ack-bytes.ts, and only when preframe is on.
+ */
+export class AckBytesEncoder extends AckTextEncoder {
+  protected override ackText(head: string, args: AckText): unknown {
+    const bytes = args.bytes;
+    return bytes ? new AckFrameText(head, bytes) : head + args.json;
   }
 }
 
@@ -122,6 +160,9 @@ export const rawAckParser = {
   Encoder: AckTextEncoder,
   Decoder: AckTextDecoder,
 };
+
+/** The same, writing acks that arrived as bytes as bytes (ack-bytes.ts with preframe.ts). */
+export const rawAckBytesParser = { ...rawAckParser, Encoder: AckBytesEncoder };
 
 /** Whether the installed socket.io-parser works with these parsers: null, or why not. */
 export function probeRawAcks(): string | null {

@@ -19,9 +19,20 @@ after(() => h.close());
 
 type EnginePacket = { type: string; data?: unknown };
 
-const malformed = ['[{"blob":"QUJD', '[{"blob":"QU\u0001JD"}]', "[1]]", '[{"a":}]'];
+// Long ones too: on WebSocket those are checked as the bytes of their message (ack-bytes.ts).
+const long = "QUJD".repeat(8 * 1024);
+const malformed = [
+  '[{"blob":"QUJD',
+  '[{"blob":"QU\u0001JD"}]',
+  "[1]]",
+  '[{"a":}]',
+  `[{"blob":"${long}`,
+  `[{"blob":"${long}\u0001"}]`,
+  `[{"blob":"${long}"}]]`,
+  `[{"a":},"${long}"]`,
+];
 for (const [i, json] of malformed.entries()) {
-  void test(`ack data ${JSON.stringify(json.slice(0, 14))}: 404 disconnected, Server up`, async () => {
+  void test(`ack data ${JSON.stringify(json.slice(0, 14))} (${json.length} chars): 404 disconnected, Server up`, async () => {
     const pc = await h.computer("office-1", `pc-${i}`, { transports: ["websocket"] });
     const engine = pc.io.engine;
     engine.on("packet", (p: EnginePacket) => {

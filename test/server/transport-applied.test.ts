@@ -2,6 +2,7 @@
 // not: checked by its effect on a real Server, once with the defaults (every fast path the
 // installed libraries support) and once stock (`fastPaths: "none"`).
 // - raw_acks: the Agent receives the Computer's ack text byte for byte, through our parser;
+// - ack_bytes: a long ack reaches socket.io as the bytes of the Computer's message;
 // - preframe: a long answer to a WebSocket Agent is queued in engine.io as a ready frame;
 // - batch_writes: a binary answer leaves the Server in one write;
 // - fair_reads: a flood arriving in one TCP read is handled one message per event-loop turn.
@@ -27,8 +28,8 @@ type WirePacket = { type: string; data?: unknown };
 type EnginePacket = { type: string; data?: unknown; options?: { wsPreEncodedFrame?: unknown } };
 interface EngineSession {
   transport: { name: string; socket: { _socket: unknown } };
-  on(event: "packetCreate", fn: (p: EnginePacket) => void): void;
-  off(event: "packetCreate", fn: (p: EnginePacket) => void): void;
+  on(event: "packetCreate" | "packet", fn: (p: EnginePacket) => void): void;
+  off(event: "packetCreate" | "packet", fn: (p: EnginePacket) => void): void;
 }
 
 for (const fastPaths of ["all", "none"] satisfies FastPathOptions[]) {
@@ -74,6 +75,32 @@ for (const fastPaths of ["all", "none"] satisfies FastPathOptions[]) {
       assert.deepEqual(args, JSON.parse(json));
       assert.equal(texts.length, 1);
       assert.equal(texts[0]!.replace(/^3\/smcp,\d+/, "") === json, applied, texts[0]);
+    });
+
+    void test("ack_bytes: a long ack reaches socket.io as bytes exactly when on", async () => {
+      const applied = on("ack_bytes");
+      const blob = randomBytes(64 * 1024).toString("base64");
+      pc.once("client:get_blob", (req: { req_id: string }, ack: (a: unknown) => void) =>
+        ack(wholeChunkAck(blob, req.req_id)),
+      );
+      const received: unknown[] = [];
+      const onPacket = (p: WirePacket): void =>
+        void (p.type === "message" && received.push(p.data));
+      const pcSession = h.sessionOf<EngineSession>(pc);
+      pcSession.on("packet", onPacket);
+      try {
+        const [answer] = await emitAck(
+          agent,
+          "client:get_blob",
+          request("agent-1", "pc-1", { blob_handle: "h" }),
+        );
+        assert.equal((answer as { blob: string }).blob, blob);
+      } finally {
+        pcSession.off("packet", onPacket);
+      }
+      assert.equal(received.length, 1);
+      assert.equal(Buffer.isBuffer(received[0]), applied);
+      assert.equal(typeof received[0] === "string", !applied);
     });
 
     void test("preframe: a long answer is queued as a ready frame exactly when on", async () => {

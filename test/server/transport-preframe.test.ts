@@ -116,7 +116,10 @@ void test(
     // What the Agent's engine decoded is the frame's payload after the `4`.
     const text = wire.at(-1)!;
     assert.ok(text.length >= MIN_PREFRAMED_CHARS);
-    assert.equal(frame[1]!.toString("utf8"), text);
+    const whole = Buffer.concat(frame);
+    const head = textFrameHead(Buffer.byteLength(text) + 1);
+    assert.deepEqual(whole.subarray(0, head.length), head);
+    assert.equal(whole.subarray(head.length).toString("utf8"), text);
     assert.equal((answer as { blob: string }).blob.length, Math.ceil((64 * 1024) / 3) * 4);
   },
 );

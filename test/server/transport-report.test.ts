@@ -18,12 +18,14 @@ import { ServerHarness, TEST_FAST_PATHS } from "../support/server-harness.ts";
 
 const ALL_ON: TransportReport = {
   raw_acks: "on",
+  ack_bytes: "on",
   preframe: "on",
   batch_writes: "on",
   fair_reads: "on",
 };
 const ALL_OFF: TransportReport = {
   raw_acks: "off",
+  ack_bytes: "off",
   preframe: "off",
   batch_writes: "off",
   fair_reads: "off",
@@ -73,15 +75,17 @@ void test('fastPaths: "none" is stock: every fast path off, gauge 0', async () =
   assert.deepEqual(r.report, ALL_OFF);
   assert.deepEqual(r.health, ALL_OFF);
   assert.deepEqual(r.log, ALL_OFF);
-  assert.ok(r.gauge.length === 4 && r.gauge.every((l) => l.endsWith(',state="off"} 0')));
+  assert.ok(
+    r.gauge.length === FAST_PATHS.length && r.gauge.every((l) => l.endsWith(',state="off"} 0')),
+  );
 });
 
 void test("one fast path off by option, the others on", async () => {
-  const r = await reported({ preframe: false, fairReads: false });
-  const expected = { ...ALL_ON, preframe: "off", fair_reads: "off" };
+  const r = await reported({ ackBytes: false, fairReads: false });
+  const expected = { ...ALL_ON, ack_bytes: "off", fair_reads: "off" };
   assert.deepEqual(r.report, expected);
   assert.deepEqual(r.health, expected);
-  assert.ok(r.gauge.includes('a2c_transport_fast_path{name="preframe",state="off"} 0'));
+  assert.ok(r.gauge.includes('a2c_transport_fast_path{name="ack_bytes",state="off"} 0'));
   assert.ok(r.gauge.includes('a2c_transport_fast_path{name="raw_acks",state="on"} 1'));
 });
 
@@ -92,6 +96,7 @@ void test("a fast path the libraries cannot carry is unavailable, with its reaso
   assert.deepEqual(transport.report, {
     ...ALL_ON,
     raw_acks: "unavailable: no raw_acks here",
+    ack_bytes: "unavailable: needs raw_acks and preframe on",
     fair_reads: "unavailable: no fair_reads here",
   });
   assert.deepEqual(transport.ioOptions, {}, "socket.io's own parser");
@@ -103,6 +108,20 @@ void test("a fast path the libraries cannot carry is unavailable, with its reaso
   const text = await registry.metrics();
   assert.match(text, /^a2c_transport_fast_path\{name="raw_acks",state="unavailable"\} 0$/m);
   assert.match(text, /^a2c_transport_fast_path\{name="preframe",state="on"\} 1$/m);
+});
+
+void test("ack_bytes needs raw_acks and preframe: without either it is unavailable", () => {
+  const report = (o: FastPathOptions): string => decideFastPaths(o, () => null).ack_bytes;
+  const needs = "unavailable: needs raw_acks and preframe on";
+  assert.equal(report("all"), "on");
+  assert.equal(report({ preframe: false }), needs);
+  assert.equal(report({ rawAcks: false }), needs);
+  assert.equal(report({ ackBytes: false, preframe: false }), "off");
+  assert.equal(
+    createServerTransport({ preframe: false }).ioOptions.parser?.Encoder.name,
+    "AckTextEncoder",
+  );
+  assert.equal(createServerTransport("all").ioOptions.parser?.Encoder.name, "AckBytesEncoder");
 });
 
 void test("the test harness runs its Servers as A2C_TEST_SERVER_TRANSPORT says", async () => {

@@ -27,18 +27,21 @@ void test("--stock-transport and A2C_SERVER_TRANSPORT=stock: every fast path off
 void test("one variable per fast path, over the base", async () => {
   assert.deepEqual(await fastPaths([], { A2C_SERVER_RAW_ACKS: "0" }), {
     rawAcks: false,
+    ackBytes: true,
     preframe: true,
     batchWrites: true,
     fairReads: true,
   });
   assert.deepEqual(await fastPaths([], { A2C_SERVER_PREFRAME: "0", A2C_SERVER_FAIR_READS: "0" }), {
     rawAcks: true,
+    ackBytes: true,
     preframe: false,
     batchWrites: true,
     fairReads: false,
   });
   assert.deepEqual(await fastPaths(["--stock-transport"], { A2C_SERVER_BATCH_WRITES: "1" }), {
     rawAcks: false,
+    ackBytes: false,
     preframe: false,
     batchWrites: true,
     fairReads: false,
@@ -84,6 +87,7 @@ void test("a process started with A2C_SERVER_TRANSPORT=stock logs every fast pat
   const line = await listening;
   assert.deepEqual(line.transport, {
     raw_acks: "off",
+    ack_bytes: "off",
     preframe: "off",
     batch_writes: "off",
     fair_reads: "off",
