@@ -1,7 +1,9 @@
 /**
  * Section 1, micro (tinybench): the per-chunk primitives. sha256 and base64 inline against the
  * piscina pool (cloned Buffer, and SharedArrayBuffer with no copy) at 16 KiB–1 MiB; the handle
- * codec; the size math of D16; JSON encode/parse of a chunk ack. Mean, p99 and margin of error.
+ * codec; the size math of D16; JSON encode/parse of a chunk ack; the Server's work to relay a
+ * base64 chunk ack, from the WebSocket message as text and as bytes (its `ack_bytes` fast path).
+ * Mean, p99 and margin of error.
  * Each primitive's output is checked once against an inline reference before it is timed.
  */
 import { createHash, randomBytes } from "node:crypto";
@@ -10,6 +12,9 @@ import { Piscina } from "piscina";
 import { Bench } from "tinybench";
 import { largestAckMessage, maxChunkBytes, type ChunkEnvelope } from "../../protocol/index.ts";
 import { HandleCodec } from "../../computer/blob/handle.ts";
+import { AckFrameText } from "../../server/transport/ack-bytes.ts";
+import { checkAckBytes, checkAckJson } from "../../server/transport/ack-text.ts";
+import { engineMessageFrame } from "../../server/transport/preframe.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import type { MicroTask } from "../lib/micro-worker.ts";
 import { formatBytes, KiB } from "../lib/stats.ts";
@@ -130,6 +135,7 @@ export async function runMicro(ctx: Ctx): Promise<MicroData> {
       add("json", `JSON.stringify chunk ack ${label}`, size, () => JSON.stringify([ack]));
       add("json", `JSON.parse chunk ack ${label}`, size, () => JSON.parse(text) as unknown);
     }
+    for (const size of [64 * KiB, 256 * KiB, fit]) addAckRelay(add, size);
 
     ctx.log(`micro: ${bench.tasks.length} tasks, ${timeMs} ms each`);
     await bench.run();
@@ -177,4 +183,33 @@ function addHandleCodec(add: AddFn): void {
   add("handle", `handle seal (${handle.length} chars)`, null, () => codec.seal("skill", fields));
   add("handle", "handle open (valid)", null, () => codec.open(handle));
   add("handle", "handle open (forged, rejected)", null, () => codec.open(forged));
+}
+
+/**
+ * What the Server does with one base64 chunk ack between ws's message and the Agent's frame: as
+ * text (engine.io's decode, the JSON check, the frame's encode) and as bytes (the check on the
+ * bytes, a frame head). Both must build the same frame.
+ */
+function addAckRelay(add: AddFn, size: number): void {
+  const ack = { ...SAMPLE_ENVELOPE, eof: false, blob: randomBytes(size).toString("base64") };
+  const json = JSON.stringify([ack]);
+  const computerHead = "43/smcp,7";
+  const message = Buffer.from(computerHead + json);
+  const agentHead = "3/smcp,12";
+  const asText = (): Buffer[] => {
+    const text = message.toString("utf8");
+    if (checkAckJson(text.slice(computerHead.length)) === null) throw new Error("not JSON");
+    return engineMessageFrame(agentHead + text.slice(computerHead.length));
+  };
+  const asBytes = (): Buffer[] => {
+    const body = message.subarray(computerHead.length);
+    if (checkAckBytes(body) === null) throw new Error("not JSON");
+    return engineMessageFrame(new AckFrameText(agentHead, body));
+  };
+  if (!Buffer.concat(asText()).equals(Buffer.concat(asBytes()))) {
+    throw new IntegrityError("micro: the ack relayed as bytes differs from the ack as text");
+  }
+  const label = formatBytes(size);
+  add("relay", `relay chunk ack as text ${label}`, size, asText);
+  add("relay", `relay chunk ack as bytes ${label}`, size, asBytes);
 }
