@@ -6,7 +6,13 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Socket } from "socket.io-client";
 import { computerNotFound } from "../../protocol/index.ts";
-import { ServerHarness, emitAck, request, waitFor } from "../support/server-harness.ts";
+import {
+  ServerHarness,
+  answerNextRaw,
+  emitAck,
+  request,
+  waitFor,
+} from "../support/server-harness.ts";
 
 let h: ServerHarness;
 let agent: Socket;
@@ -16,8 +22,6 @@ before(async () => {
   agent = await h.agent("office-1", "agent-1");
 });
 after(() => h.close());
-
-type EnginePacket = { type: string; data?: unknown };
 
 // Long ones too: on WebSocket those are checked as the bytes of their message (ack-bytes.ts).
 const long = "QUJD".repeat(8 * 1024);
@@ -34,11 +38,7 @@ const malformed = [
 for (const [i, json] of malformed.entries()) {
   void test(`ack data ${JSON.stringify(json.slice(0, 14))} (${json.length} chars): 404 disconnected, Server up`, async () => {
     const pc = await h.computer("office-1", `pc-${i}`, { transports: ["websocket"] });
-    const engine = pc.io.engine;
-    engine.on("packet", (p: EnginePacket) => {
-      const m = typeof p.data === "string" ? /^2\/smcp,(\d+)\[/.exec(p.data) : null;
-      if (p.type === "message" && m) engine.send(`3/smcp,${m[1]}${json}`);
-    });
+    answerNextRaw(pc, json);
     const gone = waitFor(pc, "disconnect");
     const answer = await emitAck(
       agent,

@@ -24,7 +24,9 @@ import {
 } from "../../server/transport/raw-acks.ts";
 import {
   ServerHarness,
+  answerNextRaw,
   emitAck,
+  incomingAckTexts,
   request,
   skipUnlessFastPaths,
   type Socket,
@@ -170,18 +172,8 @@ void describe("end to end", { skip: skipUnlessFastPaths("ack bytes") }, () => {
 
   void test("a long ack with raw UTF-8 reaches the Agent byte for byte, never a string", async () => {
     const json = `[{"name":"café ☕","blob":"${longBlob}","req_id":"r"},null]`;
-    const engine = pc.io.engine;
-    const onRequest = (p: EnginePacket): void => {
-      const m = typeof p.data === "string" ? /^2\/smcp,(\d+)\[/.exec(p.data) : null;
-      if (p.type !== "message" || !m) return;
-      engine.off("packet", onRequest);
-      engine.send(`3/smcp,${m[1]}${json}`);
-    };
-    engine.on("packet", onRequest);
-    const texts: string[] = [];
-    agent.io.engine.on("packet", (p: EnginePacket) => {
-      if (typeof p.data === "string" && p.data.startsWith("3/smcp,")) texts.push(p.data);
-    });
+    answerNextRaw(pc, json);
+    const texts = incomingAckTexts(agent);
     // What the Server's session of the Computer hands to socket.io.
     const received: unknown[] = [];
     const pcSession = h.sessionOf<EventEmitter>(pc);

@@ -17,7 +17,9 @@ import { RawClient } from "../support/raw-client.ts";
 import {
   ServerHarness,
   TEST_TOKEN,
+  answerNextRaw,
   emitAck,
+  incomingAckTexts,
   request,
   wholeChunkAck,
   type Socket,
@@ -55,18 +57,8 @@ for (const fastPaths of ["all", "none"] satisfies FastPathOptions[]) {
       assert.equal(h.server.io.encoder instanceof AckTextEncoder, applied, "the parser in use");
       // Text a JSON.parse + JSON.stringify round trip rewrites (`2.50`, the space, `\u00e9`).
       const json = `[{"score":2.50, "name":"caf\\u00e9","blob":"QUJD","req_id":"r"}]`;
-      const engine = pc.io.engine;
-      const onPacket = (p: WirePacket): void => {
-        const m = typeof p.data === "string" ? /^2\/smcp,(\d+)\[/.exec(p.data) : null;
-        if (p.type !== "message" || !m) return;
-        engine.off("packet", onPacket);
-        engine.send(`3/smcp,${m[1]}${json}`);
-      };
-      engine.on("packet", onPacket);
-      const texts: string[] = [];
-      agent.io.engine.on("packet", (p: WirePacket) => {
-        if (typeof p.data === "string" && p.data.startsWith("3/smcp,")) texts.push(p.data);
-      });
+      answerNextRaw(pc, json);
+      const texts = incomingAckTexts(agent);
       const args = await emitAck(
         agent,
         "client:get_blob",

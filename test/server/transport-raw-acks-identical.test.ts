@@ -4,7 +4,14 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Socket } from "socket.io-client";
-import { ServerHarness, emitAck, request, skipUnlessFastPaths } from "../support/server-harness.ts";
+import {
+  ServerHarness,
+  answerNextRaw,
+  emitAck,
+  incomingAckTexts,
+  request,
+  skipUnlessFastPaths,
+} from "../support/server-harness.ts";
 
 let h: ServerHarness;
 let agent: Socket;
@@ -16,44 +23,20 @@ before(async () => {
 });
 after(() => h.close());
 
-type EnginePacket = { type: string; data?: unknown };
-
-/** The socket.io text packets `socket`'s engine receives, as they come off the wire. */
-function incomingTexts(socket: Socket): string[] {
-  const seen: string[] = [];
-  socket.io.engine.on("packet", (p: EnginePacket) => {
-    if (p.type === "message" && typeof p.data === "string") seen.push(p.data);
-  });
-  return seen;
-}
-
-/** Answers the next request event on the Computer's wire with `json` as the ack's data text. */
-function answerRaw(json: string): void {
-  const engine = pc.io.engine;
-  const onPacket = (p: EnginePacket): void => {
-    const m = typeof p.data === "string" ? /^2\/smcp,(\d+)\[/.exec(p.data) : null;
-    if (p.type !== "message" || !m) return;
-    engine.off("packet", onPacket);
-    engine.send(`3/smcp,${m[1]}${json}`);
-  };
-  engine.on("packet", onPacket);
-}
-
 const skip = skipUnlessFastPaths("raw acks");
 
 void test("the Agent receives the Computer's ack text unchanged", { skip }, async () => {
   const json =
     '[{"blob_handle":"h","total_size":3, "chunk_offset":0,"eof":true,"score":2.50,' +
     `"name":"caf\\u00e9","blob":"${"QUJD".repeat(30_000)}","req_id":"r"},null]`;
-  const texts = incomingTexts(agent);
-  answerRaw(json);
+  const acks = incomingAckTexts(agent);
+  answerNextRaw(pc, json);
   const args = await emitAck(
     agent,
     "client:get_blob",
     request("agent-1", "pc-1", { blob_handle: "h" }),
   );
   assert.deepEqual(args, JSON.parse(json));
-  const acks = texts.filter((t) => t.startsWith("3/smcp,"));
   assert.equal(acks.length, 1);
   assert.equal(acks[0]!.replace(/^3\/smcp,\d+/, ""), json);
 

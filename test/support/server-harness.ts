@@ -281,6 +281,32 @@ export function wholeChunkAck(
   };
 }
 
+type WirePacket = { type: string; data?: unknown };
+
+/**
+ * Answers the next request event `computer` receives with `json` as its ack's data, written on
+ * the wire as it is (no socket.io encoding): for ack texts JSON.stringify would not write.
+ */
+export function answerNextRaw(computer: Socket, json: string): void {
+  const engine = computer.io.engine;
+  const onPacket = (p: WirePacket): void => {
+    const m = typeof p.data === "string" ? /^2\/smcp,(\d+)\[/.exec(p.data) : null;
+    if (p.type !== "message" || !m) return;
+    engine.off("packet", onPacket);
+    engine.send(`3/smcp,${m[1]}${json}`);
+  };
+  engine.on("packet", onPacket);
+}
+
+/** The ACK texts (`3/smcp,<id>[…]`) `socket` receives from now on, as they come off the wire. */
+export function incomingAckTexts(socket: Socket): string[] {
+  const seen: string[] = [];
+  socket.io.engine.on("packet", (p: WirePacket) => {
+    if (typeof p.data === "string" && p.data.startsWith("3/smcp,")) seen.push(p.data);
+  });
+  return seen;
+}
+
 /**
  * The TCP socket under a client's WebSocket transport (engine.io-client's `ws`), to pause its
  * reading or count its writes. Throws while the client is not on WebSocket.
