@@ -76,8 +76,8 @@ export function readAckHeader(text: string): AckHeader | null {
  * Only an all-ASCII header is read here (its `start` is then a byte index too).
  */
 export function readAckHeaderBytes(bytes: Buffer): AckHeader | null {
-  const open = bytes.indexOf(OPEN_BRACKET);
-  if (open < 0 || open > MAX_HEADER_BYTES) return null;
+  const open = bytes.subarray(0, MAX_HEADER_BYTES + 1).indexOf(OPEN_BRACKET);
+  if (open < 0) return null;
   const header = readAckHeader(bytes.toString("utf8", 0, open + 1));
   return header?.start === open ? header : null;
 }
