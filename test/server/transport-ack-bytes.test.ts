@@ -4,7 +4,7 @@
 // real WebSocket transport and socket.io-parser, then end to end on a real Server.
 import assert from "node:assert/strict";
 import { EventEmitter } from "node:events";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import fc from "fast-check";
 import { PacketType, type Packet } from "socket.io-parser";
 import {
@@ -23,13 +23,12 @@ import {
   AckTextEncoder,
 } from "../../server/transport/raw-acks.ts";
 import {
-  ServerHarness,
   answerNextRaw,
   emitAck,
   incomingAckTexts,
   request,
   skipUnlessFastPaths,
-  type Socket,
+  webSocketPairSuite,
 } from "../support/server-harness.ts";
 
 type EnginePacket = { type: string; data?: unknown };
@@ -161,28 +160,21 @@ void test("the check on bytes says what the check on text says", () => {
 });
 
 void describe("end to end", { skip: skipUnlessFastPaths("ack bytes") }, () => {
-  let h: ServerHarness;
-  let agent: Socket;
-  let pc: Socket;
-  before(async () => {
-    h = await ServerHarness.start();
-    ({ agent, pc } = await h.webSocketPair());
-  });
-  after(() => h.close());
+  const pair = webSocketPairSuite();
 
   void test("a long ack with raw UTF-8 reaches the Agent byte for byte, never a string", async () => {
     const json = `[{"name":"café ☕","blob":"${longBlob}","req_id":"r"},null]`;
-    answerNextRaw(pc, json);
-    const texts = incomingAckTexts(agent);
+    answerNextRaw(pair.pc, json);
+    const texts = incomingAckTexts(pair.agent);
     // What the Server's session of the Computer hands to socket.io.
     const received: unknown[] = [];
-    const pcSession = h.sessionOf<EventEmitter>(pc);
+    const pcSession = pair.server.sessionOf<EventEmitter>(pair.pc);
     const onPacket = (p: EnginePacket): void =>
       void (p.type === "message" && received.push(p.data));
     pcSession.on("packet", onPacket);
     try {
       const args = await emitAck(
-        agent,
+        pair.agent,
         "client:get_blob",
         request("agent-1", "pc-1", { blob_handle: "h" }),
       );

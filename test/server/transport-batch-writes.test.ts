@@ -5,29 +5,23 @@
 // test sees two writes.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import {
-  ServerHarness,
   emitAck,
   request,
   skipUnlessFastPaths,
   wholeChunkAck,
-  type Socket,
+  webSocketPairSuite,
 } from "../support/server-harness.ts";
 import { countTcpWrites, type WriteCount } from "../support/tcp-writes.ts";
 
-let h: ServerHarness;
-let agent: Socket;
-let pc: Socket;
-before(async () => {
-  h = await ServerHarness.start();
-  ({ agent, pc } = await h.webSocketPair());
-});
-after(() => h.close());
+const pair = webSocketPairSuite();
 
 /** Counts the write calls on the Server's TCP socket of the Agent's engine.io session. */
 function countWrites(): WriteCount {
-  const session = h.sessionOf<{ transport: { name: string; socket: { _socket: unknown } } }>(agent);
+  const session = pair.server.sessionOf<{
+    transport: { name: string; socket: { _socket: unknown } };
+  }>(pair.agent);
   assert.equal(session.transport.name, "websocket");
   return countTcpWrites(session.transport.socket._socket);
 }
@@ -36,12 +30,12 @@ const skip = skipUnlessFastPaths("batched writes");
 
 void test("both frames of a binary ack leave the Server in one write", { skip }, async () => {
   const bytes = randomBytes(64 * 1024);
-  pc.once("client:get_blob", (_req: unknown, ack: (a: unknown) => void) =>
+  pair.pc.once("client:get_blob", (_req: unknown, ack: (a: unknown) => void) =>
     ack(wholeChunkAck(bytes, "r1", { blob_format: "binary" })),
   );
   const seen = countWrites();
   const [answer] = await emitAck(
-    agent,
+    pair.agent,
     "client:get_blob",
     request("agent-1", "pc-1", { blob_handle: "h", blob_format: "binary" }),
   );

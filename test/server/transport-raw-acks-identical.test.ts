@@ -2,26 +2,17 @@
 // text of the Computer's ack — even text that a JSON.parse + JSON.stringify round trip would
 // rewrite (`2.50`, `\u00e9`, spaces) — only the packet header (the ack id) differs.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
-import type { Socket } from "socket.io-client";
+import { test } from "node:test";
 import {
-  ServerHarness,
   answerNextRaw,
   emitAck,
   incomingAckTexts,
   request,
   skipUnlessFastPaths,
+  webSocketPairSuite,
 } from "../support/server-harness.ts";
 
-let h: ServerHarness;
-let agent: Socket;
-let pc: Socket;
-
-before(async () => {
-  h = await ServerHarness.start();
-  ({ agent, pc } = await h.webSocketPair());
-});
-after(() => h.close());
+const pair = webSocketPairSuite();
 
 const skip = skipUnlessFastPaths("raw acks");
 
@@ -29,10 +20,10 @@ void test("the Agent receives the Computer's ack text unchanged", { skip }, asyn
   const json =
     '[{"blob_handle":"h","total_size":3, "chunk_offset":0,"eof":true,"score":2.50,' +
     `"name":"caf\\u00e9","blob":"${"QUJD".repeat(30_000)}","req_id":"r"},null]`;
-  const acks = incomingAckTexts(agent);
-  answerNextRaw(pc, json);
+  const acks = incomingAckTexts(pair.agent);
+  answerNextRaw(pair.pc, json);
   const args = await emitAck(
-    agent,
+    pair.agent,
     "client:get_blob",
     request("agent-1", "pc-1", { blob_handle: "h" }),
   );
@@ -40,7 +31,7 @@ void test("the Agent receives the Computer's ack text unchanged", { skip }, asyn
   assert.equal(acks.length, 1);
   assert.equal(acks[0]!.replace(/^3\/smcp,\d+/, ""), json);
 
-  const metrics = await fetch(`${h.url}/metrics`).then((r) => r.text());
+  const metrics = await fetch(`${pair.server.url}/metrics`).then((r) => r.text());
   const line = metrics
     .split("\n")
     .find((l) => l.startsWith('a2c_relay_resource_bytes_total{event="client:get_blob"'));

@@ -19,6 +19,7 @@
  * (`fastPaths: "none"`: socket.io, engine.io and ws as shipped), so the same tests check the wire
  * contract both ways (test/server-stock/). A test of one fast path's mechanism skips then.
  */
+import { after, before } from "node:test";
 import { io as connectIo, type Socket } from "socket.io-client";
 import { PROTOCOL_VERSION, NAMESPACE, type Role } from "../../protocol/index.ts";
 import { startServer, type RunningServer, type ServerOptions } from "../../server/server.ts";
@@ -181,6 +182,27 @@ export class ServerHarness {
     for (const s of this.sockets) s.disconnect();
     await this.server.close();
   }
+}
+
+/** A Server and its WebSocket pair (`webSocketPair`), for the tests of one file or suite. */
+export interface WebSocketPairSuite {
+  readonly server: ServerHarness;
+  readonly agent: Socket;
+  readonly pc: Socket;
+}
+
+/**
+ * Starts a Server with `webSocketPair()` before the enclosing file's or suite's tests and closes
+ * it after them; the fields are set once `before` has run.
+ */
+export function webSocketPairSuite(options: ServerOptions = {}): WebSocketPairSuite {
+  const suite = {} as { server: ServerHarness; agent: Socket; pc: Socket };
+  before(async () => {
+    suite.server = await ServerHarness.start(options);
+    Object.assign(suite, await suite.server.webSocketPair());
+  });
+  after(() => suite.server?.close());
+  return suite;
 }
 
 /** Emits with an ack and resolves with ALL ack arguments (emitWithAck keeps only the first). */
