@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { FastPathReport } from "./fast-paths.ts";
+import type { FastPathReport } from "./transport/index.ts";
 
 export interface ComputerHttpOptions {
   /** Port; 0 picks a free one (logged, and read back from `port`). */
