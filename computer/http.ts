@@ -49,7 +49,7 @@ export interface HealthBody {
   connected: boolean;
   joined: boolean;
   transport: string | null;
-  /** Each fast path `on`, `off` or `unavailable: <reason>` (fast-paths.ts); null while starting. */
+  /** Each fast path `on`, `off` or `unavailable: <reason>` (transport/index.ts); null while starting. */
   fast_paths: FastPathReport | null;
   uptime_s: number;
 }

@@ -19,8 +19,8 @@
  * Lifetime: entries are reference counted (a descriptor is never closed while a request or a hash
  * computation reads it, so its number cannot be reused under a reader), bounded in number (LRU),
  * and closed after `idleMs` without use, so the process's descriptor count returns to its base
- * when pulls stop. Open descriptors stay within `maxEntries` plus the reads in flight (the engine's
- * limiter bounds those): an entry over the bound closes as soon as its last reader lets go.
+ * when pulls stop. Open descriptors stay within `maxEntries` plus the reads in flight (dispatch.ts
+ * bounds those): an entry over the bound closes as soon as its last reader lets go.
  *
  * A file that loses its last name (deleted, or renamed over) is not held beyond the request that
  * sees it, so its disk space is freed: a request for that path finds the signature changed (the
@@ -186,7 +186,7 @@ export class FdCache {
     if (this.#byPath.size <= this.#maxEntries) return;
     for (const e of this.#byPath.values()) {
       if (this.#byPath.size <= this.#maxEntries) break;
-      if (e.refs === 0) this.#kill(e); // busy entries stay; the limiter bounds them
+      if (e.refs === 0) this.#kill(e); // busy entries stay; the chunk scheduler bounds them
     }
   }
 

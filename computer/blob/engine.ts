@@ -242,7 +242,7 @@ export class BlobEngine implements HandleMinter {
     checked?: CheckedFd,
   ): Promise<Outcome> {
     for (let attempt = 1; attempt <= MAX_SNAPSHOT_ATTEMPTS; attempt++) {
-      // Step 1: a cached descriptor the path still names with unchanged content (fd-cache.ts),
+      // Step 1: a cached descriptor the path still names with unchanged content (descriptors.ts),
       // else a fresh open.
       const cached = checked?.fd ?? this.#fds.acquire(source.path);
       const still = checked?.stats ?? (cached && reusable(cached, source));
