@@ -26,7 +26,7 @@ export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [
                                request whose answer would arrive later is answered busy
                                (env A2C_RELAY_TIMEOUT_MS, as the Server's)
   --max-unsent-bytes N         answer bytes the socket may hold unsent before no further chunk is
-                               read, default 1048576 (env A2C_MAX_UNSENT_BYTES)
+                               read, default 262144 (env A2C_MAX_UNSENT_BYTES)
   --hash-nice N                nice offset of the hashing threads, 0-19, default 10 (env A2C_HASH_NICE)
   --fd-cache-entries N         file descriptors kept open between chunks, default 16; 0 = none
                                (env A2C_FD_CACHE_ENTRIES)

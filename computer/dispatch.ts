@@ -46,7 +46,7 @@ import type { Ack, AnswerTransport } from "./transport/index.ts";
  * Bytes the socket may hold unsent, chunks being read included, before no further chunk is read
  * (D48 has the measurements it was chosen from).
  */
-export const DEFAULT_MAX_UNSENT_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_UNSENT_BYTES = 256 * 1024;
 /** Chunk reads at once (bounds descriptors and buffers; the byte bound usually binds first). */
 export const DEFAULT_MAX_IN_FLIGHT = 32;
 /** Chunk requests queued over all flows before `busy` at once. */
