@@ -446,7 +446,8 @@ export class ChunkScheduler {
     this.#reading++;
     this.#promised += q.cost;
     this.#o.metrics?.chunkWaitSeconds.observe((now - q.arrivedAt) / 1000);
-    void this.#o.read(q.req).then((result) => {
+    const read = this.#o.read(q.req).catch(() => internalError());
+    void read.then((result) => {
       this.#reading--;
       this.#promised -= q.cost;
       const wire = wireBytes(result, q.req);
