@@ -2,22 +2,22 @@
  * The Computer in-process: `startComputer(options)` composes its parts and resolves once it has
  * joined its office.
  *
- * - fast-paths.ts: which departures from the libraries' stock behaviour are on (probed at start);
  * - connection.ts: the socket, joining and rejoining the office, giving up;
- * - transport/: how answers leave (buffers for binary chunks, `answer(ack, result)`);
+ * - transport/: how answers leave (`answer(ack, result)`, buffers for binary chunks, the unsent
+ *   bytes) and which departures from the libraries' stock behaviour are on (probed at start);
  * - blob/service.ts: the engine behind `client:get_blob` with its handle key, hashing pool, hash
  *   cache and derived store;
  * - services.ts: the SKILL and tool services (or the caller's), their producers and handlers;
- * - dispatch.ts: each `client:*` request to its handler, and an answer for every one.
+ * - dispatch.ts: each `client:*` request to its handler, and an answer for every one; chunk
+ *   answers scheduled by the socket's unsent bytes.
  */
 import { homedir } from "node:os";
 import { join as joinPath } from "node:path";
 import type { Logger } from "pino";
 import { DEFAULT_MAX_HTTP_BUFFER_SIZE, type Transport } from "@a2c-smcp/protocol";
-import { chunkSizeClasses } from "./blob/buffers.ts";
-import { DEFAULT_CHUNK_BYTES, DEFAULT_MAX_IN_FLIGHT, type BlobEngine } from "./blob/engine.ts";
+import type { BlobEngine } from "./blob/engine.ts";
 import type { HashCache } from "./blob/hash-cache.ts";
-import { startBlobService, type BlobService, type BlobTuning } from "./blob/service.ts";
+import { startBlobService, type BlobEngineTuning, type BlobService } from "./blob/service.ts";
 import { connection, type ComputerSocket, type Connection } from "./connection.ts";
 import {
   DEFAULT_INLINE_BUDGET,
@@ -26,8 +26,7 @@ import {
   type ComputerService,
   type HandleMinter,
 } from "./contracts.ts";
-import { dispatch, type Dispatcher } from "./dispatch.ts";
-import { FastPaths, type FastPathOptions, type FastPathReport } from "./fast-paths.ts";
+import { dispatch, type ChunkSchedulerTuning, type Dispatcher } from "./dispatch.ts";
 import { createComputerLogger } from "./log.ts";
 import { createComputerMetrics, type ComputerMetrics } from "./metrics.ts";
 import {
@@ -37,10 +36,19 @@ import {
   type ServiceContext,
   type ServiceFactory,
 } from "./services.ts";
-import { createAnswerTransport, type AnswerTransport } from "./transport/index.ts";
+import {
+  createAnswerTransport,
+  type AnswerTransport,
+  type FastPathReport,
+  type TransportMode,
+} from "./transport/index.ts";
 
 export { ComputerConnectError } from "./connect-error.ts";
 export { defaultServices, type ServiceContext, type ServiceFactory } from "./services.ts";
+
+/** Chunk serving settings (`StartComputerOptions.blob`). */
+export type BlobTuning = BlobEngineTuning &
+  Pick<ChunkSchedulerTuning, "maxInFlight" | "maxQueue" | "maxUnsentBytes">;
 
 export interface StartComputerOptions {
   /** Server base URL, e.g. `http://127.0.0.1:7000` (the `/smcp` namespace is appended). */
@@ -70,13 +78,21 @@ export interface StartComputerOptions {
    * When absent, the defaults are built from `skills` / `mcpConfig` (see `defaultServices`).
    */
   services?: Array<ComputerService | ServiceFactory>;
-  /** Blob engine tuning (chunk default, concurrency limits, descriptors kept open). */
+  /**
+   * Chunk serving: the default chunk, descriptors kept open, reads at once, queued requests, and
+   * the unsent bytes the socket may hold before no further chunk is read (D48).
+   */
   blob?: BlobTuning;
   /**
-   * Departures from the client libraries' stock behaviour (fast-paths.ts): `"all"` (default),
-   * `"none"` (stock), or per path, e.g. `{ maskInPlace: false }`.
+   * The Server's relay timeout of `client:get_*` (D10), default 30 s: a chunk request queued so
+   * long that its answer would arrive later is answered `busy` (D50).
    */
-  fastPaths?: FastPathOptions;
+  relayTimeoutMs?: number;
+  /**
+   * `"fast"` (default): the transport fast paths the installed libraries support; `"stock"`:
+   * socket.io-client, engine.io-client and ws exactly as shipped (transport/index.ts).
+   */
+  transport?: TransportMode;
   /** Client transports, polling first (docs/protocol.md, Connection). */
   transports?: Transport[];
   /** Reject the start promise if not joined within this time (ms). 0 = wait forever. */
@@ -97,7 +113,7 @@ export interface RunningComputer {
   readonly metrics: ComputerMetrics;
   readonly services: readonly ComputerService[];
   readonly socket: ComputerSocket;
-  /** How answers leave (chunk buffers returned / dropped: `transport.lent`). */
+  /** How answers leave. */
   readonly transport: AnswerTransport;
   /** Each fast path `on`, `off` or `unavailable: <reason>`, as of now. */
   readonly fastPaths: FastPathReport;
@@ -119,7 +135,6 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     allowHardLinks: options.allowHardLinks ?? false,
   };
   const metrics = createComputerMetrics(name);
-  const fastPaths = new FastPaths(options.fastPaths, { log, gauge: metrics.fastPaths });
 
   let services: readonly ComputerService[] = [];
   const conn = connection(
@@ -130,20 +145,18 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
       fatal: (err) => options.onFatal?.(err),
     },
   );
-  const maxInFlight = options.blob?.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
-  const transport = createAnswerTransport(conn.socket.io, fastPaths, {
-    chunkSizes: chunkSizeClasses(
-      options.blob?.defaultChunkBytes ?? DEFAULT_CHUNK_BYTES,
-      config.maxHttpBufferSize,
-    ),
-    maxPending: maxInFlight,
+  const transport = createAnswerTransport(conn.socket.io, {
+    mode: options.transport ?? "fast",
+    log,
+    gauge: metrics.fastPaths,
   });
+  const { maxInFlight, maxQueue, maxUnsentBytes, ...engineTuning } = options.blob ?? {};
   const blob = await startBlobService({
     config,
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.hashNice !== undefined ? { hashNice: options.hashNice } : {}),
-    ...(options.blob ? { tuning: options.blob } : {}),
-    binaryBuffers: transport.chunkBuffers,
+    tuning: engineTuning,
+    chunkBuffer: (n) => transport.chunkBuffer(n),
     transport: conn.transport,
     metrics,
     log,
@@ -156,7 +169,6 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     metrics,
     hashCache,
     derived,
-    fastPaths: fastPaths.report(),
   };
   const running = await startServices(
     [blob.service],
@@ -174,6 +186,15 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     handlers: running.handlers,
     services,
     transport,
+    chunks: {
+      ...(maxInFlight !== undefined ? { maxInFlight } : {}),
+      ...(maxQueue !== undefined ? { maxQueue } : {}),
+      ...(maxUnsentBytes !== undefined ? { maxUnsentBytes } : {}),
+      ...(options.relayTimeoutMs !== undefined ? { relayTimeoutMs: options.relayTimeoutMs } : {}),
+      ...(engineTuning.defaultChunkBytes !== undefined
+        ? { defaultChunkBytes: engineTuning.defaultChunkBytes }
+        : {}),
+    },
     metrics,
     log,
   });
@@ -197,7 +218,7 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     socket: conn.socket,
     transport,
     get fastPaths() {
-      return fastPaths.report();
+      return { ...transport.report };
     },
     get joined() {
       return conn.joined;

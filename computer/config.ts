@@ -3,12 +3,6 @@
  */
 import { parseArgs } from "node:util";
 import type { StartComputerOptions } from "./computer.ts";
-import {
-  FAST_PATH_NAMES,
-  onlyFastPaths,
-  type FastPathName,
-  type FastPathOptions,
-} from "./fast-paths.ts";
 import type { ComputerHttpOptions } from "./http.ts";
 
 /** What `npm run computer` runs: the Computer, plus its optional HTTP endpoint (http.ts). */
@@ -28,8 +22,11 @@ export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [
   --inline-budget N            inline text/binary budget in bytes, default 32768 (env A2C_INLINE_BUDGET)
   --max-size N                 hard cap on a resource, default 104857600 (env A2C_MAX_SIZE)
   --workers N                  hashing threads; 0 = hash inline (env A2C_WORKERS)
-  --blob-queue-wait-ms N       longest wait of a get_blob for a read slot before it is answered
-                               busy, default 10000; 0 = no bound (env A2C_BLOB_QUEUE_WAIT_MS)
+  --relay-timeout-ms N         the Server's relay timeout of client:get_*, default 30000: a chunk
+                               request whose answer would arrive later is answered busy
+                               (env A2C_RELAY_TIMEOUT_MS, as the Server's)
+  --max-unsent-bytes N         answer bytes the socket may hold unsent before no further chunk is
+                               read, default 262144 (env A2C_MAX_UNSENT_BYTES)
   --hash-nice N                nice offset of the hashing threads, 0-19, default 10 (env A2C_HASH_NICE)
   --fd-cache-entries N         file descriptors kept open between chunks, default 16; 0 = none
                                (env A2C_FD_CACHE_ENTRIES)
@@ -38,10 +35,8 @@ export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [
   --http-port P                serve GET /healthz and /metrics on this port; off when unset,
                                0 = any free port (env A2C_HTTP_PORT)
   --http-host H                interface of that endpoint, default 127.0.0.1 (env A2C_HTTP_HOST)
-  --stock-transport            every fast path off: the client libraries' stock behaviour
-                               (env A2C_COMPUTER_TRANSPORT=stock). One path on or off, over
-                               that: A2C_COMPUTER_LEND_BUFFERS, A2C_COMPUTER_MASK_IN_PLACE,
-                               A2C_COMPUTER_BATCH_WRITES, A2C_COMPUTER_MCP_READ_BUFFER = 0|1
+  --stock-transport            every transport fast path off: socket.io-client, engine.io-client
+                               and ws as shipped (env A2C_COMPUTER_TRANSPORT=stock)
   -h, --help                   this text
 Log level: A2C_LOG_LEVEL (default info).`;
 
@@ -66,7 +61,8 @@ const INT_FLAGS = {
   "inline-budget": { env: "A2C_INLINE_BUDGET", min: 0 },
   "max-size": { env: "A2C_MAX_SIZE", min: 0 },
   workers: { env: "A2C_WORKERS", min: 0 },
-  "blob-queue-wait-ms": { env: "A2C_BLOB_QUEUE_WAIT_MS", min: 0 },
+  "relay-timeout-ms": { env: "A2C_RELAY_TIMEOUT_MS", min: 1 },
+  "max-unsent-bytes": { env: "A2C_MAX_UNSENT_BYTES", min: 1 },
   "hash-nice": { env: "A2C_HASH_NICE", min: 0, max: 19 },
   "fd-cache-entries": { env: "A2C_FD_CACHE_ENTRIES", min: 0, max: 4096 },
   "http-port": { env: "A2C_HTTP_PORT", min: 0, max: 65535 },
@@ -143,8 +139,9 @@ export function parseComputerArgs(
   assign("inlineBudget", int("inline-budget"));
   assign("maxSize", int("max-size"));
   assign("workers", int("workers"));
-  const queueWait = int("blob-queue-wait-ms");
-  if (queueWait !== undefined) out.blob = { maxQueueWaitMs: queueWait };
+  assign("relayTimeoutMs", int("relay-timeout-ms"));
+  const maxUnsentBytes = int("max-unsent-bytes");
+  if (maxUnsentBytes !== undefined) out.blob = { maxUnsentBytes };
   const fdCacheEntries = int("fd-cache-entries");
   if (fdCacheEntries !== undefined) out.blob = { ...out.blob, fdCacheEntries };
   const hardLinks = env.A2C_ALLOW_HARD_LINKS;
@@ -155,7 +152,7 @@ export function parseComputerArgs(
     out.allowHardLinks = true;
   }
   assign("hashNice", int("hash-nice"));
-  assign("fastPaths", fastPaths(values["stock-transport"] === true, env));
+  assign("transport", transportMode(values["stock-transport"] === true, env));
   const httpPort = int("http-port");
   const httpHost = str("http-host");
   if (httpPort !== undefined) {
@@ -166,39 +163,16 @@ export function parseComputerArgs(
   return out;
 }
 
-/** The env switch of each fast path (`0` or `1`): `A2C_COMPUTER_LEND_BUFFERS`, … */
-export function fastPathEnv(name: FastPathName): string {
-  return `A2C_COMPUTER_${name.toUpperCase()}`;
-}
-
 /**
- * `--stock-transport` / `A2C_COMPUTER_TRANSPORT=stock` turns every fast path off; a fast path's
- * own variable (`0` or `1`) then overrides that for it. Undefined: the default (all on). The
- * Server reads its own fast paths the same way.
+ * `--stock-transport` or `A2C_COMPUTER_TRANSPORT=stock`: every fast path off. Undefined: the
+ * default (`fast`). The Server reads its own switch the same way.
  */
-function fastPaths(stockFlag: boolean, env: NodeJS.ProcessEnv): FastPathOptions | undefined {
+function transportMode(stockFlag: boolean, env: NodeJS.ProcessEnv): "stock" | undefined {
   const mode = env.A2C_COMPUTER_TRANSPORT?.trim() || undefined;
   if (mode !== undefined && mode !== "stock" && mode !== "fast") {
     throw new UsageError(
       `A2C_COMPUTER_TRANSPORT must be stock or fast, got ${JSON.stringify(mode)}`,
     );
   }
-  const stock = stockFlag || mode === "stock";
-  const on: FastPathName[] = [];
-  let any = false;
-  for (const name of FAST_PATH_NAMES) {
-    const variable = fastPathEnv(name);
-    const text = env[variable]?.trim();
-    if (!text) {
-      if (!stock) on.push(name);
-      continue;
-    }
-    any = true;
-    if (/^(1|true|yes|on)$/i.test(text)) on.push(name);
-    else if (!/^(0|false|no|off)$/i.test(text)) {
-      throw new UsageError(`${variable} must be 0 or 1, got ${JSON.stringify(text)}`);
-    }
-  }
-  if (!any) return stock ? "none" : undefined;
-  return onlyFastPaths(on);
+  return stockFlag || mode === "stock" ? "stock" : undefined;
 }

@@ -13,7 +13,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { FastPathReport } from "./fast-paths.ts";
+import type { FastPathReport } from "./transport/index.ts";
 
 export interface ComputerHttpOptions {
   /** Port; 0 picks a free one (logged, and read back from `port`). */
@@ -49,7 +49,7 @@ export interface HealthBody {
   connected: boolean;
   joined: boolean;
   transport: string | null;
-  /** Each fast path `on`, `off` or `unavailable: <reason>` (fast-paths.ts); null while starting. */
+  /** Each fast path `on`, `off` or `unavailable: <reason>` (transport/index.ts); null while starting. */
   fast_paths: FastPathReport | null;
   uptime_s: number;
 }

@@ -34,13 +34,12 @@ export {
   type HealthStatus,
 } from "./http.ts";
 export {
-  FAST_PATH_NAMES,
+  FAST_PATHS,
   type FastPathName,
-  type FastPathOptions,
   type FastPathReport,
   type FastPathState,
-  type FastPathSwitches,
-} from "./fast-paths.ts";
+  type TransportMode,
+} from "./transport/index.ts";
 export { createComputerLogger } from "./log.ts";
 export { createSkillService, type SkillService, type SkillServiceOptions } from "./skills/index.ts";
 export { createToolService, type ToolService, type ToolServiceOptions } from "./tools/service.ts";

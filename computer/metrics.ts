@@ -21,7 +21,7 @@ export interface ComputerMetrics {
   readonly requests: Counter<"event" | "outcome">;
   /** `client:get_blob` failures by 4018 reason (and `busy`). */
   readonly blobErrors: Counter<"reason">;
-  /** `client:get_blob` answered `busy` by the read limiter: queue_full, queue_wait, closed. */
+  /** `client:get_blob` answered `busy` unread (dispatch.ts): queue_full, stale, closed. */
   readonly blobRefusals: Counter<"reason">;
   /** Resource bytes served in chunks, by carriage (`base64` text or `binary`). */
   readonly blobBytes: Counter<"carriage">;
@@ -33,15 +33,24 @@ export interface ComputerMetrics {
   readonly snapshotRetries: Counter;
   /** Pull-time sandbox checks of skill files (D17), by path: `held` or `walk`. */
   readonly sandboxChecks: Counter<"path">;
+  /** Chunk requests being read, and waiting in their flows' queues. */
   readonly chunksInFlight: Gauge;
   readonly chunksQueued: Gauge;
+  /** How long chunk requests waited in their queues before being read. */
+  readonly chunkWaitSeconds: Histogram;
+  /** Answer bytes the socket holds unsent (what the chunk scheduler bounds). */
+  readonly unsentBytes: Gauge;
+  /** Files opened to serve chunks (a chunk from a held descriptor opens none). */
+  readonly blobFileOpens: Counter;
+  /** Descriptors the blob engine holds open (being read, or kept for the next chunk). */
+  readonly openDescriptors: Gauge;
   /** Derived resources produced (SKILL.md bodies), by tier: memory or file. */
   readonly derivedProductions: Counter<"tier">;
   /** Bytes of derived resources held, by tier. */
   readonly derivedBytes: Gauge<"tier">;
   /** Events with an ack this Computer does not handle (answered 404 `unknown_event`). */
   readonly unknownEvents: Counter;
-  /** Fast paths (fast-paths.ts) by name and state: 1 on, 0 off or unavailable. */
+  /** Transport fast paths (transport/index.ts) by name and state: 1 on, 0 off or unavailable. */
   readonly fastPaths: Gauge<"name" | "state">;
 }
 
@@ -65,7 +74,7 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     }),
     blobRefusals: new Counter({
       name: "a2c_computer_blob_refusals_total",
-      help: "client:get_blob refused busy by the read limiter, by reason (queue_full, queue_wait, closed)",
+      help: "client:get_blob answered busy without being read, by reason (queue_full; stale: its answer would reach the Server after the relay timeout; closed)",
       labelNames: ["reason"],
       registers,
     }),
@@ -105,12 +114,33 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     }),
     chunksInFlight: new Gauge({
       name: "a2c_computer_blob_in_flight",
-      help: "client:get_blob requests being served",
+      help: "client:get_blob requests being read",
       registers,
     }),
     chunksQueued: new Gauge({
       name: "a2c_computer_blob_queued",
-      help: "client:get_blob requests waiting for a slot",
+      help: "client:get_blob requests waiting in their flows' queues",
+      registers,
+    }),
+    chunkWaitSeconds: new Histogram({
+      name: "a2c_computer_blob_queue_wait_seconds",
+      help: "time a client:get_blob waited in its flow's queue before its read started",
+      buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 1, 5, 15],
+      registers,
+    }),
+    unsentBytes: new Gauge({
+      name: "a2c_computer_unsent_bytes",
+      help: "answer bytes the Computer's socket holds unsent (engine.io write buffer and ws/TCP socket buffer)",
+      registers,
+    }),
+    blobFileOpens: new Counter({
+      name: "a2c_computer_blob_file_opens_total",
+      help: "files opened to serve client:get_blob (a chunk served from a held descriptor opens none)",
+      registers,
+    }),
+    openDescriptors: new Gauge({
+      name: "a2c_computer_blob_open_descriptors",
+      help: "file descriptors the blob engine holds open (being read or kept for the next chunk)",
       registers,
     }),
     derivedProductions: new Counter({
@@ -132,7 +162,7 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     }),
     fastPaths: new Gauge({
       name: "a2c_transport_fast_path",
-      help: "Transport fast paths of this Computer (computer/fast-paths.ts): 1 = on; 0 = off by option or unavailable in the installed libraries (state label; the reason is in /healthz and the log)",
+      help: "Transport fast paths of this Computer (computer/transport/index.ts): 1 = on; 0 = off by option or unavailable in the installed libraries (state label; the reason is in /healthz and the log)",
       labelNames: ["name", "state"],
       registers,
     }),

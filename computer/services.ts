@@ -9,7 +9,6 @@ import type { BlobEngine } from "./blob/engine.ts";
 import type { DerivedStore } from "./blob/derived.ts";
 import type { HashCache } from "./blob/hash-cache.ts";
 import type { ClientHandler, ComputerConfig, ComputerService, HandleMinter } from "./contracts.ts";
-import type { FastPathReport } from "./fast-paths.ts";
 import type { ComputerMetrics } from "./metrics.ts";
 import { createSkillService, type SkillService } from "./skills/index.ts";
 import { createToolService } from "./tools/service.ts";
@@ -24,8 +23,6 @@ export interface ServiceContext {
   readonly hashCache?: HashCache;
   /** Derived resources (SKILL.md bodies), produced in the Computer's pool. */
   readonly derived?: DerivedStore;
-  /** The Computer's fast paths at start (fast-paths.ts); `mcp_read_buffer` is the tools'. */
-  readonly fastPaths?: FastPathReport;
 }
 
 export type ServiceFactory = (ctx: ServiceContext) => ComputerService | Promise<ComputerService>;
@@ -69,7 +66,6 @@ export function defaultServices(options: DefaultServiceOptions): ServiceFactory[
         minter: ctx.minter,
         log: ctx.log,
         ...(options.skills !== undefined ? { skillsHome: options.skills } : {}),
-        ...(ctx.fastPaths ? { linearReadBuffer: ctx.fastPaths["mcp_read_buffer"] === "on" } : {}),
         onSkillsChanged: () => {
           skills?.refresh().catch((err: unknown) => ctx.log.error({ err }, "skill rescan failed"));
         },

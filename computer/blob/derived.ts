@@ -49,7 +49,7 @@ import { signatureOf } from "../workers/hash-file.ts";
 import type { HashPool } from "../workers/pool.ts";
 import { DEFAULT_SETTLE_MS } from "./engine.ts";
 import type { HashCache } from "./hash-cache.ts";
-import { descriptorLocation } from "./descriptor-location.ts";
+import { descriptorLocation } from "./descriptors.ts";
 import { shareFlight } from "./single-flight.ts";
 
 /** Bound on the derived files' total size (at least the hard cap: see `DerivedStoreOptions`). */

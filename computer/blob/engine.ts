@@ -12,7 +12,7 @@
  * bytes served for a reported sha256 belong to that content), for file sources:
  *   1. open the file → descriptor (pins the inode: an atomic-rename rewrite cannot swap it), or
  *      reuse one kept from an earlier chunk when the path still names it with the same signature
- *      (fd-cache.ts: exactly what a fresh open would give at that moment);
+ *      (descriptors.ts: exactly what a fresh open would give at that moment);
  *   2. fstat → signature S1 = dev:ino:size:mtime_ns:ctime_ns; `total_size` = size;
  *   3. sha256 for S1 from the hash cache; a computation reads through this same descriptor and
  *      checks the signature before and after, so a cached digest is the digest of content S1;
@@ -37,20 +37,10 @@
  * otherwise computed once per signature), so a foreign write into one is `gone`, never served
  * under the name; the producer is told (`discard`) and asked once more.
  */
-import {
-  closeSync,
-  constants,
-  fstatSync,
-  lstatSync,
-  open,
-  read,
-  readSync,
-  type BigIntStats,
-} from "node:fs";
+import { closeSync, constants, fstatSync, open, read, readSync, type BigIntStats } from "node:fs";
 import type { Logger } from "pino";
 import {
   blobNotAccessible,
-  busy,
   internalError,
   maxChunkBytes,
   type BlobReason,
@@ -65,18 +55,21 @@ import type {
   HandleFields,
   HandleKind,
   HandleMinter,
-  HeldFiles,
   Producer,
   RequestContext,
 } from "../contracts.ts";
 import type { ComputerMetrics } from "../metrics.ts";
 import { signatureOf } from "../workers/hash-file.ts";
-import { BufferPool, chunkSizeClasses, freshChunkBuffers, type ChunkBuffers } from "./buffers.ts";
-import { FdCache, type CachedFd } from "./fd-cache.ts";
-import { descriptorLocation } from "./descriptor-location.ts";
+import {
+  descriptorLocation,
+  FdCache,
+  HeldSlot,
+  reusable,
+  type CachedFd,
+  type CheckedFd,
+} from "./descriptors.ts";
 import type { HandleCodec } from "./handle.ts";
 import type { HashCache } from "./hash-cache.ts";
-import { Limiter } from "./limiter.ts";
 
 /**
  * Default chunk when `max_chunk_bytes` is absent or <= 0: 90 KiB. Per chunk, base64 +
@@ -87,15 +80,8 @@ import { Limiter } from "./limiter.ts";
  * req_ids, and it needs ~30 % fewer round trips than 64 KiB.
  */
 export const DEFAULT_CHUNK_BYTES = 90 * 1024;
-export const DEFAULT_MAX_IN_FLIGHT = 32;
-export const DEFAULT_MAX_QUEUE = 1024;
-/**
- * Longest wait for a read slot before `busy` (limiter.ts). The Agent SDK waits 30 s for an ack
- * and the Server's relay times out at 30 s (D10), both counted from before the request reached
- * this queue; a third of that leaves the rest for transit, the read and the way back on a
- * starved machine, so the Agent hears "busy, retry" instead of a timeout.
- */
-export const DEFAULT_MAX_QUEUE_WAIT_MS = 10_000;
+/** Pooled read buffers kept per size class (base64 chunks are read into them, then encoded). */
+const POOLED_BUFFERS = 32;
 /** Re-reads after the file changed mid-chunk before answering `gone`. */
 const MAX_SNAPSHOT_ATTEMPTS = 5;
 /** Resolves of one request: the first, and one after the producer discarded its cached file. */
@@ -120,21 +106,17 @@ export interface BlobEngineOptions {
   defaultChunkBytes?: number;
   /** Minimum age (ms) of a file's ctime before its bytes and digest are trusted. */
   settleMs?: number;
-  maxInFlight?: number;
-  maxQueue?: number;
-  /** Longest wait for a read slot (ms) before `busy`; 0 = no wait bound. */
-  maxQueueWaitMs?: number;
   /** The Computer's current transport (binary over polling is base64'd by engine.io). */
   transport?: () => Transport;
   metrics?: ComputerMetrics;
   log?: Logger;
-  /** Open descriptors kept for reuse between chunks (fd-cache.ts); 0 disables the cache. */
+  /** Open descriptors kept for reuse between chunks (descriptors.ts); 0 disables the cache. */
   fdCacheEntries?: number;
   /**
-   * Where binary file chunks are read into (buffers.ts). The answer carries a subarray of the
-   * buffer, which from then on belongs to whoever supplied it. Default: a fresh Buffer per chunk.
+   * Allocates the buffer a binary file chunk is read into (the transport's: the answer carrying
+   * it is its last use). Default: a fresh Buffer.
    */
-  binaryBuffers?: ChunkBuffers;
+  chunkBuffer?: (n: number) => Buffer;
 }
 
 type Outcome = GetBlobRet | ErrorPayload;
@@ -148,16 +130,13 @@ export class BlobEngine implements HandleMinter {
   readonly #limit: number;
   readonly #defaultChunk: number;
   readonly #settleMs: number;
-  readonly #limiter: Limiter;
   readonly #buffers: BufferPool;
   readonly #transport: () => Transport;
   readonly #metrics: ComputerMetrics | undefined;
   readonly #log: Logger | undefined;
   readonly #producers = new Map<HandleKind, Producer>();
   readonly #fds: FdCache;
-  readonly #binaryBuffers: ChunkBuffers;
-  /** Files opened to serve chunks (instrumentation: the fuzz test proves it stays 0). */
-  fileOpens = 0;
+  readonly #chunkBuffer: (n: number) => Buffer;
 
   constructor(options: BlobEngineOptions) {
     this.#codec = options.codec;
@@ -165,22 +144,16 @@ export class BlobEngine implements HandleMinter {
     this.#limit = options.maxHttpBufferSize;
     this.#defaultChunk = options.defaultChunkBytes ?? DEFAULT_CHUNK_BYTES;
     this.#settleMs = options.settleMs ?? DEFAULT_SETTLE_MS;
-    const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
-    this.#limiter = new Limiter({
-      maxInFlight,
-      maxQueue: options.maxQueue ?? DEFAULT_MAX_QUEUE,
-      maxQueueWaitMs: options.maxQueueWaitMs ?? DEFAULT_MAX_QUEUE_WAIT_MS,
-    });
     this.#transport = options.transport ?? (() => "polling");
     this.#metrics = options.metrics;
     this.#log = options.log;
-    this.#limiter.onChange = (active, queued) => {
-      this.#metrics?.chunksInFlight.set(active);
-      this.#metrics?.chunksQueued.set(queued);
-    };
-    this.#buffers = new BufferPool(chunkSizeClasses(this.#defaultChunk, this.#limit), maxInFlight);
-    this.#binaryBuffers = options.binaryBuffers ?? freshChunkBuffers;
-    this.#fds = new FdCache(options.fdCacheEntries);
+    this.#buffers = new BufferPool(
+      [this.#defaultChunk, Math.floor(this.#limit / 4) * 3, this.#limit],
+      POOLED_BUFFERS,
+    );
+    this.#chunkBuffer = options.chunkBuffer ?? ((n) => Buffer.allocUnsafeSlow(n));
+    const gauge = this.#metrics?.openDescriptors;
+    this.#fds = new FdCache(options.fdCacheEntries, undefined, gauge && ((n) => gauge.set(n)));
   }
 
   /** Registers the producer for `producer.kind` (one per kind). */
@@ -218,7 +191,6 @@ export class BlobEngine implements HandleMinter {
   }
 
   async close(): Promise<void> {
-    this.#limiter.close();
     this.#fds.close();
   }
 
@@ -227,32 +199,23 @@ export class BlobEngine implements HandleMinter {
     const opened = this.#codec.open(req.blob_handle);
     const producer = opened && this.#producers.get(opened.kind);
     if (!opened || !producer) return fail("invalid_handle");
-    const release = await this.#limiter.acquire();
-    if (typeof release === "string") {
-      this.#metrics?.blobRefusals.inc({ reason: release });
-      return busy("Too many blob reads in flight; retry later");
-    }
-    try {
-      for (let resolves = 1; ; resolves++) {
-        const held = new HeldSlot(this.#fds);
-        try {
-          // 2–3. The producer re-applies its own authorization and says where the bytes are.
-          const resolved = await producer.resolve(opened.fields, ctx, held);
-          if (resolved === null) return fail("invalid_handle");
-          if (!resolved.ok) return fail(resolved.reason);
-          const source = resolved.source;
-          if (source.type === "bytes") return this.#serveBytes(req, source);
-          const out = await this.#serveFile(req, source, held.take(source.path));
-          if (source.discard === undefined || !isGone(out)) return out;
-          // A cache the producer keeps (a derived file) vanished or is corrupt: it makes it again.
-          source.discard();
-          if (resolves >= MAX_RESOLVES) return out;
-        } finally {
-          held.release();
-        }
+    for (let resolves = 1; ; resolves++) {
+      const held = new HeldSlot(this.#fds);
+      try {
+        // 2–3. The producer re-applies its own authorization and says where the bytes are.
+        const resolved = await producer.resolve(opened.fields, ctx, held);
+        if (resolved === null) return fail("invalid_handle");
+        if (!resolved.ok) return fail(resolved.reason);
+        const source = resolved.source;
+        if (source.type === "bytes") return this.#serveBytes(req, source);
+        const out = await this.#serveFile(req, source, held.take(source.path));
+        if (source.discard === undefined || !isGone(out)) return out;
+        // A cache the producer keeps (a derived file) vanished or is corrupt: it makes it again.
+        source.discard();
+        if (resolves >= MAX_RESOLVES) return out;
+      } finally {
+        held.release();
       }
-    } finally {
-      release();
     }
   }
 
@@ -279,7 +242,7 @@ export class BlobEngine implements HandleMinter {
     checked?: CheckedFd,
   ): Promise<Outcome> {
     for (let attempt = 1; attempt <= MAX_SNAPSHOT_ATTEMPTS; attempt++) {
-      // Step 1: a cached descriptor the path still names with unchanged content (fd-cache.ts),
+      // Step 1: a cached descriptor the path still names with unchanged content (descriptors.ts),
       // else a fresh open.
       const cached = checked?.fd ?? this.#fds.acquire(source.path);
       const still = checked?.stats ?? (cached && reusable(cached, source));
@@ -315,7 +278,7 @@ export class BlobEngine implements HandleMinter {
   ): Promise<[CachedFd, BigIntStats] | ErrorPayload | Retry> {
     let fd: number;
     try {
-      this.fileOpens++;
+      this.#metrics?.blobFileOpens.inc();
       // O_NOFOLLOW: a last component swapped for a symlink after the producer's check fails
       // (ELOOP) instead of being followed; O_NONBLOCK: a FIFO swapped in cannot hang the open.
       fd = await openFd(source.path, OPEN_FLAGS);
@@ -375,8 +338,7 @@ export class BlobEngine implements HandleMinter {
     const n = this.#chunkLength(req, envelope, total - offset);
     if (n === null) return tooSmallLimit();
     const binary = req.blob_format === "binary";
-    const buf = binary ? this.#binaryBuffers.take(n) : this.#buffers.take(n);
-    let answered = false;
+    const buf = binary ? this.#chunkBuffer(n) : this.#buffers.take(n);
     try {
       let got = 0;
       while (got < n) {
@@ -390,12 +352,10 @@ export class BlobEngine implements HandleMinter {
       const after = fstatSync(fd, { bigint: true });
       if (signatureOf(after) !== signature) return RETRY;
       const blob = binary ? buf.subarray(0, n) : buf.toString("base64", 0, n);
-      answered = binary;
       return this.#finish(envelope, blob, n, total);
     } finally {
-      // A binary answer's buffer now belongs to whoever supplied it; a base64 one was copied.
+      // A base64 chunk was copied into its string; a binary one leaves with its answer.
       if (!binary) this.#buffers.give(buf);
-      else if (!answered) this.#binaryBuffers.putBack(buf);
     }
   }
 
@@ -505,77 +465,6 @@ function tooSmallLimit(): ErrorPayload {
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-/** A cached descriptor that passed `reusable` during this pull, with that check's fstat. */
-interface CheckedFd {
-  fd: CachedFd;
-  stats: BigIntStats;
-}
-
-/**
- * The engine's side of `HeldFiles` for one pull: the producer may ask for the descriptor of one
- * path; the engine then serves a file source with that path from it (`take`), and gives it back
- * to the cache otherwise (`release`).
- */
-class HeldSlot implements HeldFiles {
-  #checked: (CheckedFd & { path: string }) | undefined;
-  #asked = false;
-
-  constructor(private readonly fds: FdCache) {}
-
-  at(path: string): BigIntStats | undefined {
-    if (this.#asked) return undefined;
-    this.#asked = true;
-    const fd = this.fds.acquire(path);
-    if (fd === undefined) return undefined;
-    const stats = reusable(fd, { path, canonical: true });
-    if (stats === undefined) {
-      this.fds.invalidate(fd);
-      this.fds.release(fd);
-      return undefined;
-    }
-    this.#checked = { fd, stats, path };
-    return stats;
-  }
-
-  /** The checked descriptor if it is `path`'s; it is then the caller's to release. */
-  take(path: string): CheckedFd | undefined {
-    const checked = this.#checked;
-    if (checked?.path !== path) return undefined;
-    this.#checked = undefined;
-    return checked;
-  }
-
-  release(): void {
-    if (this.#checked) this.fds.release(this.#checked.fd);
-    this.#checked = undefined;
-  }
-}
-
-/**
- * The fstat of a cached descriptor when reusing it serves what a fresh open would (fd-cache.ts):
- * the path still names its file and its content signature is the one it was opened with.
- */
-function reusable(
-  held: CachedFd,
-  source: Pick<Extract<BlobSource, { type: "file" }>, "path" | "canonical">,
-): BigIntStats | undefined {
-  try {
-    if (source.canonical) {
-      if (descriptorLocation(held.fd, source.path) !== "same") return undefined;
-    }
-    const st = fstatSync(held.fd, { bigint: true });
-    if (signatureOf(st) !== held.signature) return undefined;
-    if (!source.canonical) {
-      // lstat: the last component is not followed, as the O_NOFOLLOW open would not follow it.
-      const named = lstatSync(source.path, { bigint: true, throwIfNoEntry: false });
-      if (named === undefined || named.ino !== st.ino || named.dev !== st.dev) return undefined;
-    }
-    return st;
-  } catch {
-    return undefined; // the fresh open decides
-  }
-}
-
 function openFd(path: string, flags: number): Promise<number> {
   return new Promise((resolve, reject) =>
     open(path, flags, (err, fd) => (err ? reject(err) : resolve(fd))),
@@ -592,4 +481,35 @@ function readFd(
   return new Promise((resolve, reject) =>
     read(fd, buf, at, length, position, (err, n) => (err ? reject(err) : resolve(n))),
   );
+}
+
+/**
+ * Reused read buffers for base64 chunks: a chunk is read into a pooled Buffer, encoded to a string
+ * (which copies), and the Buffer goes straight back, so no fresh allocation per chunk and no
+ * first-touch page faults (14–20 µs per 4 KiB page on a loaded VM). Size classes: the default
+ * chunk, the largest base64 chunk the buffer limit allows, and the limit; only the pages a chunk
+ * touches are faulted in, once per pooled buffer.
+ */
+class BufferPool {
+  readonly #classes: number[];
+  readonly #free = new Map<number, Buffer[]>();
+  readonly #maxFreePerClass: number;
+
+  constructor(sizes: number[], maxFreePerClass: number) {
+    this.#classes = [...new Set(sizes.filter((s) => s > 0))].sort((a, b) => a - b);
+    this.#maxFreePerClass = maxFreePerClass;
+    for (const c of this.#classes) this.#free.set(c, []);
+  }
+
+  /** A buffer of at least `n` bytes (contents undefined). */
+  take(n: number): Buffer {
+    const cls = this.#classes.find((c) => c >= n);
+    if (cls === undefined) return Buffer.allocUnsafeSlow(n);
+    return this.#free.get(cls)!.pop() ?? Buffer.allocUnsafeSlow(cls);
+  }
+
+  give(buf: Buffer): void {
+    const list = this.#free.get(buf.length);
+    if (list && list.length < this.#maxFreePerClass) list.push(buf);
+  }
 }

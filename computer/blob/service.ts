@@ -10,17 +10,13 @@ import { Events, type Transport } from "@a2c-smcp/protocol";
 import type { ComputerConfig, ComputerService } from "../contracts.ts";
 import type { ComputerMetrics } from "../metrics.ts";
 import { createHashPool, defaultWorkerCount } from "../workers/pool.ts";
-import type { ChunkBuffers } from "./buffers.ts";
 import { DEFAULT_DERIVED_MAX_BYTES, DerivedStore } from "./derived.ts";
 import { BlobEngine, type BlobEngineOptions } from "./engine.ts";
 import { HandleCodec, loadOrCreateHandleKey } from "./handle.ts";
 import { HashCache } from "./hash-cache.ts";
 
-/** Engine settings a Computer may tune (`StartComputerOptions.blob`). */
-export type BlobTuning = Pick<
-  BlobEngineOptions,
-  "defaultChunkBytes" | "maxInFlight" | "maxQueue" | "maxQueueWaitMs" | "fdCacheEntries"
->;
+/** Engine settings a Computer may tune (part of `StartComputerOptions.blob`). */
+export type BlobEngineTuning = Pick<BlobEngineOptions, "defaultChunkBytes" | "fdCacheEntries">;
 
 export interface BlobServiceOptions {
   config: ComputerConfig;
@@ -28,9 +24,9 @@ export interface BlobServiceOptions {
   workers?: number;
   /** Nice offset of the hashing threads. */
   hashNice?: number;
-  tuning?: BlobTuning;
-  /** Where binary chunks are read into (the transport's). */
-  binaryBuffers: ChunkBuffers;
+  tuning?: BlobEngineTuning;
+  /** Allocates the buffers binary chunks are read into (the transport's). */
+  chunkBuffer: (n: number) => Buffer;
   /** The transport in use (chunk sizing: binary over polling travels base64'd). */
   transport: () => Transport;
   metrics: ComputerMetrics;
@@ -71,11 +67,14 @@ export async function startBlobService(o: BlobServiceOptions): Promise<BlobServi
     throw err;
   }
   const engine = new BlobEngine({
-    ...o.tuning,
+    ...(o.tuning?.defaultChunkBytes !== undefined
+      ? { defaultChunkBytes: o.tuning.defaultChunkBytes }
+      : {}),
+    ...(o.tuning?.fdCacheEntries !== undefined ? { fdCacheEntries: o.tuning.fdCacheEntries } : {}),
     codec,
     hashCache,
     maxHttpBufferSize: config.maxHttpBufferSize,
-    binaryBuffers: o.binaryBuffers,
+    chunkBuffer: o.chunkBuffer,
     transport: o.transport,
     metrics,
     log,
@@ -85,7 +84,7 @@ export async function startBlobService(o: BlobServiceOptions): Promise<BlobServi
     hashCache,
     derived,
     service: {
-      handlers: { [Events.GetBlob]: (req, ctx) => engine.getBlob(req, ctx) },
+      handlers: { [Events.GetBlob]: engine.getBlob.bind(engine) },
       producers: [],
       close: () => engine.close(),
     },

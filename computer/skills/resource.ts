@@ -9,7 +9,7 @@
 import { constants, fstatSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import type { DeriveLimits } from "../blob/derived.ts";
-import { descriptorLocation } from "../blob/descriptor-location.ts";
+import { descriptorLocation } from "../blob/descriptors.ts";
 import type { ComputerConfig } from "../contracts.ts";
 import { signatureOf } from "../workers/hash-file.ts";
 import { MAX_FRONTMATTER_BYTES } from "./frontmatter.ts";

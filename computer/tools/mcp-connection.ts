@@ -8,7 +8,6 @@
  * server itself reports a different one.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
@@ -20,7 +19,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { isStdio, type McpServerConfig } from "./mcp-config.ts";
-import { installLinearReadBuffer } from "../transport/mcp-read-buffer.ts";
+import { StdioClientTransport } from "./mcp-stdio.ts";
 
 export type ConnectionState = "starting" | "ready" | "restarting" | "closed";
 
@@ -48,11 +47,6 @@ export interface ConnectionOptions {
   requestTimeoutMs?: number;
   /** Largest single JSON-RPC message accepted from a stdio server. */
   maxMessageBytes?: number;
-  /**
-   * Read a stdio server's messages with the linear buffer (computer/transport/mcp-read-buffer.ts) instead of the
-   * SDK's own. Default true.
-   */
-  linearReadBuffer?: boolean;
 }
 
 /** A server that stays up this long resets the back-off. */
@@ -142,14 +136,8 @@ export class McpConnection {
         ...(cfg.env ? { env: cfg.env } : {}),
         ...(cfg.cwd ? { cwd: cfg.cwd } : {}),
         stderr: "pipe",
-        ...(this.opts.maxMessageBytes ? { maxBufferSize: this.opts.maxMessageBytes } : {}),
+        ...(this.opts.maxMessageBytes ? { maxMessageBytes: this.opts.maxMessageBytes } : {}),
       });
-      if (
-        this.opts.linearReadBuffer !== false &&
-        !installLinearReadBuffer(transport, this.opts.maxMessageBytes ?? 10 * 1024 * 1024)
-      ) {
-        this.log.warn("the MCP SDK's stdio read buffer is kept (its field was not found)");
-      }
       // The server's stderr is its log: forward it at debug level instead of inheriting it.
       transport.stderr?.on("data", (chunk: Buffer) =>
         this.log.debug({ stderr: chunk.toString("utf8").slice(0, 4096) }, "mcp server stderr"),

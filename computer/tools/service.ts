@@ -53,8 +53,6 @@ export interface ToolServiceOptions {
   spoolMaxBytes?: number;
   /** First MCP server restart delay (default 500 ms; doubles per failure, capped at 30 s). */
   restartBaseMs?: number;
-  /** Read stdio MCP servers with the linear read buffer (fast path `mcp_read_buffer`). Default true. */
-  linearReadBuffer?: boolean;
 }
 
 /** The exposed tool service plus handles for diagnostics and tests. */
@@ -149,7 +147,6 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
       config: cfg,
       log,
       ...(opts.restartBaseMs !== undefined ? { restartBaseMs: opts.restartBaseMs } : {}),
-      ...(opts.linearReadBuffer !== undefined ? { linearReadBuffer: opts.linearReadBuffer } : {}),
       // Room for the largest item we accept (hard cap, base64) plus envelope.
       maxMessageBytes: Math.max(16 * 1024 * 1024, 2 * base64Length(config.maxSize) + 1024 * 1024),
       events: {

@@ -1,78 +1,414 @@
 /**
- * How the Computer's answers leave: the one place that departs from the stock behaviour of
- * socket.io-client, engine.io-client and ws. The rest of the Computer sees two things: the
- * buffers the blob engine reads binary chunks into (`chunkBuffers`), and `answer(ack, result)`.
+ * How the Computer's answers leave its one socket: the only code that reads or changes the
+ * internals of socket.io-client, engine.io-client and ws. The rest of the Computer sees
+ * `AnswerTransport`: `answer(ack, result)`, the buffers binary chunks are read into, and how many
+ * answer bytes the socket still holds unsent (`unsentBytes`, with `onWritable` when that may have
+ * dropped), which the dispatcher's chunk scheduler bounds (D47).
  *
- * The stock transport uses the libraries' public API only: a fresh Buffer per binary chunk and
- * the plain ack. The fast paths (fast-paths.ts) each change one thing underneath:
- * - `lend_buffers` (lent-buffers.ts): chunk buffers come from a pool and return to it once the
- *   engine has drained;
- * - `mask_in_place` (in-place-masking.ts): ws masks those buffers in place, not a copy of them;
- * - `batch_writes` (batched-writes.ts): one flush and one `writev` per answer.
+ * Two fast paths, each probed at start on the installed libraries' real classes (a frame through
+ * a real ws Sender, a packet through a real Manager and engine.io Socket) and kept only where the
+ * measurements in docs/decisions.md D49 show they pay:
+ * - `mask_in_place`: ws masks a binary chunk's buffer in place instead of a copy of it. A
+ *   WebSocket client MUST mask every frame with a fresh random key (RFC 6455 §5.3); ws masks into
+ *   a new buffer because it may not write a caller's Buffer. A chunk buffer from `chunkBuffer` is
+ *   read once by the engine, answered once and never touched again, so ws may mask it as it masks
+ *   data it allocated itself: same key, same bytes on the wire, one chunk-sized allocation fewer.
+ *   Any other Buffer (a producer's in-memory bytes) keeps ws's copy.
+ * - `batch_writes`: a binary answer is one socket.io packet in two engine.io packets (the text
+ *   part and its attachment). Stock, engine.io-client flushes after each: the attachment waits for
+ *   the transport's next-tick drain and ws writes each frame on its own. Here the Manager writes
+ *   every part before one flush and the WebSocket transport's write runs with the TCP socket
+ *   corked: same bytes, same frames, one `writev`.
+ * `transport: "stock"` (`--stock-transport`) runs every library exactly as shipped. A live object
+ * that lacks what the probe could not see turns its path `unavailable` from then on.
+ *
+ * The unsent-bytes reading is not a fast path (the scheduler needs it in both modes): the
+ * engine's `writeBuffer` packets not yet handed to the transport (all of them on polling, where
+ * the POST in flight holds them) plus ws's `bufferedAmount` (bytes ws or the net.Socket have not
+ * handed to the kernel). Wake-ups come from the engine's `drain`/`flush` and the net.Socket's
+ * `drain`; where that socket cannot be found, the scheduler's re-check timer covers it.
  */
-import { BufferPool, freshChunkBuffers, type ChunkBuffers } from "../blob/buffers.ts";
-import type { FastPaths } from "../fast-paths.ts";
-import { batchWrites } from "./batched-writes.ts";
-import type { ClientManager } from "./client-stack.ts";
-import { InPlaceMasking } from "./in-place-masking.ts";
-import { TransportChunkBuffers, type LentBufferCounts } from "./lent-buffers.ts";
+import { createRequire } from "node:module";
+import { Duplex } from "node:stream";
+import type { Logger } from "pino";
+import type { Gauge } from "prom-client";
+import { NodeWebSocket, Socket as EngineSocket } from "engine.io-client";
+import { Manager } from "socket.io-client";
+
+/** `fast` (default): every fast path the installed libraries support; `stock`: none. */
+export type TransportMode = "fast" | "stock";
+export type FastPathName = "mask_in_place" | "batch_writes";
+export type FastPathState = "on" | "off" | `unavailable: ${string}`;
+export type FastPathReport = Record<FastPathName, FastPathState>;
+
+/** Each fast path with its probe: why it cannot work with the installed libraries, or null. */
+export const FAST_PATHS: ReadonlyArray<{ name: FastPathName; probe(): string | null }> = [
+  { name: "mask_in_place", probe: () => probeMaskInPlace() },
+  { name: "batch_writes", probe: () => probeBatchWrites() },
+];
+
+/** Each path's state for `mode`, probing the wanted ones (`probe` replaces the real probes). */
+export function decideFastPaths(
+  mode: TransportMode,
+  probe: (name: FastPathName) => string | null = probeOnce,
+): FastPathReport {
+  const report = {} as FastPathReport;
+  for (const { name } of FAST_PATHS) {
+    const reason = mode === "stock" ? undefined : probe(name);
+    report[name] = reason === undefined ? "off" : reason === null ? "on" : `unavailable: ${reason}`;
+  }
+  return report;
+}
+
+const probed = new Map<FastPathName, string | null>();
+
+function probeOnce(name: FastPathName): string | null {
+  if (!probed.has(name)) {
+    let reason: string | null;
+    try {
+      reason = FAST_PATHS.find((p) => p.name === name)!.probe();
+    } catch (err) {
+      reason = `probe failed (${(err as Error).message})`;
+    }
+    probed.set(name, reason);
+  }
+  return probed.get(name)!;
+}
 
 export type Ack = (result: unknown) => void;
 
 export interface AnswerTransport {
-  /** Where the blob engine reads binary chunks into (it answers with a subarray of one). */
-  readonly chunkBuffers: ChunkBuffers;
+  /** Each fast path's state, as of now. */
+  readonly report: FastPathReport;
+  /**
+   * A buffer for one binary chunk (contents undefined). The answer that carries a subarray of it
+   * is its last use: the transport may mask it in place.
+   */
+  chunkBuffer(n: number): Buffer;
   /** Sends `result` as the answer of one request through its socket.io ack. */
   answer(ack: Ack, result: unknown): void;
-  /** Chunk buffers returned to the pool or dropped after their answers. */
-  readonly lent: LentBufferCounts;
+  /** Answer bytes handed to the socket that it has not yet handed to the kernel. */
+  unsentBytes(): number;
+  /** `listener` runs whenever the unsent bytes may have dropped. */
+  onWritable(listener: () => void): void;
 }
 
-/** Fresh buffers and the plain ack: the libraries' own behaviour. */
-export const stockTransport: AnswerTransport = {
-  chunkBuffers: freshChunkBuffers,
-  answer: (ack, result) => ack(result),
-  lent: { returned: 0, dropped: 0 },
-};
-
-export interface TransportOptions {
-  /** Size classes of pooled chunk buffers (blob/buffers.ts `chunkSizeClasses`). */
-  chunkSizes: number[];
-  /** Free buffers kept per class, and lent buffers pending per engine: the reads in flight. */
-  maxPending: number;
+/** The parts of engine.io-client's Socket (`manager.engine`) the transport reads. */
+interface ClientEngine {
+  readonly transport?: unknown;
+  readonly writeBuffer?: unknown;
+  on(event: "upgrade", listener: (transport: unknown) => void): unknown;
+  on(event: "drain" | "flush" | "close", listener: () => void): unknown;
 }
 
-/** The transport of `manager` (the Computer's socket.io-client Manager) with `paths` applied. */
+/** The parts of socket.io-client's Manager (`socket.io`) the transport reads. */
+export interface ClientManager {
+  readonly engine?: ClientEngine;
+  on(event: "open", listener: () => void): unknown;
+}
+
+interface NetSocket {
+  cork(): void;
+  uncork(): void;
+  on(event: "drain", listener: () => void): unknown;
+}
+
+/** engine.io-client's WebSocket transport, as far as the transport reads it. */
+interface WsTransport {
+  readonly name?: unknown;
+  write(packets: unknown[]): void;
+  readonly ws?: {
+    readonly bufferedAmount?: unknown;
+    readonly _socket?: NetSocket | null;
+    readonly _sender?: { dispatch?: Dispatch } | null;
+  } | null;
+}
+
+type Dispatch = (data: unknown, compress: boolean, options: unknown, cb: unknown) => void;
+
+/** The transport of `manager` (the Computer's socket.io-client Manager) in `mode`. */
 export function createAnswerTransport(
   manager: ClientManager,
-  paths: FastPaths,
-  options: TransportOptions,
+  options: { mode?: TransportMode; log?: Logger; gauge?: Gauge<"name" | "state"> } = {},
 ): AnswerTransport {
-  if (paths.on("batch_writes")) {
-    batchWrites(manager, (reason) => paths.unavailable("batch_writes", reason));
-  }
-  const lend = paths.on("lend_buffers");
-  const mask = paths.on("mask_in_place");
-  if (!lend && !mask) return stockTransport;
-  const buffers = new TransportChunkBuffers({
-    ...(lend ? { pool: new BufferPool(options.chunkSizes, options.maxPending) } : {}),
-    maxPending: options.maxPending,
-    unavailable: (reason) => paths.unavailable("lend_buffers", reason),
+  const report = decideFastPaths(options.mode ?? "fast");
+  const { log, gauge } = options;
+  const labels = (name: FastPathName): { name: FastPathName; state: string } => ({
+    name,
+    state: report[name].startsWith("unavailable") ? "unavailable" : report[name],
   });
-  const masking = mask
-    ? new InPlaceMasking(manager, (reason) => paths.unavailable("mask_in_place", reason))
-    : undefined;
+  for (const { name } of FAST_PATHS) gauge?.set(labels(name), report[name] === "on" ? 1 : 0);
+  log?.info({ fastPaths: { ...report } }, "transport");
+  const unavailable = (name: FastPathName, reason: string): void => {
+    if (report[name] !== "on") return;
+    gauge?.remove(labels(name));
+    report[name] = `unavailable: ${reason}`;
+    gauge?.set(labels(name), 0);
+    log?.warn({ fastPath: name, reason }, "fast path unavailable; stock behaviour from now");
+  };
+
+  /** Chunk buffers not yet answered, by ArrayBuffer (an answer carries a subarray). */
+  const own = new WeakSet<ArrayBufferLike>();
+  const listeners: Array<() => void> = [];
+  const writable = (): void => {
+    for (const listener of listeners) listener();
+  };
+  const batch = report.batch_writes === "on";
+  if (batch) flushPacketsWhole(manager);
+  const maskable = report.mask_in_place === "on" ? new WeakSet<Buffer>() : undefined;
+  let noNetSocket = false;
+
+  manager.on("open", () => {
+    const engine = manager.engine;
+    if (!engine) return;
+    engine.on("drain", writable);
+    engine.on("flush", writable);
+    const onTransport = (t: unknown): void => {
+      if ((t as WsTransport | null)?.name !== "websocket") return;
+      const ws = t as WsTransport;
+      const tcp = ws.ws?._socket;
+      if (typeof tcp?.on === "function") tcp.on("drain", writable);
+      else if (!noNetSocket) {
+        noNetSocket = true;
+        log?.warn("the WebSocket transport's TCP socket was not found; unsent bytes re-checked");
+      }
+      if (batch) {
+        const reason = corkWrites(ws);
+        if (reason) unavailable("batch_writes", reason);
+      }
+      if (maskable && report.mask_in_place === "on") {
+        const reason = maskAllowedInPlace(ws, maskable);
+        if (reason) unavailable("mask_in_place", reason);
+      }
+    };
+    onTransport(engine.transport);
+    engine.on("upgrade", onTransport);
+  });
+
   return {
-    chunkBuffers: buffers,
-    lent: buffers,
+    report,
+    chunkBuffer(n) {
+      const buf = Buffer.allocUnsafeSlow(n);
+      if (maskable) own.add(buf.buffer);
+      return buf;
+    },
     answer(ack, result) {
-      const blob = (result as { blob?: unknown } | null)?.blob;
-      const own = Buffer.isBuffer(blob) ? buffers.claim(blob) : undefined;
-      if (own) masking?.allow(blob as Buffer);
+      if (maskable) {
+        const blob = (result as { blob?: unknown } | null)?.blob;
+        // Once: a chunk buffer is answered once, and ws may write into it from now on.
+        if (Buffer.isBuffer(blob) && own.delete(blob.buffer)) maskable.add(blob);
+      }
       ack(result);
-      // The ack has been written into the current engine (socket.io encodes and writes
-      // synchronously); a pooled buffer goes back once that engine has drained.
-      if (own) buffers.hold(manager.engine, own);
+    },
+    unsentBytes: () => unsentOf(manager.engine),
+    onWritable(listener) {
+      listeners.push(listener);
     },
   };
+}
+
+/** See the header: engine packets not yet handed over, plus what ws and its socket hold. */
+function unsentOf(engine: ClientEngine | undefined): number {
+  if (!engine) return 0;
+  const t = engine.transport as WsTransport | undefined;
+  const onWs = t?.name === "websocket";
+  let n = 0;
+  const packets = engine.writeBuffer;
+  if (Array.isArray(packets)) {
+    // Packets before `_prevBufferLen` were handed to the transport and are counted by ws.
+    const prev = (engine as { _prevBufferLen?: unknown })._prevBufferLen;
+    const handed = onWs && typeof prev === "number" ? prev : 0;
+    for (let i = handed; i < packets.length; i++) {
+      n += 1 + byteLength((packets[i] as { data?: unknown } | undefined)?.data);
+    }
+  }
+  if (onWs) {
+    const amount = t.ws?.bufferedAmount;
+    if (typeof amount === "number") n += amount;
+  }
+  return n;
+}
+
+function byteLength(data: unknown): number {
+  if (typeof data === "string") return data.length;
+  if (data instanceof ArrayBuffer || ArrayBuffer.isView(data)) return data.byteLength;
+  return 0;
+}
+
+// ---- batch_writes -------------------------------------------------------------------------
+
+const patched = new WeakSet<object>();
+const noop = (): void => undefined;
+
+/**
+ * Makes `manager` hand every part of a packet to its engine before one flush: `_packet` encodes
+ * and loops `engine.write(part)`, whose `flush()` (the prototype's) is shadowed by an own no-op
+ * for the loop and called once after it.
+ */
+function flushPacketsWhole(manager: ClientManager): void {
+  const m = manager as ClientManager & { _packet: (packet: unknown) => void };
+  if (patched.has(m)) return;
+  patched.add(m);
+  const packet = m._packet.bind(m);
+  m._packet = (p: unknown): void => {
+    const engine = m.engine as unknown as { flush: () => void } | undefined;
+    if (!engine || typeof engine.flush !== "function" || Object.hasOwn(engine, "flush")) {
+      return packet(p);
+    }
+    engine.flush = noop;
+    try {
+      packet(p);
+    } finally {
+      delete (engine as { flush?: unknown }).flush;
+    }
+    engine.flush();
+  };
+}
+
+/** Wraps `write` of a WebSocket transport so one flush is one TCP write; a reason when it cannot. */
+function corkWrites(t: WsTransport): string | undefined {
+  if (patched.has(t)) return undefined;
+  if (typeof t.write !== "function") return "the WebSocket transport has no write method";
+  if (typeof t.ws?._socket?.cork !== "function") return "the WebSocket transport has no TCP socket";
+  patched.add(t);
+  const write = t.write.bind(t);
+  (t as { write: (packets: unknown[]) => void }).write = (packets) => {
+    const socket = t.ws?._socket;
+    if (!socket || packets.length < 2) return write(packets);
+    socket.cork();
+    try {
+      write(packets);
+    } finally {
+      socket.uncork();
+    }
+  };
+  return undefined;
+}
+
+/**
+ * Behaviour on the real classes: a binary ack through a real Manager (its encoder) into a real
+ * engine.io Socket must reach the transport as one send of both parts with the Manager patched,
+ * and the real WebSocket transport's write must call `ws.send` for every packet before it
+ * returns (so a cork around it covers them all).
+ */
+function probeBatchWrites(): string | null {
+  const manager = new Manager("http://127.0.0.1:1", { autoConnect: false });
+  const sends: number[] = [];
+  const engine = Object.assign(Object.create(EngineSocket.prototype) as object, {
+    readyState: "open",
+    writeBuffer: [],
+    _prevBufferLen: 0,
+    upgrading: false,
+    transport: { name: "websocket", writable: true, send: (p: unknown[]) => sends.push(p.length) },
+    emitReserved: noop,
+  });
+  (manager as unknown as { engine: unknown }).engine = engine;
+  flushPacketsWhole(manager);
+  (manager as unknown as { _packet(p: unknown): void })._packet({
+    type: 3, // ACK with a Buffer: BINARY_ACK, two engine.io packets
+    nsp: "/smcp",
+    id: 1,
+    data: [{ blob: Buffer.alloc(8) }],
+  });
+  if (sends.length !== 1 || sends[0] !== 2) {
+    return `a binary ack reached the engine.io transport as sends of ${JSON.stringify(sends)}, not one send of 2 packets`;
+  }
+  const order: string[] = [];
+  const t = Object.assign(Object.create(NodeWebSocket.prototype) as object, {
+    supportsBinary: true,
+    opts: {},
+    emitReserved: noop,
+    setTimeoutFn: setTimeout,
+    ws: {
+      send: () => order.push("send"),
+      _socket: { cork: () => order.push("cork"), uncork: () => order.push("uncork"), on: noop },
+    },
+  }) as unknown as WsTransport;
+  corkWrites(t);
+  t.write([
+    { type: "message", data: "x" },
+    { type: "message", data: Buffer.alloc(1) },
+  ]);
+  if (order.join() !== "cork,send,send,uncork") {
+    return `the WebSocket transport's write ran ${order.join(",")}, not both sends inside one cork`;
+  }
+  return null;
+}
+
+// ---- mask_in_place ------------------------------------------------------------------------
+
+/** An own `dispatch` on the sender of `t`'s ws that clears `readOnly` for `allowed` buffers. */
+function maskAllowedInPlace(t: WsTransport, allowed: WeakSet<Buffer>): string | undefined {
+  const sender = t.ws?._sender;
+  if (!sender || typeof sender.dispatch !== "function") {
+    return "the WebSocket transport's ws has no sender with a dispatch method";
+  }
+  allowInPlace(sender as { dispatch: Dispatch }, allowed);
+  return undefined;
+}
+
+function allowInPlace(sender: { dispatch: Dispatch }, allowed: WeakSet<Buffer>): void {
+  if (patched.has(sender)) return;
+  patched.add(sender);
+  const dispatch = sender.dispatch;
+  sender.dispatch = function (this: unknown, data, compress, options, cb): void {
+    const opts = options as { readOnly?: boolean } | null;
+    if (opts?.readOnly === true && Buffer.isBuffer(data) && allowed.has(data)) {
+      allowed.delete(data);
+      opts.readOnly = false;
+    }
+    dispatch.call(this, data, compress, options, cb);
+  };
+}
+
+/** The `ws` package engine.io-client loads (its own copy, if it has one). */
+interface WsModule {
+  Sender: new (
+    socket: Duplex,
+    extensions?: object,
+    generateMask?: (mask: Buffer) => void,
+  ) => { dispatch?: Dispatch; send(data: Buffer, options: object, cb?: () => void): void };
+}
+
+function engineWs(): WsModule | string {
+  try {
+    const fromHere = createRequire(import.meta.url);
+    return createRequire(fromHere.resolve("engine.io-client"))("ws") as WsModule;
+  } catch (err) {
+    return `ws cannot be loaded from engine.io-client (${(err as Error).message})`;
+  }
+}
+
+/**
+ * Behaviour on the real class: a binary frame sent through a real ws Sender (into an in-memory
+ * socket) with the allowed buffer must leave as header + that very buffer, masked in place with
+ * the frame's key; an unallowed buffer must leave untouched (ws masks a copy).
+ */
+function probeMaskInPlace(): string | null {
+  const ws = engineWs();
+  if (typeof ws === "string") return ws;
+  const written: Buffer[] = [];
+  const socket = new Duplex({
+    read: noop,
+    write(chunk: Buffer, _enc, done) {
+      written.push(chunk);
+      done();
+    },
+  });
+  const sender = new ws.Sender(socket, {}, (mask) => mask.fill(0x22));
+  if (typeof sender.dispatch !== "function") return "ws Sender has no dispatch method";
+  const allowed = new WeakSet<Buffer>();
+  allowInPlace(sender as { dispatch: Dispatch }, allowed);
+  const options = { binary: true, mask: true, fin: true };
+  const mine = Buffer.alloc(200, 0x11);
+  allowed.add(mine);
+  sender.send(mine, options);
+  if (!written.includes(mine) || mine[0] !== (0x11 ^ 0x22) || mine[199] !== (0x11 ^ 0x22)) {
+    return "ws no longer masks a writable buffer in place";
+  }
+  const theirs = Buffer.alloc(200, 0x11);
+  written.length = 0;
+  sender.send(theirs, options);
+  if (written.includes(theirs) || theirs[0] !== 0x11) return "ws wrote into a read-only buffer";
+  return null;
 }

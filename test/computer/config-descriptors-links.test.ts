@@ -9,7 +9,7 @@ import { parseComputerArgs, UsageError } from "../../computer/config.ts";
 
 const base = ["--server", "http://127.0.0.1:1", "--office", "o", "--name", "n"];
 
-void test("descriptor bound: flag, env, flag over env, 0, alongside the queue wait", () => {
+void test("descriptor bound: flag, env, flag over env, 0, alongside the unsent bound", () => {
   assert.deepEqual(parseComputerArgs([...base, "--fd-cache-entries", "4"], {})?.blob, {
     fdCacheEntries: 4,
   });
@@ -17,10 +17,10 @@ void test("descriptor bound: flag, env, flag over env, 0, alongside the queue wa
     fdCacheEntries: 0,
   });
   assert.deepEqual(
-    parseComputerArgs([...base, "--fd-cache-entries", "8", "--blob-queue-wait-ms", "10"], {
+    parseComputerArgs([...base, "--fd-cache-entries", "8", "--max-unsent-bytes", "65536"], {
       A2C_FD_CACHE_ENTRIES: "2",
     })?.blob,
-    { maxQueueWaitMs: 10, fdCacheEntries: 8 },
+    { maxUnsentBytes: 65536, fdCacheEntries: 8 },
   );
   assert.equal(parseComputerArgs(base, {})?.blob, undefined);
   assert.throws(() => parseComputerArgs([...base, "--fd-cache-entries", "-1"], {}), UsageError);

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { ComputerConnectError, startComputer } from "../../computer/computer.ts";
 import { ServerHarness, TEST_TOKEN } from "../support/server-harness.ts";
-import { testFastPaths } from "./support/harness-computer.ts";
+import { testTransport } from "./support/harness-computer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "a2c-connect-"));
 let h: ServerHarness;
@@ -32,7 +32,7 @@ const opts = (extra: Record<string, unknown> = {}) => ({
   workers: 0,
   services: [],
   startTimeoutMs: 10_000,
-  fastPaths: testFastPaths(),
+  transport: testTransport(),
   ...extra,
 });
 

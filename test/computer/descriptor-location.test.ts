@@ -9,7 +9,7 @@ import { mkdtemp, open, rename, rm, symlink, writeFile, mkdir } from "node:fs/pr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { descriptorLocation } from "../../computer/blob/descriptor-location.ts";
+import { descriptorLocation } from "../../computer/blob/descriptors.ts";
 
 void test("same file → same; renamed over after the open → replaced; resolved elsewhere → elsewhere", async () => {
   const dir = await mkdtemp(join(tmpdir(), "descriptor-location-"));

@@ -1,59 +1,34 @@
 /**
- * `--stock-transport`, `A2C_COMPUTER_TRANSPORT` and the per-path variables map to
- * `StartComputerOptions.fastPaths`: absent means all on; stock turns all off; a path's own
- * variable (0 or 1) overrides either for that path; anything else is a usage error. The usage
- * text names every variable.
+ * `--stock-transport` and `A2C_COMPUTER_TRANSPORT` map to `StartComputerOptions.transport`:
+ * absent means the default (fast); either turns the stock transport on; anything else is a usage
+ * error. There are no per-path variables: a leftover one changes nothing.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { fastPathEnv, parseComputerArgs, USAGE, UsageError } from "../../computer/config.ts";
-import { FAST_PATH_NAMES } from "../../computer/fast-paths.ts";
+import { parseComputerArgs, USAGE, UsageError } from "../../computer/config.ts";
 
 const BASE = ["--server", "http://x:1", "--office", "o", "--name", "n"];
-const fastPaths = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
-  parseComputerArgs([...BASE, ...argv], env)!.fastPaths;
+const transport = (argv: string[], env: NodeJS.ProcessEnv = {}) =>
+  parseComputerArgs([...BASE, ...argv], env)!.transport;
 
-void test("absent: every fast path on (the option is left out)", () => {
-  assert.equal(fastPaths([]), undefined);
-  assert.equal(fastPaths([], { A2C_COMPUTER_TRANSPORT: "fast" }), undefined);
+void test("absent or fast: the option is left out (the default, fast)", () => {
+  assert.equal(transport([]), undefined);
+  assert.equal(transport([], { A2C_COMPUTER_TRANSPORT: "fast" }), undefined);
+  assert.equal(transport([], { A2C_COMPUTER_MASK_IN_PLACE: "0" }), undefined);
 });
 
-void test("--stock-transport or A2C_COMPUTER_TRANSPORT=stock: every fast path off", () => {
-  assert.equal(fastPaths(["--stock-transport"]), "none");
-  assert.equal(fastPaths([], { A2C_COMPUTER_TRANSPORT: "stock" }), "none");
+void test("--stock-transport or A2C_COMPUTER_TRANSPORT=stock: stock", () => {
+  assert.equal(transport(["--stock-transport"]), "stock");
+  assert.equal(transport([], { A2C_COMPUTER_TRANSPORT: "stock" }), "stock");
+  assert.equal(transport(["--stock-transport"], { A2C_COMPUTER_TRANSPORT: "fast" }), "stock");
 });
 
-void test("a path's own variable overrides the default and stock, one by one", () => {
-  assert.deepEqual(fastPaths([], { A2C_COMPUTER_MASK_IN_PLACE: "0" }), {
-    lendBuffers: true,
-    maskInPlace: false,
-    batchWrites: true,
-    mcpReadBuffer: true,
-  });
-  assert.deepEqual(fastPaths(["--stock-transport"], { A2C_COMPUTER_BATCH_WRITES: "1" }), {
-    lendBuffers: false,
-    maskInPlace: false,
-    batchWrites: true,
-    mcpReadBuffer: false,
-  });
-});
-
-void test("bad values are usage errors that say what is accepted", () => {
-  for (const [env, message] of [
-    [{ A2C_COMPUTER_TRANSPORT: "turbo" }, /A2C_COMPUTER_TRANSPORT must be stock or fast/],
-    [{ A2C_COMPUTER_LEND_BUFFERS: "maybe" }, /A2C_COMPUTER_LEND_BUFFERS must be 0 or 1/],
-  ] as const) {
-    assert.throws(
-      () => fastPaths([], env),
-      (err: unknown) => {
-        assert.ok(err instanceof UsageError);
-        assert.match(err.message, message);
-        return true;
-      },
-    );
-  }
-});
-
-void test("the usage text names every fast path's variable", () => {
-  for (const name of FAST_PATH_NAMES) assert.ok(USAGE.includes(fastPathEnv(name)), name);
+void test("a bad value is a usage error that says what is accepted", () => {
+  assert.throws(
+    () => transport([], { A2C_COMPUTER_TRANSPORT: "turbo" }),
+    (err: unknown) =>
+      err instanceof UsageError && /A2C_COMPUTER_TRANSPORT must be stock or fast/.test(err.message),
+  );
+  assert.match(USAGE, /--stock-transport/);
+  assert.doesNotMatch(USAGE, /A2C_COMPUTER_(LEND|MASK|BATCH|MCP)/);
 });

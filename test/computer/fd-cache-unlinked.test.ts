@@ -1,5 +1,5 @@
 /**
- * The descriptor cache never keeps a file whose last name is gone (computer/blob/fd-cache.ts):
+ * The descriptor cache never keeps a file whose last name is gone (computer/blob/descriptors.ts):
  * after a cached file is deleted or renamed over, the next request (for any file) leaves no
  * descriptor of this process on it, so its disk space is freed. And the cache holds no more
  * descriptors than its bound. Real files, counted in /proc/self/fd.

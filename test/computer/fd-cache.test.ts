@@ -8,7 +8,7 @@ import { fstatSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { FdCache } from "../../computer/blob/fd-cache.ts";
+import { FdCache } from "../../computer/blob/descriptors.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "a2c-fdcache-"));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 /**
- * The Computers of the Computer tests run the fast paths `testFastPaths` names: all of them
- * normally, none under `A2C_TEST_COMPUTER_TRANSPORT=stock` (the conformance run of
+ * The Computers of the Computer tests run the transport `testTransport` names: fast (every fast
+ * path on) normally, stock (none) under `A2C_TEST_COMPUTER_TRANSPORT=stock` (the conformance run of
  * test/repo/computer-stock-transport.test.ts, which includes this file so that a stock run that
  * silently ran the fast paths fails).
  */
@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { FAST_PATH_NAMES } from "../../computer/fast-paths.ts";
+import { FAST_PATHS } from "../../computer/transport/index.ts";
 import { ServerHarness } from "../support/server-harness.ts";
-import { startHarnessComputer, testFastPaths } from "./support/harness-computer.ts";
+import { startHarnessComputer, testTransport } from "./support/harness-computer.ts";
 
 void test("a harness Computer reports every fast path as the test mode says", async () => {
   const dir = mkdtempSync(join(tmpdir(), "a2c-harness-paths-"));
@@ -19,8 +19,8 @@ void test("a harness Computer reports every fast path as the test mode says", as
   try {
     const pc = await startHarnessComputer(h, dir, { services: [] });
     try {
-      const want = testFastPaths() === "none" ? "off" : "on";
-      assert.deepEqual(pc.fastPaths, Object.fromEntries(FAST_PATH_NAMES.map((n) => [n, want])));
+      const want = testTransport() === "stock" ? "off" : "on";
+      assert.deepEqual(pc.fastPaths, Object.fromEntries(FAST_PATHS.map((p) => [p.name, want])));
     } finally {
       await pc.close();
     }

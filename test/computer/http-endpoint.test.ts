@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { pino } from "pino";
 import type { RunningComputer } from "../../computer/computer.ts";
-import { FAST_PATH_NAMES } from "../../computer/fast-paths.ts";
+import { FAST_PATHS } from "../../computer/transport/index.ts";
 import { startComputerHttp } from "../../computer/http.ts";
 import { ServerHarness } from "../support/server-harness.ts";
 import { startHarnessComputer } from "./support/harness-computer.ts";
@@ -68,7 +68,10 @@ void test("healthz follows the Computer's life; metrics is Prometheus text", asy
         uptime_s: 0,
       },
     );
-    assert.deepEqual(Object.keys(body.fast_paths as object).sort(), [...FAST_PATH_NAMES].sort());
+    assert.deepEqual(
+      Object.keys(body.fast_paths as object).sort(),
+      FAST_PATHS.map((p) => p.name).sort(),
+    );
     assert.ok(body.transport === "polling" || body.transport === "websocket");
 
     const metrics = await get(`${http.url}/metrics`);

@@ -15,7 +15,7 @@ import { test } from "node:test";
 import { Server } from "socket.io";
 import { startComputer } from "../../computer/computer.ts";
 import { NAMESPACE } from "../../protocol/index.ts";
-import { testFastPaths } from "./support/harness-computer.ts";
+import { testTransport } from "./support/harness-computer.ts";
 
 void test("a join left unanswered is sent again and the Computer starts", async () => {
   const dir = mkdtempSync(join(tmpdir(), "a2c-join-unanswered-"));
@@ -41,7 +41,7 @@ void test("a join left unanswered is sent again and the Computer starts", async 
       services: [],
       joinTimeoutMs: 200,
       startTimeoutMs: 20_000,
-      fastPaths: testFastPaths(),
+      transport: testTransport(),
     });
     try {
       assert.equal(computer.joined, true);

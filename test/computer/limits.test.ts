@@ -1,7 +1,8 @@
 /**
- * Concurrency limits of the blob engine: at most `maxInFlight` chunk reads run, at most
- * `maxQueue` wait, and anything beyond gets the flat `busy` error at once (no unbounded memory).
- * Queued requests are served in order as slots free up.
+ * Concurrency limits of chunk answers (computer/dispatch.ts `ChunkScheduler` over the real blob
+ * engine): at most `maxInFlight` chunk reads run, at most `maxQueue` wait, and anything beyond
+ * gets the flat `busy` error at once (no unbounded memory). Queued requests are read as reads
+ * finish.
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -10,6 +11,7 @@ import { BlobEngine } from "../../computer/blob/engine.ts";
 import { HandleCodec } from "../../computer/blob/handle.ts";
 import { HashCache } from "../../computer/blob/hash-cache.ts";
 import type { HandleFields, Producer, ResolveResult } from "../../computer/contracts.ts";
+import { ChunkScheduler } from "../../computer/dispatch.ts";
 import { busy } from "../../protocol/index.ts";
 import { blobReq } from "./support/test-producer.ts";
 
@@ -37,27 +39,35 @@ class GatedProducer implements Producer {
   }
 }
 
-void test("in flight, queued, then busy; queued work runs when slots free up", async () => {
+void test("in flight, queued, then busy; queued work runs when reads finish", async () => {
   const producer = new GatedProducer();
   const engine = new BlobEngine({
     codec: new HandleCodec(randomBytes(32)),
     hashCache: new HashCache({ pool: null }),
     maxHttpBufferSize: 1_000_000,
-    maxInFlight: 2,
-    maxQueue: 1,
   });
   engine.register(producer);
+  const chunks = new ChunkScheduler({
+    maxHttpBufferSize: 1_000_000,
+    maxInFlight: 2,
+    maxQueue: 1,
+    read: (req) => engine.getBlob(req),
+    transport: { unsentBytes: () => 0, onWritable: () => undefined },
+    answer: (ack, result) => ack(result),
+  });
   const h = engine.mint("tool", { id: "x" });
-  const running = [engine.getBlob(blobReq(h)), engine.getBlob(blobReq(h))];
+  const ask = (): Promise<unknown> => new Promise((resolve) => chunks.submit(blobReq(h), resolve));
+  const running = [ask(), ask()];
   await producer.parked(2);
-  const queued = engine.getBlob(blobReq(h));
+  const queued = ask();
+  assert.equal(chunks.queued, 1);
   assert.deepEqual(
-    await engine.getBlob(blobReq(h)),
-    busy("Too many blob reads in flight; retry later"),
+    await ask(),
+    busy("Too many chunk requests queued at this Computer; retry later"),
   );
   assert.equal(producer.waiting.length, 2, "the queued request has not reached the producer");
   producer.waiting.shift()!();
-  await producer.parked(2); // the queued one took the freed slot
+  await producer.parked(2); // the queued one started when a read finished
   for (const release of producer.waiting.splice(0)) release();
   for (const r of [...running, queued])
     assert.equal(((await r) as { total_size: number }).total_size, 3);

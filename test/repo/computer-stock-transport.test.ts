@@ -1,6 +1,6 @@
 /**
  * The Computer's conformance tests pass on the stock transport too: every fast path off
- * (computer/fast-paths.ts), i.e. the client libraries' own behaviour, as a Computer runs when a
+ * (computer/transport/index.ts), i.e. the client libraries' own behaviour, as a Computer runs when a
  * library upgrade makes a fast path unavailable or an operator passes `--stock-transport`. The
  * Computer tests read `A2C_TEST_COMPUTER_TRANSPORT=stock` (test/computer/support/
  * harness-computer.ts); `harness-fast-paths.test.ts` fails if the run did not really go stock.
@@ -20,7 +20,7 @@ const FILES = [
   "get-blob",
   "limits",
   "server-pull",
-  "queue-wait-busy",
+  "stale-chunk-busy",
   "skills/e2e-server",
   "tools/e2e-server",
 ].map((f) => `test/computer/${f}.test.ts`);

@@ -14,7 +14,7 @@ import {
   type RunningComputer,
   type StartComputerOptions,
 } from "../../../computer/computer.ts";
-import { testFastPaths } from "./harness-computer.ts";
+import { testTransport } from "./harness-computer.ts";
 
 export interface BareRelay {
   relay: ServerSocket;
@@ -44,7 +44,7 @@ export async function bareRelay(options: Partial<StartComputerOptions> = {}): Pr
     stateDir: join(dir, "state"),
     workers: 0,
     services: [],
-    fastPaths: testFastPaths(),
+    transport: testTransport(),
     ...options,
   });
   const relay = await joined;

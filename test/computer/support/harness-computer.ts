@@ -1,7 +1,7 @@
 /**
  * A Computer joined to a `ServerHarness` office with the settings the Computer tests share
- * (office-1, pc-1, the harness token, state under `dir`, hashing inline, the fast paths of
- * `testFastPaths`), so each test states only what it is about.
+ * (office-1, pc-1, the harness token, state under `dir`, hashing inline, the transport of
+ * `testTransport`), so each test states only what it is about.
  */
 import { join } from "node:path";
 import {
@@ -10,16 +10,16 @@ import {
   type StartComputerOptions,
 } from "../../../computer/computer.ts";
 import type { ComputerService, Producer } from "../../../computer/contracts.ts";
-import type { FastPathOptions } from "../../../computer/fast-paths.ts";
+import type { TransportMode } from "../../../computer/transport/index.ts";
 import { TEST_TOKEN, type ServerHarness } from "../../support/server-harness.ts";
 
 /**
- * The fast paths every Computer of the Computer tests runs with: all of them, or none with
+ * The transport every Computer of the Computer tests runs: `fast`, or `stock` with
  * `A2C_TEST_COMPUTER_TRANSPORT=stock` (test/repo/computer-stock-transport.test.ts runs the
  * Computer's conformance tests that way, on the libraries' stock behaviour).
  */
-export function testFastPaths(): FastPathOptions {
-  return process.env.A2C_TEST_COMPUTER_TRANSPORT === "stock" ? "none" : "all";
+export function testTransport(): TransportMode {
+  return process.env.A2C_TEST_COMPUTER_TRANSPORT === "stock" ? "stock" : "fast";
 }
 
 export function startHarnessComputer(
@@ -34,7 +34,7 @@ export function startHarnessComputer(
     token: TEST_TOKEN,
     stateDir: join(dir, "state"),
     workers: 0,
-    fastPaths: testFastPaths(),
+    transport: testTransport(),
     ...extra,
   });
 }

@@ -17,6 +17,7 @@ import { HandleCodec } from "../../../computer/blob/handle.ts";
 import { HashCache } from "../../../computer/blob/hash-cache.ts";
 import { BlobEngine, type BlobEngineOptions } from "../../../computer/blob/engine.ts";
 import type { HashPool } from "../../../computer/workers/pool.ts";
+import { createComputerMetrics, type ComputerMetrics } from "../../../computer/metrics.ts";
 import { randomBytes } from "node:crypto";
 
 type Entry = { source: BlobSource; revoked: boolean };
@@ -66,6 +67,10 @@ export interface EngineFixture {
   codec: HandleCodec;
   cache: HashCache;
   dir: string;
+  /** The engine's metrics (a registry of its own). */
+  metrics: ComputerMetrics;
+  /** Files the engine has opened to serve chunks so far (its metric). */
+  fileOpens(): Promise<number>;
   /** Registers a file and mints its handle. */
   fileHandle(path: string, mime?: string): string;
   bytesHandle(bytes: Buffer, mime?: string): string;
@@ -78,6 +83,7 @@ export function engineFixture(
   const dir = mkdtempSync(join(tmpdir(), "a2c-engine-"));
   const codec = opts.codec ?? new HandleCodec(randomBytes(32));
   const cache = opts.hashCache ?? new HashCache({ pool: opts.pool ?? null });
+  const metrics = opts.metrics ?? createComputerMetrics("pc-1");
   // settleMs 0: unit tests read files they just wrote; the snapshot test sets its own window.
   const engine = new BlobEngine({
     maxHttpBufferSize: 1_000_000,
@@ -85,6 +91,7 @@ export function engineFixture(
     ...opts,
     codec,
     hashCache: cache,
+    metrics,
   });
   const producer = new TestProducer();
   engine.register(producer);
@@ -94,6 +101,8 @@ export function engineFixture(
     codec,
     cache,
     dir,
+    metrics,
+    fileOpens: async () => (await metrics.blobFileOpens.get()).values[0]?.value ?? 0,
     fileHandle: (path, mime) => engine.mint("tool", { id: producer.addFile(path, mime) }),
     bytesHandle: (bytes, mime) => engine.mint("tool", { id: producer.addBytes(bytes, mime) }),
     close: () => rmSync(dir, { recursive: true, force: true }),

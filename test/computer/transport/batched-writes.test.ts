@@ -1,7 +1,7 @@
 /**
- * Fast path `batch_writes` (computer/transport/batched-writes.ts), on a real Computer/Server pair:
+ * Fast path `batch_writes` (computer/transport/index.ts), on a real Computer/Server pair:
  * with it on (and reported on), the Computer's answer to a binary get_blob (two engine.io
- * packets) goes to its TCP socket in ONE write after the polling → WebSocket upgrade; with it off,
+ * packets) goes to its TCP socket in ONE write after the polling → WebSocket upgrade; with the stock transport,
  * in one write per packet, as stock socket.io-client does. The Agent gets the chunk's bytes
  * unchanged either way. Counted on each Computer's own net.Socket.
  */
@@ -38,13 +38,13 @@ async function writesPerAnswer(name: string, c: FixtureComputer): Promise<number
 }
 
 void test("on: both frames of a binary answer leave in one write", async () => {
-  const c = await f.computer("pc-on", { fastPaths: "all" });
+  const c = await f.computer("pc-on", { transport: "fast" });
   assert.equal(c.pc.fastPaths["batch_writes"], "on");
   assert.deepEqual(await writesPerAnswer("pc-on", c), [1, 1, 1, 1]);
 });
 
-void test("off: one write per frame, as the stock libraries do", async () => {
-  const c = await f.computer("pc-off", { fastPaths: { batchWrites: false } });
+void test("stock: one write per frame, as the stock libraries do", async () => {
+  const c = await f.computer("pc-off", { transport: "stock" });
   assert.equal(c.pc.fastPaths["batch_writes"], "off");
   for (const writes of await writesPerAnswer("pc-off", c)) assert.ok(writes >= 2, `${writes}`);
 });

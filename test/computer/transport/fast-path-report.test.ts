@@ -1,26 +1,20 @@
 /**
- * The fast-path report (computer/fast-paths.ts): with the pinned libraries every fast path is
- * available and on by default; `"none"` and per-path switches turn them off; a running Computer
- * reports them as the gauge `a2c_transport_fast_path{name,state}`; and the probes looked at the very
- * classes the live connection uses (socket.io-client's Manager, engine.io-client's Socket and
- * WebSocket transport, the ws that engine.io-client loads), not at other copies.
+ * The transport's fast-path report (computer/transport/index.ts): with the pinned libraries both
+ * fast paths are available and on by default, `transport: "stock"` turns both off, a failing
+ * probe makes one `unavailable: <reason>`; a running Computer reports them as the gauge
+ * `a2c_transport_fast_path{name,state}`; the probes looked at the very classes the live
+ * connection uses. And `stock` really is stock: no live object of the Computer's socket carries
+ * an own member of ours (the Manager's `_packet`, the WebSocket transport's `write`, ws's sender
+ * `dispatch`), while the fast Computer's do.
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import { createRequire } from "node:module";
 import { after, before, test } from "node:test";
-import {
-  FAST_PATH_NAMES,
-  FastPaths,
-  resolveFastPaths,
-  type FastPathReport,
-} from "../../../computer/fast-paths.ts";
-import { createComputerMetrics } from "../../../computer/metrics.ts";
-import {
-  EngineSocket,
-  engineWs,
-  Manager,
-  NodeWebSocket,
-} from "../../../computer/transport/client-stack.ts";
+import { NodeWebSocket, Socket as EngineSocket } from "engine.io-client";
+import { Manager } from "socket.io-client";
+import type { RunningComputer } from "../../../computer/computer.ts";
+import { decideFastPaths, FAST_PATHS } from "../../../computer/transport/index.ts";
 import { TransportFixture } from "../support/transport-fixture.ts";
 
 let f: TransportFixture;
@@ -33,68 +27,59 @@ after(async () => {
   await f?.close();
 });
 
-const all = (state: "on" | "off"): FastPathReport =>
-  Object.fromEntries(FAST_PATH_NAMES.map((n) => [n, state])) as FastPathReport;
-
-void test("every fast path is available with the installed libraries and on by default", () => {
-  assert.deepEqual(resolveFastPaths(undefined), all("on"));
-  assert.deepEqual(resolveFastPaths("all"), all("on"));
-  assert.deepEqual(resolveFastPaths("none"), all("off"));
-  assert.deepEqual(resolveFastPaths({ maskInPlace: false, mcpReadBuffer: false }), {
-    ...all("on"),
-    mask_in_place: "off",
-    mcp_read_buffer: "off",
+void test("fast: every path on; stock: every path off; a failing probe: unavailable", () => {
+  assert.deepEqual(decideFastPaths("fast"), { mask_in_place: "on", batch_writes: "on" });
+  assert.deepEqual(decideFastPaths("stock"), { mask_in_place: "off", batch_writes: "off" });
+  const probe = (name: string): string | null => (name === "batch_writes" ? "gone" : null);
+  assert.deepEqual(decideFastPaths("fast", probe), {
+    mask_in_place: "on",
+    batch_writes: "unavailable: gone",
   });
+  assert.deepEqual(decideFastPaths("stock", probe), decideFastPaths("stock"));
 });
 
-void test("a running Computer exports each path as a gauge", async () => {
-  const { pc } = await f.computer("pc-gauge", { fastPaths: { batchWrites: false } });
-  assert.deepEqual(pc.fastPaths, { ...all("on"), batch_writes: "off" });
-  const text = await pc.metrics.registry.metrics();
-  for (const name of FAST_PATH_NAMES) {
-    const [state, value] = name === "batch_writes" ? ["off", 0] : ["on", 1];
-    const line = `a2c_transport_fast_path{name="${name}",state="${state}",computer="pc-gauge"} ${value}`;
-    assert.ok(text.includes(line), `no line ${line} in\n${text}`);
+/** The own members of ours on the live objects of `pc`'s WebSocket connection. */
+function ownPatches(pc: RunningComputer): string[] {
+  const transport = pc.socket.io.engine.transport as unknown as {
+    ws: { _sender: object };
+  };
+  return [
+    Object.hasOwn(pc.socket.io, "_packet") && "Manager._packet",
+    Object.hasOwn(transport, "write") && "transport.write",
+    Object.hasOwn(transport.ws._sender, "dispatch") && "sender.dispatch",
+  ].filter((x): x is string => typeof x === "string");
+}
+
+void test("a running Computer exports each path as a gauge and patches only when fast", async () => {
+  for (const mode of ["fast", "stock"] as const) {
+    const name = `pc-${mode}`;
+    const { pc } = await f.computer(name, { transport: mode });
+    const state = mode === "fast" ? "on" : "off";
+    assert.deepEqual(pc.fastPaths, { mask_in_place: state, batch_writes: state });
+    const text = await pc.metrics.registry.metrics();
+    for (const { name: path } of FAST_PATHS) {
+      const line = `a2c_transport_fast_path{name="${path}",state="${state}",computer="${name}"} ${mode === "fast" ? 1 : 0}`;
+      assert.ok(text.includes(line), `no line ${line} in\n${text}`);
+    }
+    assert.deepEqual(
+      ownPatches(pc),
+      mode === "fast" ? ["Manager._packet", "transport.write", "sender.dispatch"] : [],
+    );
   }
 });
 
 void test("the probes looked at the classes the live connection uses", async () => {
-  const { pc } = await f.computer("pc-classes", { fastPaths: "all" });
-  const ws = engineWs();
-  assert.ok(typeof ws !== "string", ws as string);
+  const { pc } = await f.computer("pc-classes", { transport: "fast" });
+  const fromHere = createRequire(import.meta.url);
+  const ws = createRequire(fromHere.resolve("engine.io-client"))("ws") as {
+    WebSocket: new () => object;
+    Sender: { prototype: object };
+  };
   const engine = pc.socket.io.engine;
   assert.ok(pc.socket.io instanceof Manager);
   assert.ok(engine instanceof EngineSocket);
   assert.ok(engine.transport instanceof NodeWebSocket);
   const live = (engine.transport as unknown as { ws: { _sender: object } }).ws;
-  assert.ok(live instanceof (ws.WebSocket as unknown as new () => object));
+  assert.ok(live instanceof ws.WebSocket);
   assert.equal(Object.getPrototypeOf(live._sender), ws.Sender.prototype);
-});
-
-void test("a path a live object cannot carry becomes unavailable once, in the report and the gauge", async () => {
-  const metrics = createComputerMetrics("pc-unit");
-  const warnings: unknown[] = [];
-  const log = { info: () => undefined, warn: (o: unknown) => warnings.push(o) };
-  const paths = new FastPaths(
-    { batchWrites: false },
-    { log: log as never, gauge: metrics.fastPaths },
-  );
-  paths.unavailable("lend_buffers", "no bufferedAmount");
-  paths.unavailable("lend_buffers", "no bufferedAmount");
-  paths.unavailable("batch_writes", "an off path stays off");
-  assert.deepEqual(paths.report(), {
-    ...all("on"),
-    lend_buffers: "unavailable: no bufferedAmount",
-    batch_writes: "off",
-  });
-  assert.equal(paths.on("lend_buffers"), false);
-  assert.equal(warnings.length, 1);
-  const text = await metrics.registry.metrics();
-  const series = text.split("\n").filter((l) => l.startsWith("a2c_transport_fast_path{"));
-  assert.deepEqual(series.sort(), [
-    'a2c_transport_fast_path{name="batch_writes",state="off",computer="pc-unit"} 0',
-    'a2c_transport_fast_path{name="lend_buffers",state="unavailable",computer="pc-unit"} 0',
-    'a2c_transport_fast_path{name="mask_in_place",state="on",computer="pc-unit"} 1',
-    'a2c_transport_fast_path{name="mcp_read_buffer",state="on",computer="pc-unit"} 1',
-  ]);
 });

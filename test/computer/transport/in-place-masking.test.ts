@@ -1,9 +1,9 @@
 /**
- * Fast path `mask_in_place` (computer/transport/in-place-masking.ts), on a real Computer/Server
+ * Fast path `mask_in_place` (computer/transport/index.ts), on a real Computer/Server
  * pair: with it on (and reported on), the buffer a binary file chunk was read into is masked in
  * place by ws (the frame leaves as header + that buffer, no masked copy), while a Buffer the
  * Computer does not own (a producer's in-memory bytes) is never written: ws masks a copy, and it
- * stays intact across answers. With it off, ws masks a copy of every chunk, as stock ws does. The
+ * stays intact across answers. With the stock transport, ws masks a copy of every chunk, as stock ws does. The
  * Agent gets the exact bytes either way (the Server unmasks what it receives, so a wrong mask
  * would show as wrong bytes).
  */
@@ -64,7 +64,7 @@ async function chunkFrames(name: string, c: FixtureComputer, handle: string, wan
 }
 
 void test("on: a file chunk is masked in place (header + the buffer itself), exact bytes", async () => {
-  const c = await f.computer("pc-on", { fastPaths: "all" });
+  const c = await f.computer("pc-on", { transport: "fast" });
   assert.equal(c.pc.fastPaths["mask_in_place"], "on");
   for (const parts of await chunkFrames("pc-on", c, c.file, f.fileContent)) {
     // ws's copy would be one merged buffer of header + masked payload.
@@ -81,8 +81,8 @@ void test("on: a file chunk is masked in place (header + the buffer itself), exa
   assert.ok(memory.equals(memoryCopy), "the producer's bytes were modified");
 });
 
-void test("off: ws masks a copy of every chunk, as stock ws does", async () => {
-  const c = await f.computer("pc-off", { fastPaths: { maskInPlace: false } });
+void test("stock: ws masks a copy of every chunk, as stock ws does", async () => {
+  const c = await f.computer("pc-off", { transport: "stock" });
   assert.equal(c.pc.fastPaths["mask_in_place"], "off");
   for (const parts of await chunkFrames("pc-off", c, c.file, f.fileContent)) {
     assert.equal(parts.length, 1, "the chunk was masked in place");

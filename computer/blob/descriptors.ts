@@ -1,4 +1,7 @@
 /**
+ * Descriptors the blob engine holds: where an open descriptor's file is now, the cache that keeps
+ * descriptors open between chunks, and the one a producer may look at during a pull.
+ *
  * Open descriptors kept between `client:get_blob` requests for the same file, so a chunk costs a
  * few cheap syscalls on an already-open descriptor instead of open + close (two libuv thread-pool
  * round trips) every time.
@@ -16,8 +19,8 @@
  * Lifetime: entries are reference counted (a descriptor is never closed while a request or a hash
  * computation reads it, so its number cannot be reused under a reader), bounded in number (LRU),
  * and closed after `idleMs` without use, so the process's descriptor count returns to its base
- * when pulls stop. Open descriptors stay within `maxEntries` plus the reads in flight (the engine's
- * limiter bounds those): an entry over the bound closes as soon as its last reader lets go.
+ * when pulls stop. Open descriptors stay within `maxEntries` plus the reads in flight (dispatch.ts
+ * bounds those): an entry over the bound closes as soon as its last reader lets go.
  *
  * A file that loses its last name (deleted, or renamed over) is not held beyond the request that
  * sees it, so its disk space is freed: a request for that path finds the signature changed (the
@@ -27,7 +30,9 @@
  * every request that starts with no other in progress; a file that keeps another hard link keeps
  * its space anyway and is left to the idle timer.
  */
-import { closeSync, fstatSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, readlinkSync, type BigIntStats } from "node:fs";
+import type { BlobSource, HeldFiles } from "../contracts.ts";
+import { signatureOf } from "../workers/hash-file.ts";
 
 export interface CachedFd {
   readonly fd: number;
@@ -56,12 +61,23 @@ export class FdCache {
   #readers = 0;
   /** Idle entries were checked for unlinked files in this event-loop turn. */
   #checkedThisTurn = false;
-  /** Descriptors currently open through the cache (for tests). */
-  open = 0;
+  #open = 0;
+  readonly #onOpenChange: ((open: number) => void) | undefined;
 
-  constructor(maxEntries = DEFAULT_FD_CACHE_ENTRIES, idleMs = DEFAULT_FD_IDLE_MS) {
+  /** `onOpenChange` hears the number of open descriptors whenever it changes (a gauge). */
+  constructor(
+    maxEntries = DEFAULT_FD_CACHE_ENTRIES,
+    idleMs = DEFAULT_FD_IDLE_MS,
+    onOpenChange?: (open: number) => void,
+  ) {
     this.#maxEntries = Math.max(0, Math.floor(maxEntries));
     this.#idleMs = idleMs;
+    this.#onOpenChange = onOpenChange;
+  }
+
+  /** Descriptors open through the cache, read by requests or held for reuse. */
+  get open(): number {
+    return this.#open;
   }
 
   /** The live entry for `path`, with a reference taken; `undefined` when there is none. */
@@ -82,7 +98,8 @@ export class FdCache {
    * disabled or closed the entry is simply closed on release.
    */
   adopt(fd: number, path: string, signature: string): CachedFd {
-    this.open++;
+    this.#open++;
+    this.#onOpenChange?.(this.#open);
     this.#readers++;
     const e: Entry = { fd, path, signature, refs: 1, lastUsed: performance.now(), dead: false };
     if (this.#closed || this.#maxEntries === 0) {
@@ -131,7 +148,8 @@ export class FdCache {
 
   #close(e: Entry): void {
     e.refs = -1; // closed exactly once
-    this.open--;
+    this.#open--;
+    this.#onOpenChange?.(this.#open);
     // Synchronously: once a release or request returns, the descriptor is gone (a regular file's
     // close(2) costs microseconds; an asynchronous close left it open for a thread-pool trip).
     try {
@@ -168,7 +186,7 @@ export class FdCache {
     if (this.#byPath.size <= this.#maxEntries) return;
     for (const e of this.#byPath.values()) {
       if (this.#byPath.size <= this.#maxEntries) break;
-      if (e.refs === 0) this.#kill(e); // busy entries stay; the limiter bounds them
+      if (e.refs === 0) this.#kill(e); // busy entries stay; the chunk scheduler bounds them
     }
   }
 
@@ -188,5 +206,98 @@ export class FdCache {
       clearInterval(this.#timer);
       this.#timer = undefined;
     }
+  }
+}
+
+/**
+ * Where an open descriptor's file is now, compared with the path it was opened by (Linux:
+ * `/proc/self/fd`). A directory component swapped for a symlink between a sandbox check and the
+ * open makes it resolve `elsewhere` (served files stay inside the skill root: D17, D21); a file
+ * renamed over after the open reads as `<path> (deleted)`: `replaced`. Where /proc is unavailable
+ * the O_NOFOLLOW open is the only guard.
+ * Synchronous on purpose: a readlink in /proc is answered from kernel memory in microseconds, far
+ * less than a libuv thread-pool round trip.
+ */
+export type DescriptorLocation = "same" | "replaced" | "elsewhere";
+
+export function descriptorLocation(fd: number, path: string): DescriptorLocation {
+  try {
+    const target = readlinkSync(`/proc/self/fd/${fd}`);
+    if (target === path) return "same";
+    return target === `${path} (deleted)` ? "replaced" : "elsewhere";
+  } catch (err) {
+    const noProc = (err as NodeJS.ErrnoException).code === "ENOENT" && process.platform !== "linux";
+    return noProc ? "same" : "elsewhere";
+  }
+}
+
+/** A cached descriptor that passed `reusable` during this pull, with that check's fstat. */
+export interface CheckedFd {
+  fd: CachedFd;
+  stats: BigIntStats;
+}
+
+/**
+ * The engine's side of `HeldFiles` for one pull: the producer may ask for the descriptor of one
+ * path; the engine then serves a file source with that path from it (`take`), and gives it back
+ * to the cache otherwise (`release`).
+ */
+export class HeldSlot implements HeldFiles {
+  #checked: (CheckedFd & { path: string }) | undefined;
+  #asked = false;
+
+  constructor(private readonly fds: FdCache) {}
+
+  at(path: string): BigIntStats | undefined {
+    if (this.#asked) return undefined;
+    this.#asked = true;
+    const fd = this.fds.acquire(path);
+    if (fd === undefined) return undefined;
+    const stats = reusable(fd, { path, canonical: true });
+    if (stats === undefined) {
+      this.fds.invalidate(fd);
+      this.fds.release(fd);
+      return undefined;
+    }
+    this.#checked = { fd, stats, path };
+    return stats;
+  }
+
+  /** The checked descriptor if it is `path`'s; it is then the caller's to release. */
+  take(path: string): CheckedFd | undefined {
+    const checked = this.#checked;
+    if (checked?.path !== path) return undefined;
+    this.#checked = undefined;
+    return checked;
+  }
+
+  release(): void {
+    if (this.#checked) this.fds.release(this.#checked.fd);
+    this.#checked = undefined;
+  }
+}
+
+/**
+ * The fstat of a cached descriptor when reusing it serves what a fresh open would (see the top):
+ * the path still names its file and its content signature is the one it was opened with.
+ */
+export function reusable(
+  held: CachedFd,
+  source: Pick<Extract<BlobSource, { type: "file" }>, "path" | "canonical">,
+): BigIntStats | undefined {
+  try {
+    if (source.canonical) {
+      if (descriptorLocation(held.fd, source.path) !== "same") return undefined;
+    }
+    const st = fstatSync(held.fd, { bigint: true });
+    if (signatureOf(st) !== held.signature) return undefined;
+    if (!source.canonical) {
+      // lstat: the last component is not followed, as the O_NOFOLLOW open would not follow it.
+      const named = lstatSync(source.path, { bigint: true, throwIfNoEntry: false });
+      if (named === undefined || named.ino !== st.ino || named.dev !== st.dev) return undefined;
+    }
+    return st;
+  } catch {
+    return undefined; // the fresh open decides
   }
 }

@@ -1,9 +1,10 @@
 /**
- * Through the real Server: a `client:get_blob` that waits in the Computer's read queue longer
- * than `maxQueueWaitMs` gets the same flat `busy` error as a full queue (not a relay 408 or an
- * Agent timeout later), is counted as `queue_wait`, and never reaches its producer; the request
- * that held the slot is still served. The slot is held by a producer the test releases, so the
- * outcome does not depend on timing (the bound only sets how soon the answer comes).
+ * Through the real Server: a `client:get_blob` that waits in the Computer's chunk queue so long
+ * that its answer would reach the Server after the relay window (`relayTimeoutMs`, D50) gets the
+ * flat `busy` error (not a relay 408 or an Agent timeout later), is counted as `stale`, and never
+ * reaches its producer; the request that held the only read is still served. The read is held by
+ * a producer the test releases, so the outcome does not depend on timing (the window only sets
+ * how soon the answer comes).
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -12,6 +13,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { RunningComputer } from "../../computer/computer.ts";
 import type { HandleFields, Producer, ResolveResult } from "../../computer/contracts.ts";
+import { RELAY_MARGIN_MS } from "../../computer/dispatch.ts";
 import { busy, Events } from "../../protocol/index.ts";
 import { request, ServerHarness, type Socket } from "../support/server-harness.ts";
 import { startHarnessComputer, producersOnly } from "./support/harness-computer.ts";
@@ -56,7 +58,8 @@ before(async () => {
   h = await ServerHarness.start();
   agent = await h.agent("office-1", "agent-1");
   pc = await startHarnessComputer(h, dir, {
-    blob: { maxInFlight: 1, maxQueue: 8, maxQueueWaitMs: 50 },
+    blob: { maxInFlight: 1, maxQueue: 8 },
+    relayTimeoutMs: RELAY_MARGIN_MS + 50,
     services: [producersOnly(producer)],
   });
 });
@@ -67,22 +70,25 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-void test("a get_blob queued past maxQueueWaitMs is answered the flat busy and never read", async () => {
+void test("a get_blob queued past the relay window is answered the flat busy and never read", async () => {
   const handle = pc.minter.mint("tool", { id: "x" });
   const ask = (): Promise<unknown> =>
     agent.emitWithAck(Events.GetBlob, request("agent-1", "pc-1", { blob_handle: handle }));
   const holder = ask();
-  await producer.parked(); // the only slot is taken
+  await producer.parked(); // the only read is taken
   const waiter = await ask(); // queued, then refused when its 50 ms are up
-  assert.deepEqual(waiter, busy("Too many blob reads in flight; retry later"));
+  assert.deepEqual(
+    waiter,
+    busy("Chunk request waited too long for this Computer's uplink; retry later"),
+  );
   assert.equal(producer.resolves, 1, "the refused request never started its read");
   const refusals = await pc.metrics.blobRefusals.get();
   assert.deepEqual(
     refusals.values.map((v) => [v.labels.reason, v.value]),
-    [["queue_wait", 1]],
+    [["stale", 1]],
   );
   producer.open();
   const served = (await holder) as { blob?: unknown; total_size?: number };
-  assert.equal(served.total_size, 4, "the request holding the slot is served normally");
+  assert.equal(served.total_size, 4, "the request holding the read is served normally");
   assert.equal(h.server.inflight(), 0);
 });
