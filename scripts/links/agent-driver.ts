@@ -45,7 +45,7 @@ export interface HandleInfo {
 
 export interface DownloadArgs extends HandleInfo {
   computer: string;
-  /** Where the file goes; removed after the download (the SDK verified it). */
+  /** Where the file goes: left for the caller to check and remove (removed on failure). */
   dest: string;
   /** `false`: the spec's base64 mode; absent: the SDK's default (binary carriage). */
   binary?: boolean;
@@ -267,12 +267,11 @@ async function download(a: DownloadArgs): Promise<DownloadResult> {
     }
     return result(true, null, info);
   } catch (err) {
+    rmSync(a.dest, { force: true });
     const why = signal.aborted
       ? `not complete after ${(a.deadlineMs / 1000).toFixed(0)} s (${describe(err)})`
       : describe(err);
     return result(false, why);
-  } finally {
-    rmSync(a.dest, { force: true });
   }
 }
 

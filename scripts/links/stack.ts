@@ -7,7 +7,7 @@
  * trivial MCP server of `ping-mcp.ts` (tool `links__ping`).
  */
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Child } from "../../bench/lib/ipc.ts";
@@ -43,13 +43,38 @@ const ENTRY = {
   cli: "agent/dist/a2c-agent.js",
 } as const;
 
-/** What is missing for `root` to be run as a build, or null. */
+const PACKAGES = ["protocol", "agent", "server", "computer"] as const;
+
+/** The newest modification time of the TypeScript sources under `dir` (dist and deps aside). */
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    if (e.name === "dist" || e.name === "node_modules") continue;
+    const p = join(dir, e.name);
+    if (e.isDirectory()) newest = Math.max(newest, newestSource(p));
+    else if (e.name.endsWith(".ts") && !e.name.endsWith(".d.ts"))
+      newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * What keeps `root` from being run as a build, or null: a missing entry file or `node_modules`,
+ * or a package whose sources changed after its last build (the run would measure older code).
+ */
 export function buildProblem(root: string): string | null {
   const missing = Object.values(ENTRY).filter((f) => !existsSync(join(root, f)));
-  if (missing.length > 0)
+  if (missing.length > 0) {
     return `${root} is not built (missing ${missing.join(", ")}): run npm run build there`;
+  }
   if (!existsSync(join(root, "node_modules", "socket.io"))) {
     return `${root} has no node_modules: run npm ci there`;
+  }
+  for (const pkg of PACKAGES) {
+    const info = join(root, pkg, "dist", ".tsbuildinfo");
+    if (!existsSync(info) || statSync(info).mtimeMs < newestSource(join(root, pkg))) {
+      return `${join(root, pkg)} changed after its last build: run npm run build there`;
+    }
   }
   return null;
 }
