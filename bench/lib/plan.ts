@@ -97,8 +97,17 @@ export interface LinksPlan {
     directions: Array<"uplink" | "downlink">;
     kinds: LinksFairnessKind[];
   };
-  /** Cases with round-trip delay from the userspace delay stage (each direction delayed by oneWayMs). */
-  delayed: Array<{ direction: "uplink" | "downlink"; rateMbit: number; oneWayMs: number }>;
+  /**
+   * Cases beside the rate matrix: a fixed file size (one that outlasts a fixed window's drain
+   * time at a slow rate) or round-trip delay from the userspace delay stage (each direction
+   * delayed by `oneWayMs`, D38).
+   */
+  extraCases: Array<{
+    direction: "uplink" | "downlink";
+    rateMbit: number;
+    assetBytes?: number;
+    oneWayMs?: number;
+  }>;
   /** How often the Server's largest outbound queue is read from /metrics during a download. */
   queueSampleMs: number;
 }
@@ -150,7 +159,7 @@ export function makePlan(quick: boolean): Plan {
         idleSamplesPerKind: 5,
         duringSamplesPerKind: 5,
         fairness: { rateMbit: 20, directions: ["uplink"], kinds: ["same-agent"] },
-        delayed: [],
+        extraCases: [],
         queueSampleMs: 100,
       },
     };
@@ -202,7 +211,12 @@ export function makePlan(quick: boolean): Plan {
         directions: ["uplink", "downlink"],
         kinds: ["same-agent", "two-agents", "binary-base64"],
       },
-      delayed: [{ direction: "uplink", rateMbit: 20, oneWayMs: 20 }],
+      // 16 MiB at 2 Mbit/s: 67 s, more than a 16 x 512 KiB window takes to drain (34 s).
+      extraCases: [
+        { direction: "uplink", rateMbit: 2, assetBytes: 16 * MiB },
+        { direction: "downlink", rateMbit: 2, assetBytes: 16 * MiB },
+        { direction: "uplink", rateMbit: 20, oneWayMs: 20 },
+      ],
       queueSampleMs: 100,
     },
   };

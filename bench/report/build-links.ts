@@ -93,11 +93,9 @@ function fairnessRows(d: LinksData): string[][] {
 
 /** One row per rate: what a user can expect on that link, from our build's figures. */
 function sizingRows(d: LinksData, build: string): string[][] {
-  const rates = [...new Set(d.cases.filter((c) => c.oneWayDelayMs === 0).map((c) => c.rateMbit))];
+  const rates = [...new Set(d.cases.filter((c) => !c.extra).map((c) => c.rateMbit))];
   const cell = (rate: number | null, direction: string): string[] => {
-    const c = d.cases.find(
-      (x) => x.rateMbit === rate && x.direction === direction && x.oneWayDelayMs === 0,
-    );
+    const c = d.cases.find((x) => x.rateMbit === rate && x.direction === direction && !x.extra);
     const run = c?.runs.find((r) => r.build === build);
     if (!run) return ["–", "–"];
     const u = run.download.ok

@@ -117,6 +117,8 @@ export interface LinkCase {
   rateMbit: number | null;
   /** One-way delay added by the userspace delay stage in each direction (D38); 0: none. */
   oneWayDelayMs: number;
+  /** A case beside the rate matrix (plan.extraCases): a fixed file size or a delay. */
+  extra: boolean;
   shape: ShapeReport;
   assetBytes: number;
   runs: LinkCaseRun[];
@@ -565,25 +567,39 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
       direction: Direction;
       rateMbit: number | null;
       oneWayDelayMs: number;
+      assetBytes: number;
+      extra: boolean;
     }> = [
       ...plan.directions.flatMap((direction) =>
-        plan.rates.map((rateMbit) => ({ direction, rateMbit, oneWayDelayMs: 0 })),
+        plan.rates.map((rateMbit) => ({
+          direction,
+          rateMbit,
+          oneWayDelayMs: 0,
+          assetBytes: assetBytesFor(plan, rateMbit, plan.caseSeconds),
+          extra: false,
+        })),
       ),
-      ...plan.delayed.map((d) => ({
-        direction: d.direction,
-        rateMbit: d.rateMbit,
-        oneWayDelayMs: d.oneWayMs,
+      ...plan.extraCases.map((x) => ({
+        direction: x.direction,
+        rateMbit: x.rateMbit,
+        oneWayDelayMs: x.oneWayMs ?? 0,
+        assetBytes: x.assetBytes ?? assetBytesFor(plan, x.rateMbit, plan.caseSeconds),
+        extra: true,
       })),
     ];
     for (const dc of downloadCases) {
       const rateWord = dc.rateMbit === null ? "unshaped" : `${dc.rateMbit}`;
-      const id = `${dc.direction}-${rateWord}${dc.oneWayDelayMs ? `-rtt${2 * dc.oneWayDelayMs}` : ""}`;
+      const fixed =
+        dc.extra && dc.assetBytes !== assetBytesFor(plan, dc.rateMbit, plan.caseSeconds);
+      const id =
+        `${dc.direction}-${rateWord}` +
+        (fixed ? `-${formatBytes(dc.assetBytes).replace(" ", "")}` : "") +
+        (dc.oneWayDelayMs ? `-rtt${2 * dc.oneWayDelayMs}` : "");
       const shape = await shapeFor(links, dc.direction, dc.rateMbit);
-      const assetBytes = assetBytesFor(plan, dc.rateMbit, plan.caseSeconds);
-      const relPath = asset(st, `asset-${assetBytes}.bin`, assetBytes);
-      const c: LinkCase = { id, ...dc, shape, assetBytes, runs: [] };
+      const relPath = asset(st, `asset-${dc.assetBytes}.bin`, dc.assetBytes);
+      const c: LinkCase = { id, ...dc, shape, runs: [] };
       for (const build of ordered(builds, caseIndex)) {
-        ctx.log(`links: ${id} (${formatBytes(assetBytes)}), ${build.label}…`);
+        ctx.log(`links: ${id} (${formatBytes(dc.assetBytes)}), ${build.label}…`);
         const run = await downloadRun(st, c, build, relPath);
         c.runs.push(run);
         const d = run.download;
@@ -627,9 +643,9 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
     await links.close();
   }
   data.notes.push(
-    `Each download's file is clamp(rate × ${plan.caseSeconds} s, ${formatBytes(plan.minAssetBytes)}, ${formatBytes(plan.maxAssetBytes)}) (unshaped: ${formatBytes(plan.maxAssetBytes)}), so a case lasts about ${plan.caseSeconds} s at the link's rate; fairness pulls are half that each.`,
+    `Each download's file is clamp(rate × ${plan.caseSeconds} s, ${formatBytes(plan.minAssetBytes)}, ${formatBytes(plan.maxAssetBytes)}) (unshaped: ${formatBytes(plan.maxAssetBytes)}), so a case lasts about ${plan.caseSeconds} s at the link's rate; fairness pulls are half that each. Cases named with a size (e.g. uplink-2-16MiB) use that file instead: one that takes longer to cross the link than a 16 × 512 KiB window takes to drain.`,
   );
-  if (plan.delayed.length > 0) {
+  if (plan.extraCases.some((x) => x.oneWayMs)) {
     data.notes.push(
       "Cases named rtt… add round-trip delay with a userspace delay stage (a TCP proxy in the Server's namespace that holds each read for the one-way delay, in each direction): the delay is emulated in userspace, not by the kernel (these kernels have no netem).",
     );

@@ -72,6 +72,7 @@ function linkCase(direction: Direction, rateMbit: number | null, runs: LinkCaseR
     direction,
     rateMbit,
     oneWayDelayMs: 0,
+    extra: false,
     shape: {
       direction,
       qdisc: rateMbit === null ? "pfifo" : "tbf",
@@ -190,6 +191,16 @@ void test("each goal is missed by the figure it judges, and says which case", ()
 
   const queued = fullData((c) => run("ours", { queue: c.id === "downlink-2" ? 5 * MiB : 0 }));
   assert.equal(status(queued)["links-queue"], "missed");
+
+  // A case beside the matrix (a fixed size) counts for completion, not for the sizing figures.
+  const long = fullData();
+  const extra = linkCase("uplink", 2, [run("ours")]);
+  extra.runs[0]!.honest.timeouts = 6;
+  long.cases.push({ ...extra, id: "uplink-2-16MiB", extra: true });
+  const c = linkGoals(reportWith(long)).find((x) => x.id === "links-complete")!;
+  assert.equal(c.status, "missed");
+  assert.match(c.measured, /12 of 13 cases clean; uplink-2-16MiB: 6 timeouts/);
+  assert.equal(status(long)["links-utilization"], "met");
 
   const unfair = fullData();
   unfair.fairness[2] = fair("binary-base64", 0.77);
