@@ -340,30 +340,20 @@ export async function startStackOnLinks(
     serverTool = startNsTool(links, links.server);
     await lineOf(server, serverLines, /^listening on /, 60_000);
     const metricsUrl = `http://127.0.0.1:${SERVER_PORT}/metrics`;
-    let computerPort = SERVER_PORT;
-    let agentPort = SERVER_PORT;
-    const maxHeldBytes = o.delayMaxHeldBytes;
-    if (o.delayMs?.computers) {
+    // Where each side connects: the Server, or a delay stage in front of it (D38).
+    const port = { computers: SERVER_PORT, agents: SERVER_PORT };
+    for (const side of ["computers", "agents"] as const) {
+      const delayMs = o.delayMs?.[side];
+      if (!delayMs) continue;
       started.push(
         await startDelayStage(links, links.server, {
-          listenPort: DELAY_PORT.computers,
+          listenPort: DELAY_PORT[side],
           target: `127.0.0.1:${SERVER_PORT}`,
-          delayMs: o.delayMs.computers,
-          ...(maxHeldBytes ? { maxHeldBytes } : {}),
+          delayMs,
+          ...(o.delayMaxHeldBytes ? { maxHeldBytes: o.delayMaxHeldBytes } : {}),
         }),
       );
-      computerPort = DELAY_PORT.computers;
-    }
-    if (o.delayMs?.agents) {
-      started.push(
-        await startDelayStage(links, links.server, {
-          listenPort: DELAY_PORT.agents,
-          target: `127.0.0.1:${SERVER_PORT}`,
-          delayMs: o.delayMs.agents,
-          ...(maxHeldBytes ? { maxHeldBytes } : {}),
-        }),
-      );
-      agentPort = DELAY_PORT.agents;
+      port[side] = DELAY_PORT[side];
     }
     mkdirSync(o.workDir, { recursive: true });
     const mcpConfig = join(o.workDir, "mcp.json");
@@ -389,7 +379,7 @@ export async function startStackOnLinks(
         args: [
           ...shebangFlags(computerFile),
           computerFile,
-          ...["--server", `http://${links.server.addressForComputers}:${computerPort}`],
+          ...["--server", `http://${links.server.addressForComputers}:${port.computers}`],
           ...["--office", officeNames[i]!, "--name", computerNames[i]!, "--token", token],
           ...["--skills", o.skills, "--mcp-config", mcpConfig],
           ...["--state-dir", join(o.workDir, `state-${i}`), "--max-size", String(2 ** 32)],
@@ -420,7 +410,7 @@ export async function startStackOnLinks(
         drivers.push(child);
         await child.call("connect", {
           buildRoot: build.root,
-          url: `http://${links.server.addressForAgents}:${agentPort}`,
+          url: `http://${links.server.addressForAgents}:${port.agents}`,
           token,
           office: officeNames[i]!,
           name: `agent-${i}`,
