@@ -264,6 +264,7 @@ export function isClean(run: LinkCaseRun): boolean {
   const h = run.honest;
   return (
     run.download.ok &&
+    run.download.chunkRequests > 0 &&
     h.busy === 0 &&
     h.timeouts === 0 &&
     h.resumes === 0 &&
@@ -277,6 +278,9 @@ export function troubles(run: LinkCaseRun): string {
   const h = run.honest;
   const parts: string[] = [];
   if (!run.download.ok) parts.push(`failed: ${run.download.error ?? "?"}`);
+  if (run.download.ok && run.download.chunkRequests === 0) {
+    parts.push("the SDK's chunk requests were not seen on its client: busy and timeouts unknown");
+  }
   if (h.busy) parts.push(`${h.busy} busy`);
   if (h.timeouts) parts.push(`${h.timeouts} timeouts`);
   if (h.resumes) parts.push(`${h.resumes} resumes`);

@@ -174,6 +174,17 @@ void test("each goal is missed by the figure it judges, and says which case", ()
   assert.equal(g.status, "missed");
   assert.match(g.measured, /11 of 12 cases clean; uplink-2: 3 busy/);
 
+  // An SDK whose pull bypasses the client's getBlobChunk cannot be judged clean on silence.
+  const unseen = fullData((c) => {
+    const r = run("ours");
+    if (c.id === "downlink-20") r.download.chunkRequests = 0;
+    return r;
+  });
+  assert.match(
+    linkGoals(reportWith(unseen)).find((x) => x.id === "links-complete")!.measured,
+    /downlink-20: the SDK's chunk requests were not seen on its client/,
+  );
+
   const slow = fullData((c) => run("ours", { utilization: c.id === "downlink-5" ? 0.8 : 0.95 }));
   assert.equal(status(slow)["links-utilization"], "missed");
   // 1 Mbit/s is outside the utilization goal ("from 2 Mbit/s up").
