@@ -232,6 +232,18 @@ export function jainIndex(xs: readonly number[]): number {
   return squares > 0 ? (sum * sum) / (xs.length * squares) : NaN;
 }
 
+/**
+ * Resumes from the SDK's PullStats; a download that failed returns none, so then from the lines
+ * the SDK logged about resuming.
+ */
+function resumesOf(dl: DownloadResult): number {
+  if (typeof dl.stats.resumes === "number") return dl.stats.resumes;
+  return Object.entries(dl.logs).reduce(
+    (n, [k, v]) => (/resum/i.test(k) && !k.includes(" (") ? n + v : n),
+    0,
+  );
+}
+
 function honestFrom(dl: DownloadResult, m0: string, m1: string): HonestCounts {
   const failures = dl.chunks.failures;
   const count = (pred: (k: string) => boolean): number =>
@@ -246,7 +258,7 @@ function honestFrom(dl: DownloadResult, m0: string, m1: string): HonestCounts {
   return {
     busy: count((k) => k.startsWith("busy")),
     timeouts: count((k) => k === "request_timeout" || k === "relay_timeout"),
-    resumes: typeof dl.stats.resumes === "number" ? dl.stats.resumes : 0,
+    resumes: resumesOf(dl),
     serverRefusals: counterDelta(
       readCounter(m0, "a2c_limit_refusals_total"),
       readCounter(m1, "a2c_limit_refusals_total"),
