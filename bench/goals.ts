@@ -6,6 +6,7 @@ import type { SectionOutcome } from "./lib/context.ts";
 import type { SweepData, SweepPoint } from "./sections/sweep.ts";
 import type { ComputerCostData } from "./sections/computer-cost.ts";
 import type { UserViewData, UserViewRow } from "./sections/user-view.ts";
+import { linkGoals } from "./goals-links.ts";
 import type { Goal, Report } from "./report/types.ts";
 import { formatBytes, KiB, median } from "./lib/stats.ts";
 
@@ -267,6 +268,49 @@ function defaultVsSpecGoal(r: Report): Goal {
   };
 }
 
+/**
+ * What the adaptive pull must not cost on loopback: the sweep's median ratios to the bare relay
+ * stay where they were before it (base64 ≥ 1.0×, binary ≥ 0.95×), stricter than the ceiling goals.
+ */
+function loopbackRatiosGoal(r: Report): Goal {
+  const text =
+    "Loopback: the sweep's median ratio to the bare relay stays as before the adaptive pull (base64 ≥ 1.0×, binary ≥ 0.95×)";
+  const sweep = data<SweepData>(r.sections.sweep);
+  const floors = { base64: 1.0, binary: 0.95 } as const;
+  const medians = (["base64", "binary"] as const).map((carriage) => {
+    const ratios = (sweep?.buffers ?? [])
+      .flatMap((b) => b.points)
+      .filter((p) => p.carriage === carriage && p.ratio !== null)
+      .map((p) => p.ratio ?? 0);
+    return { carriage, n: ratios.length, median: median(ratios) };
+  });
+  if (medians.some((m) => m.n === 0)) {
+    return notMeasured(
+      "loopback-ratios",
+      text,
+      why(r.sections.sweep, "sweep") ||
+        why(r.sections.ceiling, "ceiling") ||
+        "no comparable points",
+    );
+  }
+  const low = medians.filter((m) => m.median < floors[m.carriage]);
+  return {
+    id: "loopback-ratios",
+    text,
+    status: low.length === 0 ? "met" : "missed",
+    measured: medians
+      .map((m) => `${m.carriage} ${m.median.toFixed(2)}× over ${m.n} points`)
+      .join("; "),
+    evidence:
+      "The same per-point ratios the ceiling goals judge (each point against the bare relay measured right next to it, median of its pairs); here their median per carriage against the figures measured before the adaptive pull.",
+    ...(low.length === 0
+      ? {}
+      : {
+          why: `${low.map((m) => m.carriage).join(" and ")} below the floor: on loopback the pull must reach its ceiling within a few round trips and keep it. Compare with the Computer's CPU column of the sweep and the sdk rows; single runs on a shared machine vary ±30–50% per point, so judge a full run on an idle machine.`,
+        }),
+  };
+}
+
 export function evaluateGoals(r: Report): Goal[] {
   return [
     defaultsGoal(r),
@@ -280,5 +324,7 @@ export function evaluateGoals(r: Report): Goal[] {
     cliFileGoal(r, "binary"),
     cliFileGoal(r, "base64"),
     defaultVsSpecGoal(r),
+    loopbackRatiosGoal(r),
+    ...linkGoals(r),
   ];
 }

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--out DIR] [--only a,b]`: runs the sections in order, writes
+ * `npm run bench [-- --quick] [--out DIR] [--only a,b] [--baseline DIR]`: runs the sections in order, writes
  * reports/<timestamp>/{report.md, report.json, *.svg, index.html}, and ends with one verdict line
  * (bench/report/verdict.ts): `bench: PASS|PARTIAL|MISSED|FAIL (…)`. It exits 1 only on FAIL, when a
  * section failed or any byte failed its sha256 (the report is written first, then the run fails
@@ -26,6 +26,7 @@ import { runComputerCost } from "./sections/computer-cost.ts";
 import { runHttpSurface } from "./sections/http-surface.ts";
 import { runCapacity } from "./sections/capacity.ts";
 import { runTwoNode } from "./sections/two-node.ts";
+import { runLinks } from "./sections/links.ts";
 import { evaluateGoals } from "./goals.ts";
 import { closeSharedStacks } from "./stack/harness.ts";
 import { buildBlocks } from "./report/build.ts";
@@ -45,25 +46,34 @@ const SECTIONS: Array<[SectionId, (ctx: Ctx) => Promise<unknown>]> = [
   ["http", runHttpSurface],
   ["twoNode", runTwoNode],
   ["capacity", runCapacity],
+  ["links", runLinks],
 ];
 
 interface Args {
   quick: boolean;
   out: string | null;
   only: SectionId[] | null;
+  baseline: string | null;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, out: null, only: null };
+  const args: Args = { quick: false, out: null, only: null, baseline: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--quick") args.quick = true;
     else if (a === "--out") args.out = argv[++i] ?? null;
     else if (a === "--only")
       args.only = (argv[++i] ?? "").split(",").filter(Boolean) as SectionId[];
-    else if (a === "--help" || a === "-h") {
+    else if (a === "--baseline") {
+      const dir = argv[++i];
+      if (!dir) {
+        console.error("--baseline needs a directory (a built checkout)");
+        process.exit(2);
+      }
+      args.baseline = resolve(dir);
+    } else if (a === "--help" || a === "-h") {
       console.log(
-        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,capacity]",
+        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,capacity,links] [--baseline DIR]",
       );
       process.exit(0);
     } else {
@@ -143,6 +153,7 @@ async function main(): Promise<number> {
     ledger,
     dataDir,
     results: {},
+    ...(args.baseline ? { baseline: args.baseline } : {}),
     log: (msg) =>
       process.stderr.write(
         `[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`,
@@ -228,6 +239,7 @@ async function main(): Promise<number> {
   const report = redactPaths(raw, [
     [dataDir, "<bench data>"],
     [outDir, "<report folder>"],
+    ...(args.baseline ? ([[args.baseline, "<baseline>"]] as Array<[string, string]>) : []),
     [root, ""],
     [root.replace(/\/$/, ""), "."],
     [tmpdir(), "<tmp>"],
@@ -246,12 +258,18 @@ async function main(): Promise<number> {
   return report.verdict.exitCode;
 }
 
-/** The arguments without `--out DIR` (a machine path, and not part of what was measured). */
+/**
+ * The arguments without machine paths: `--out DIR` is dropped (not part of what was measured),
+ * `--baseline DIR` kept as `--baseline <baseline>` (the links section names its commit).
+ */
 function publicArgv(argv: string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === "--out") i++;
-    else out.push(argv[i] ?? "");
+    else if (argv[i] === "--baseline") {
+      out.push("--baseline", "<baseline>");
+      i++;
+    } else out.push(argv[i] ?? "");
   }
   return out;
 }

@@ -11,6 +11,11 @@ export interface Ctx {
   log(message: string): void;
   /** Results of the sections that already ran (later sections build on earlier ones). */
   results: Partial<Record<SectionId, SectionOutcome>>;
+  /**
+   * `--baseline DIR`: another built checkout whose roles the links section runs beside ours, case
+   * by case (before/after in one run).
+   */
+  baseline?: string;
 }
 
 export type SectionId =
@@ -24,7 +29,8 @@ export type SectionId =
   | "computerCost"
   | "http"
   | "twoNode"
-  | "capacity";
+  | "capacity"
+  | "links";
 
 export type SectionOutcome =
   | { status: "done"; seconds: number; data: unknown; notes: string[] }

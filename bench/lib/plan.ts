@@ -68,6 +68,48 @@ export interface Plan {
     /** Agents pulling at once in the concurrent case (0: not measured). */
     concurrent: number;
   };
+  /** Section links: our stack on shaped links (bench/sections/links.ts, scripts/links/). */
+  links: LinksPlan;
+}
+
+/** Fairness: two pulls sharing one shaped bottleneck. */
+export type LinksFairnessKind = "same-agent" | "two-agents" | "binary-base64";
+
+export interface LinksPlan {
+  /** Link rates in Mbit/s; null: unshaped (counted, not limited). */
+  rates: Array<number | null>;
+  directions: Array<"uplink" | "downlink">;
+  /**
+   * Each download's asset is clamp(rate × `caseSeconds`, `minAssetBytes`, `maxAssetBytes`), so a
+   * case lasts about `caseSeconds` whatever the rate (the floor and the ceiling aside);
+   * unshaped cases use the ceiling.
+   */
+  caseSeconds: number;
+  minAssetBytes: number;
+  maxAssetBytes: number;
+  /** Small requests of each kind (tool_call, get_skills) timed on idle links, one after another. */
+  idleSamplesPerKind: number;
+  /** Small requests of each kind aimed for during a download (sent open loop, spread over it). */
+  duringSamplesPerKind: number;
+  /** Two pulls sharing one bottleneck at this rate, each of clamp(rate × caseSeconds / 2, …). */
+  fairness: {
+    rateMbit: number;
+    directions: Array<"uplink" | "downlink">;
+    kinds: LinksFairnessKind[];
+  };
+  /**
+   * Cases beside the rate matrix: a fixed file size (one that outlasts a fixed window's drain
+   * time at a slow rate) or round-trip delay from the userspace delay stage (each direction
+   * delayed by `oneWayMs`, D38).
+   */
+  extraCases: Array<{
+    direction: "uplink" | "downlink";
+    rateMbit: number;
+    assetBytes?: number;
+    oneWayMs?: number;
+  }>;
+  /** How often the Server's largest outbound queue is read from /metrics during a download. */
+  queueSampleMs: number;
 }
 
 export function makePlan(quick: boolean): Plan {
@@ -107,6 +149,19 @@ export function makePlan(quick: boolean): Plan {
         carriages: ["base64"],
         concurrent: 0,
       },
+      // One rate in each direction and one fairness case: the harness and the section run.
+      links: {
+        rates: [20],
+        directions: ["uplink", "downlink"],
+        caseSeconds: 1,
+        minAssetBytes: 2 * MiB,
+        maxAssetBytes: 4 * MiB,
+        idleSamplesPerKind: 5,
+        duringSamplesPerKind: 5,
+        fairness: { rateMbit: 20, directions: ["uplink"], kinds: ["same-agent"] },
+        extraCases: [],
+        queueSampleMs: 100,
+      },
     };
   }
   return {
@@ -142,6 +197,27 @@ export function makePlan(quick: boolean): Plan {
       warmUpReads: 2,
       carriages: ["base64", "binary"],
       concurrent: 4,
+    },
+    links: {
+      rates: [1, 2, 5, 20, 200, null],
+      directions: ["uplink", "downlink"],
+      caseSeconds: 25,
+      minAssetBytes: 4 * MiB,
+      maxAssetBytes: 128 * MiB,
+      idleSamplesPerKind: 20,
+      duringSamplesPerKind: 30,
+      fairness: {
+        rateMbit: 20,
+        directions: ["uplink", "downlink"],
+        kinds: ["same-agent", "two-agents", "binary-base64"],
+      },
+      // 16 MiB at 2 Mbit/s: 67 s, more than a 16 x 512 KiB window takes to drain (34 s).
+      extraCases: [
+        { direction: "uplink", rateMbit: 2, assetBytes: 16 * MiB },
+        { direction: "downlink", rateMbit: 2, assetBytes: 16 * MiB },
+        { direction: "uplink", rateMbit: 20, oneWayMs: 20 },
+      ],
+      queueSampleMs: 100,
     },
   };
 }

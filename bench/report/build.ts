@@ -11,6 +11,8 @@ import { ceilingBlocks, directBlocks, sweepBlocks } from "./build-transfer.ts";
 import { capacityBlocks } from "./build-capacity.ts";
 import { otherBlocks } from "./build-other.ts";
 import type { CapacityData } from "../sections/capacity.ts";
+import type { LinksData } from "../sections/links.ts";
+import { linksBlocks } from "./build-links.ts";
 import type { Report } from "./types.ts";
 
 export const SECTION_TITLES: Record<SectionId, string> = {
@@ -25,6 +27,7 @@ export const SECTION_TITLES: Record<SectionId, string> = {
   http: "7. HTTP surface (autocannon)",
   twoNode: "Two Server nodes over Redis: what crossing the bus costs",
   capacity: "Capacity model and recommended settings",
+  links: "Real links: shaped uplinks and downlinks",
 };
 
 function data<T>(o: SectionOutcome | undefined): T | null {
@@ -44,6 +47,7 @@ const ORDER: SectionId[] = [
   "computerCost",
   "http",
   "twoNode",
+  "links",
 ];
 
 function sectionBlocks(report: Report, id: SectionId, o: SectionOutcome): Block[] {
@@ -76,6 +80,9 @@ function sectionBlocks(report: Report, id: SectionId, o: SectionOutcome): Block[
       break;
     case "capacity":
       blocks.push(...capacityBlocks(o.data as CapacityData));
+      break;
+    case "links":
+      blocks.push(...linksBlocks(o.data as LinksData));
       break;
     default:
       blocks.push(...otherBlocks(id, o.data, report));
@@ -160,7 +167,7 @@ export function buildBlocks(report: Report): Block[] {
   blocks.push({ kind: "heading", level: 2, text: "How to reproduce" });
   blocks.push({
     kind: "para",
-    text: "`npm run bench` (about 15 minutes on 2 cores) or `npm run bench -- --quick` (1–2 minutes, CI). Options: `--out DIR`, `--only micro,ceiling,...,twoNode` (twoNode needs `redis-server` on PATH). Raw numbers of every point and repetition are in report.json; bench/README.md says how to read the report.",
+    text: "`npm run bench` (about 15 minutes on 2 cores) or `npm run bench -- --quick` (1–2 minutes, CI). Options: `--out DIR`, `--only micro,ceiling,...,twoNode,links` (twoNode needs `redis-server` on PATH; links needs root and iproute2), `--baseline DIR` (the links section runs another built checkout's roles beside ours). Raw numbers of every point and repetition are in report.json; bench/README.md says how to read the report.",
   });
   return blocks;
 }

@@ -1,0 +1,246 @@
+/**
+ * The goals of the links section (bench/sections/links.ts), judged on our build's runs: downloads
+ * complete with nothing an honest client must not see, binary carriage fills the link, small
+ * requests do not wait behind a pull, pulls share a bottleneck fairly, the Server holds little for
+ * a slow reader. A goal whose cases the run's plan did not cover (the quick plan) is not measured.
+ */
+import type { SectionOutcome } from "./lib/context.ts";
+import type { Goal, Report } from "./report/types.ts";
+import { formatBytes, MiB } from "./lib/stats.ts";
+import {
+  isClean,
+  troubles,
+  type FairnessCase,
+  type LinkCase,
+  type LinkCaseRun,
+  type LinksData,
+} from "./sections/links.ts";
+
+/** The rates the goals speak of ("every rate from 1 Mbit/s to unshaped"; null is unshaped). */
+const ALL_RATES: Array<number | null> = [1, 2, 5, 20, 200, null];
+const DIRECTIONS = ["uplink", "downlink"] as const;
+const LATENCY_MARGIN_MS = 250;
+const LATENCY_STRETCH_MS = 100;
+const QUEUE_BOUND = 2 * MiB;
+
+function linksData(o: SectionOutcome | undefined): LinksData | null {
+  return o?.status === "done" ? (o.data as LinksData) : null;
+}
+
+function absent(o: SectionOutcome | undefined): string {
+  if (!o) return "section links was not run (--only)";
+  if (o.status === "skipped") return `section links skipped: ${o.reason}`;
+  if (o.status === "failed") return `section links failed: ${o.error}`;
+  return "";
+}
+
+function notMeasured(id: string, text: string, why: string): Goal {
+  return { id, text, status: "not measured", measured: "–", evidence: "", why };
+}
+
+export function rateWord(rate: number | null): string {
+  return rate === null ? "unshaped" : `${rate} Mbit/s`;
+}
+
+/** The rate matrix's cases of `rates` in both directions, or the ones the plan lacks. */
+function covered(
+  d: LinksData,
+  rates: Array<number | null>,
+): { cases: LinkCase[]; missing: string[] } {
+  const cases: LinkCase[] = [];
+  const missing: string[] = [];
+  for (const direction of DIRECTIONS) {
+    for (const rate of rates) {
+      const c = d.cases.find((x) => x.direction === direction && x.rateMbit === rate && !x.extra);
+      if (c) cases.push(c);
+      else missing.push(`${direction} ${rateWord(rate)}`);
+    }
+  }
+  return { cases, missing };
+}
+
+function ours<T extends { build: string }>(runs: readonly T[]): T | undefined {
+  return runs.find((r) => r.build === "ours");
+}
+
+function baselineNote(
+  d: LinksData,
+  what: (run: LinkCaseRun, c: LinkCase) => string,
+  cases: LinkCase[],
+): string {
+  if (!d.builds.some((b) => b.label === "baseline")) return "";
+  const words = cases.flatMap((c) => {
+    const run = c.runs.find((r) => r.build === "baseline");
+    return run ? [`${c.id} ${what(run, c)}`] : [];
+  });
+  const commit = d.builds.find((b) => b.label === "baseline")?.commit ?? "?";
+  return words.length > 0 ? ` Baseline (${commit}), same run: ${words.join("; ")}.` : "";
+}
+
+function completeGoal(r: Report): Goal {
+  const id = "links-complete";
+  const text =
+    "Default downloads complete at every rate from 1 Mbit/s to unshaped, on the Computers' uplink and the Agents' downlink, with zero busy answers, timeouts and resumes";
+  const d = linksData(r.sections.links);
+  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const { cases, missing } = covered(d, ALL_RATES);
+  if (missing.length > 0)
+    return notMeasured(id, text, `the run's plan has no case for ${missing.join(", ")}`);
+  // Every case counts here, the fixed-size and delayed ones beside the matrix too.
+  const all = [...cases, ...d.cases.filter((c) => c.extra)];
+  const runs = all.map((c) => ({ c, run: ours(c.runs) }));
+  const bad = runs.filter(({ run }) => !run || !isClean(run));
+  return {
+    id,
+    text,
+    status: bad.length === 0 ? "met" : "missed",
+    measured: `${all.length - bad.length} of ${all.length} cases clean${bad.length ? `; ${bad.map(({ c, run }) => `${c.id}: ${run ? troubles(run) : "not run"}`).join("; ")}` : ""}`,
+    evidence:
+      `One SDK download per case (getSkillRaw + downloadBlob, default options), fresh processes of the shipped build. Busy answers and timeouts are every chunk request's outcome as the Agent's client saw it; resumes from the SDK's PullStats; the Server's a2c_limit_refusals_total and the relay outcomes other than answered over the download.` +
+      baselineNote(d, (run) => (isClean(run) ? "clean" : troubles(run)), all),
+    ...(bad.length === 0
+      ? {}
+      : {
+          why: "the pull keeps more in flight than the path holds: answers queue behind it (at the Computer's socket on a slow uplink, at the Server for a slow reader), their fixed deadlines count the queueing, the Server's unread bound answers busy, and retries run out before the queue drains. Fix: the adaptive pull (bytes in flight from the measured rate and round trip, deadlines from the observed RTT, busy as slow-down).",
+        }),
+  };
+}
+
+function utilizationGoal(r: Report): Goal {
+  const id = "links-utilization";
+  const text =
+    "Binary carriage moves ≥ 90% of the link's rate from 2 Mbit/s up (wire bytes per payload byte reported)";
+  const d = linksData(r.sections.links);
+  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const { cases, missing } = covered(d, [2, 5, 20, 200]);
+  if (missing.length > 0)
+    return notMeasured(id, text, `the run's plan has no case for ${missing.join(", ")}`);
+  const rows = cases.map((c) => {
+    const run = ours(c.runs);
+    return { c, run, u: run?.download.utilization ?? 0 };
+  });
+  const low = rows.filter((x) => x.u < 0.9);
+  const word = (run: LinkCaseRun | undefined, u: number): string =>
+    run?.download.ok
+      ? `${(100 * u).toFixed(1)}% (${run.wire.perPayloadByte.toFixed(3)} wire B/B, ${run.download.carriage ?? "?"})`
+      : "failed";
+  return {
+    id,
+    text,
+    status: low.length === 0 ? "met" : "missed",
+    measured: rows.map(({ c, run, u }) => `${c.id} ${word(run, u)}`).join("; "),
+    evidence:
+      "Utilization = the file's bytes × 8 / the download's time / the rate the kernel's tbf holds; wire bytes are everything that left through the shaped queue during the download (frames with every header, retransmissions, the other direction's acks excluded) per payload byte." +
+      baselineNote(d, (run) => word(run, run.download.utilization ?? 0), cases),
+    ...(low.length === 0
+      ? {}
+      : {
+          why: "the pull either stalls (timeouts, busy, resumes: see the completion goal) or keeps too little in flight for the path's rate × round trip. Compare the wire bytes per payload byte: above ~1.05 for binary means retransmitted or wasted answers.",
+        }),
+  };
+}
+
+function latencyGoal(r: Report): Goal {
+  const id = "links-latency";
+  const text = `During a bulk pull, the same Agent's small requests to the same Computer: p95 ≤ idle p95 + ${LATENCY_MARGIN_MS} ms at every rate from 2 Mbit/s up (goal beyond: + ${LATENCY_STRETCH_MS} ms)`;
+  const d = linksData(r.sections.links);
+  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const { cases, missing } = covered(d, [2, 5, 20, 200, null]);
+  if (missing.length > 0)
+    return notMeasured(id, text, `the run's plan has no case for ${missing.join(", ")}`);
+  const added = (run: LinkCaseRun): number =>
+    run.latency.during.all.failed > 0
+      ? Infinity
+      : run.latency.during.all.p95 - run.latency.idle.all.p95;
+  const rows = cases.map((c) => ({ c, run: ours(c.runs) }));
+  const over = rows.filter(({ run }) => !run || added(run) > LATENCY_MARGIN_MS);
+  const stretch = rows.filter(({ run }) => run && added(run) <= LATENCY_STRETCH_MS).length;
+  const word = (run: LinkCaseRun): string =>
+    `p95 ${run.latency.during.all.p95.toFixed(0)} ms vs idle ${run.latency.idle.all.p95.toFixed(0)} (n ${run.latency.during.all.n}${run.latency.during.all.failed ? `, ${run.latency.during.all.failed} failed` : ""})`;
+  return {
+    id,
+    text,
+    status: over.length === 0 ? "met" : "missed",
+    measured: `${rows.length - over.length} of ${rows.length} cases within +${LATENCY_MARGIN_MS} ms, ${stretch} within +${LATENCY_STRETCH_MS} ms; ${rows.map(({ c, run }) => `${c.id} ${run ? word(run) : "not run"}`).join("; ")}`,
+    evidence:
+      "tool_call of a trivial MCP tool and get_skills, from the download's own Agent to its Computer, sent open loop (a fixed interval, the kinds taking turns) while the download ran; idle: the same requests one after another before it. Another Agent to another Computer on the same link is in the section's table." +
+      baselineNote(d, word, cases),
+    ...(over.length === 0
+      ? {}
+      : {
+          why: "a small answer waits behind the chunk answers queued ahead of it on the Computer's one connection (and at the Server for a slow reader): the pull's window is fixed in bytes. Fix: the Computer answers small requests first and hands chunk answers to its socket only below a measured bound; the pull keeps its queue under the target delay.",
+        }),
+  };
+}
+
+function fairnessGoal(r: Report): Goal {
+  const id = "links-fairness";
+  const text =
+    "Two pulls sharing a bottleneck (one Agent; two Agents; binary beside base64): Jain index ≥ 0.9";
+  const d = linksData(r.sections.links);
+  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const kinds = ["same-agent", "two-agents", "binary-base64"] as const;
+  const lacking = kinds.filter((k) => !d.fairness.some((c) => c.kind === k));
+  if (lacking.length > 0)
+    return notMeasured(id, text, `the run's plan has no fairness case ${lacking.join(", ")}`);
+  const rows = d.fairness.map((c) => ({ c, run: ours(c.runs) }));
+  const low = rows.filter(({ run }) => !run || !(run.jain >= 0.9));
+  const word = (c: FairnessCase, run: (typeof c.runs)[number] | undefined): string => {
+    if (!run) return `${c.id} not run`;
+    const sum = run.pulls.reduce((a, p) => a + p.share, 0);
+    return `${c.id} ${run.jain.toFixed(3)} (${run.pulls.map((p) => `${sum > 0 ? ((100 * p.share) / sum).toFixed(0) : "?"}%`).join("/")})`;
+  };
+  const baseline = d.builds.some((b) => b.label === "baseline")
+    ? ` Baseline, same run: ${d.fairness
+        .map((c) =>
+          word(
+            c,
+            c.runs.find((x) => x.build === "baseline"),
+          ),
+        )
+        .join("; ")}.`
+    : "";
+  return {
+    id,
+    text,
+    status: low.length === 0 ? "met" : "missed",
+    measured: rows.map(({ c, run }) => word(c, run)).join("; "),
+    evidence: `Both pulls start together; each one's share is what it delivered while both ran (from its progress), base64 counted at 4/3 (what it puts on the link); Jain = (Σx)² / (n Σx²).${baseline}`,
+    ...(low.length === 0
+      ? {}
+      : {
+          why: "one pull's window holds most of the bottleneck's queue (answers are served first in, first out), and a base64 chunk is smaller, so the binary pull takes more per round. Fix: every pull to a Computer draws from one path budget round-robin by bytes, and the Computer serves flows round-robin (DRR).",
+        }),
+  };
+}
+
+function queueGoal(r: Report): Goal {
+  const id = "links-queue";
+  const text = `The Server's queued bytes for an honest reader on a 2 Mbit/s downlink stay ≤ ${formatBytes(QUEUE_BOUND)}`;
+  const d = linksData(r.sections.links);
+  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const c = d.cases.find((x) => x.direction === "downlink" && x.rateMbit === 2 && !x.extra);
+  const run = c && ours(c.runs);
+  if (!c || !run) return notMeasured(id, text, "the run's plan has no 2 Mbit/s downlink case");
+  const met = run.serverQueue.samples > 0 && run.serverQueue.maxBytes <= QUEUE_BOUND;
+  const b = c.runs.find((x) => x.build === "baseline");
+  return {
+    id,
+    text,
+    status: met ? "met" : "missed",
+    measured: `max ${formatBytes(Math.round(run.serverQueue.maxBytes))} over ${run.serverQueue.samples} samples${b ? `; baseline ${formatBytes(Math.round(b.serverQueue.maxBytes))}` : ""}`,
+    evidence: `The Server's a2c_outbound_largest_queue_bytes read from /metrics every ${d.plan.queueSampleMs} ms during the default download of the downlink 2 Mbit/s case.`,
+    ...(met
+      ? {}
+      : {
+          why:
+            run.serverQueue.samples === 0
+              ? "no sample could be read from the Server's /metrics during the download."
+              : "the pull asks for more than the reader's link drains, so the answers wait at the Server. Fix: the pull's bytes in flight follow the delivery rate it measures (rate × (base RTT + target)).",
+        }),
+  };
+}
+
+export function linkGoals(r: Report): Goal[] {
+  return [completeGoal(r), utilizationGoal(r), latencyGoal(r), fairnessGoal(r), queueGoal(r)];
+}
