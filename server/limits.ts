@@ -30,12 +30,19 @@ const RETRY_AFTER_S = 5;
 
 /** Refusals of outbound.ts: too many bytes queued for one client or all of them, or held unread. */
 export type QueuedLimit = "queued_bytes_per_connection" | "unread_bytes" | "queued_bytes_total";
-export type LimitName = "connections_per_ip" | "events_per_second" | QueuedLimit;
+export type LimitName =
+  "connections_per_ip" | "events_per_second" | "requests_in_flight" | QueuedLimit;
 
-/** The flat error of a limit refusal: 500 `busy`, which clients retry with a backoff (D29). */
-export function limitRefusal(limit: LimitName, message: string): ErrorPayload {
+/**
+ * The flat error of a limit refusal: 500 `busy`, which clients retry with a backoff (D29), with
+ * the bound that refused (`details.limit`) and, where it has one, its size (`details.max`).
+ */
+export function limitRefusal(limit: LimitName, message: string, max?: number): ErrorPayload {
   const payload = busy(message);
-  return { ...payload, details: { ...payload.details, limit } };
+  return {
+    ...payload,
+    details: { ...payload.details, limit, ...(max !== undefined ? { max } : {}) },
+  };
 }
 
 /** The metrics of both limiters, registered on the Server's own registry. */
@@ -46,7 +53,7 @@ export class LimitMetrics {
     const registers = [registry];
     this.refusals = new Counter({
       name: "a2c_limit_refusals_total",
-      help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, queued_bytes_per_connection, unread_bytes, queued_bytes_total)",
+      help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, requests_in_flight, queued_bytes_per_connection, unread_bytes, queued_bytes_total, auth_failures)",
       labelNames: ["limit"] as const,
       registers,
     });
@@ -134,6 +141,7 @@ export class ConnectionLimiter {
         body: limitRefusal(
           "connections_per_ip",
           `Too many connections from this address (limit ${this.max})`,
+          this.max,
         ),
         headers: { "Retry-After": String(RETRY_AFTER_S) },
       };
@@ -267,6 +275,7 @@ export class EventRateLimiter {
     const answer = limitRefusal(
       "events_per_second",
       `Too many requests: over ${this.rate} events a second`,
+      this.rate,
     );
     socket.use((packet, next) => {
       if (bucket.take()) return next();

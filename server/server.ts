@@ -267,6 +267,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     toolCallGraceMs,
     maxInflightPerAgent: options.maxInflightPerAgent ?? DEFAULTS.maxInflightPerAgent,
     outbound,
+    limitMetrics,
     maxHttpBufferSize,
     carried: transport.carried,
   });

@@ -87,7 +87,10 @@ void test("1,000 get_blob at once: every one answered (chunk or busy), heap boun
       // Busy from the in-flight cap, or from the unread bound (1,000 chunks reserved at once).
       const { reason, limit } = a.details as { reason?: unknown; limit?: unknown };
       assert.equal(reason, "busy", "excess is a clear busy");
-      assert.ok(limit === undefined || limit === "unread_bytes", JSON.stringify(a.details));
+      assert.ok(
+        limit === "requests_in_flight" || limit === "unread_bytes",
+        JSON.stringify(a.details),
+      );
       tally.busy++;
     } else {
       assert.equal(typeof (a as { blob?: unknown }).blob, "string");

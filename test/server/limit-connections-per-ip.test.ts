@@ -86,7 +86,7 @@ void test("half-open sessions count; the next handshake and upgrade get 429 with
   assert.deepEqual(JSON.parse(polling.body), {
     code: 500,
     message: `Too many connections from this address (limit ${MAX})`,
-    details: { reason: "busy", limit: "connections_per_ip" },
+    details: { reason: "busy", limit: "connections_per_ip", max: MAX },
   });
   const upgrade = await raw("", { upgrade: true });
   assert.equal(upgrade.status, 429);

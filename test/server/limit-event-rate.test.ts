@@ -32,7 +32,7 @@ after(() => h.close());
 const REFUSED = {
   code: 500,
   message: "Too many requests: over 1 events a second",
-  details: { reason: "busy", limit: "events_per_second" },
+  details: { reason: "busy", limit: "events_per_second", max: 1 },
 };
 
 void test("events over the bucket get a flat busy ack; another socket is not affected", async () => {
