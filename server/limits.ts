@@ -31,7 +31,7 @@ const RETRY_AFTER_S = 5;
 /** Refusals of outbound.ts: too many bytes queued for one client or all of them, or held unread. */
 export type QueuedLimit = "queued_bytes_per_connection" | "unread_bytes" | "queued_bytes_total";
 export type LimitName =
-  "connections_per_ip" | "events_per_second" | "requests_in_flight" | QueuedLimit;
+  "connections_per_ip" | "events_per_second" | "requests_in_flight" | "auth_failures" | QueuedLimit;
 
 /**
  * The flat error of a limit refusal: 500 `busy`, which clients retry with a backoff (D29), with
@@ -48,6 +48,8 @@ export function limitRefusal(limit: LimitName, message: string, max?: number): E
 /** The metrics of both limiters, registered on the Server's own registry. */
 export class LimitMetrics {
   readonly refusals: Counter<"limit">;
+  /** Connections the Server closed itself (outbound.ts, heartbeat.ts, session-guard.ts). */
+  readonly disconnects: Counter<"reason">;
 
   constructor(registry: Registry, sessionsPerIpMax: () => number) {
     const registers = [registry];
@@ -55,6 +57,12 @@ export class LimitMetrics {
       name: "a2c_limit_refusals_total",
       help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, requests_in_flight, queued_bytes_per_connection, unread_bytes, queued_bytes_total, auth_failures)",
       labelNames: ["limit"] as const,
+      registers,
+    });
+    this.disconnects = new Counter({
+      name: "a2c_disconnects_total",
+      help: "Connections the Server closed itself, by reason (outbound_stalled, outbound_over_bound, unsolicited_pong, repeated_connect, connect_rate, refused_connects)",
+      labelNames: ["reason"] as const,
       registers,
     });
     new Gauge({
@@ -247,14 +255,18 @@ export class TokenBucket {
 /** The part of a socket.io server socket the event limiter needs. */
 export interface LimitedSocket {
   readonly id: string;
+  /** Its engine.io session: the bucket is the connection's, shared with its CONNECT packets. */
+  readonly conn: object;
   readonly handshake: { address: string };
   readonly data: { principal?: { id: string } } | undefined;
   use(fn: (packet: unknown[], next: (err?: Error) => void) => void): unknown;
 }
 
 export class EventRateLimiter {
+  readonly #buckets = new WeakMap<object, TokenBucket>();
+
   constructor(
-    /** Events a second per socket; 0 = no limit. */
+    /** Events a second per connection (engine.io session); 0 = no limit. */
     readonly rate: number,
     /** Bucket size: events a socket may send at once after being quiet. */
     readonly burst: number,
@@ -262,14 +274,22 @@ export class EventRateLimiter {
     private readonly logger: Logger,
   ) {}
 
+  /** Takes one token of `session`'s bucket (a CONNECT packet, session-guard.ts); false: over. */
+  take(session: object): boolean {
+    if (this.rate <= 0) return true;
+    let bucket = this.#buckets.get(session);
+    if (!bucket)
+      this.#buckets.set(session, (bucket = new TokenBucket(this.rate, Math.max(1, this.burst))));
+    return bucket.take();
+  }
+
   /**
-   * Installs the bucket on one socket. An event over the rate never reaches its handler: it gets
+   * Installs the connection's bucket on one socket. An event over the rate never reaches its handler: it gets
    * the flat `busy` error when it asked for an ack (socket.io puts the ack function last in the
    * packet), and is dropped otherwise (e.g. a cancel, which has no ack).
    */
   attach(socket: LimitedSocket): void {
     if (this.rate <= 0) return;
-    const bucket = new TokenBucket(this.rate, Math.max(1, this.burst));
     let refusedSinceLog = 0;
     let lastLogAt = 0;
     const answer = limitRefusal(
@@ -278,7 +298,7 @@ export class EventRateLimiter {
       this.rate,
     );
     socket.use((packet, next) => {
-      if (bucket.take()) return next();
+      if (this.take(socket.conn)) return next();
       this.metrics.refusals.inc({ limit: "events_per_second" });
       const ack = packet[packet.length - 1];
       if (typeof ack === "function") (ack as (a: unknown) => void)(answer);

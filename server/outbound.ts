@@ -22,7 +22,7 @@
  * Heartbeat abuse (heartbeat.ts) drops a connection the same way. Every refusal and drop is
  * counted (`a2c_limit_refusals_total{limit}`, `a2c_disconnects_total{reason}`) and logged.
  */
-import { Counter, Gauge, type Registry } from "prom-client";
+import { Gauge, type Registry } from "prom-client";
 import { Events, type ClientEvent, type ErrorPayload } from "@a2c-smcp/protocol";
 import { requireSolicitedPongs, type HeartbeatSession } from "./heartbeat.ts";
 import { limitRefusal, type LimitMetrics, type QueuedLimit } from "./limits.ts";
@@ -59,7 +59,7 @@ export interface OutboundAccount {
 }
 
 /** What gives a reservation back (idempotent), or the bound that refused it. */
-export type Reservation = { release(): void } | { refused: QueuedLimit; answer: ErrorPayload };
+export type Reservation = { release: () => void } | { refused: QueuedLimit; answer: ErrorPayload };
 
 interface Account extends OutboundAccount {
   readonly session: MeteredSession & HeartbeatSession;
@@ -107,7 +107,6 @@ export function answerReserve(
 
 export class OutboundGuard {
   readonly #accounts = new Map<object, Account>();
-  readonly #drops: Counter<"reason">;
   readonly #timer: NodeJS.Timeout | undefined;
   #queued = 0;
   #reserved = 0;
@@ -125,12 +124,6 @@ export class OutboundGuard {
     ) => SessionMeter | null,
   ) {
     const registers = [registry];
-    this.#drops = new Counter({
-      name: "a2c_disconnects_total",
-      help: "Connections the Server closed itself, by reason (outbound_stalled, outbound_over_bound, unsolicited_pong)",
-      labelNames: ["reason"] as const,
-      registers,
-    });
     const accounts = this.#accounts;
     const totals = (): number => this.#queued;
     new Gauge({
@@ -316,7 +309,7 @@ export class OutboundGuard {
     const a = account as Account;
     if (a.dropped) return;
     a.dropped = true;
-    this.#drops.inc({ reason });
+    this.limitMetrics.disconnects.inc({ reason });
     this.logger.warn(
       { sid: a.sid, reason, queued: a.meter?.queued ?? 0, transport: a.meter?.transport },
       "connection dropped by the Server",

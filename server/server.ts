@@ -47,6 +47,7 @@ import {
   type TransportReport,
 } from "./transport/index.ts";
 import { answerUnknownEvents } from "./unknown-events.ts";
+import { SessionGuard, type GuardedSession } from "./session-guard.ts";
 
 export interface ServerOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -271,6 +272,15 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     maxHttpBufferSize,
     carried: transport.carried,
   });
+  const eventRate = options.maxEventsPerSecond ?? 0;
+  const eventLimit = new EventRateLimiter(
+    eventRate,
+    options.eventsBurst ?? eventRate,
+    limitMetrics,
+    logger,
+  );
+  const exemptLoopback = options.exemptLoopback ?? true;
+  const sessions = new SessionGuard(eventLimit, exemptLoopback, limitMetrics, logger);
   const membership = new Membership({ nsp, registry, logger, refusals: metrics.refusals });
   const notifier = new Notifier({ nsp, logger });
   attachSmcp({
@@ -284,26 +294,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     serverVersion,
     versionText,
     outbound,
+    sessions,
   });
 
   // Sessions per address: after the version gate and before engine.io.
   const connLimit = new ConnectionLimiter(
     options.maxConnectionsPerIp ?? 0,
-    options.exemptLoopback ?? true,
+    exemptLoopback,
     limitMetrics,
     logger,
   );
   engine.on("connection", (session: EngineSession) => {
     connLimit.opened(session.request, session);
     outbound.watch(session);
+    sessions.watch(session);
   });
-  const eventRate = options.maxEventsPerSecond ?? 0;
-  const eventLimit = new EventRateLimiter(
-    eventRate,
-    options.eventsBurst ?? eventRate,
-    limitMetrics,
-    logger,
-  );
   nsp.on("connection", (socket) => {
     eventLimit.attach(socket);
     answerUnknownEvents(socket, metrics.refusals, logger);
@@ -412,6 +417,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await Promise.all([...nsp.sockets.values()].map((s) => membership.disconnect(s)));
     relay.close();
     outbound.close();
+    sessions.close();
     await io.close();
     http.closeAllConnections();
     await stopped;
@@ -439,7 +445,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
 /** The part of an engine.io session the limiter and outbound.ts follow. */
 type EngineSession = MeteredSession &
-  HeartbeatSession & {
+  HeartbeatSession &
+  GuardedSession & {
     readonly request: IncomingMessage;
     once(event: "close", fn: () => void): unknown;
   };
