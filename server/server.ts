@@ -42,9 +42,9 @@ import { OUTBOUND_DEFAULTS, OutboundGuard } from "./outbound.ts";
 import {
   createServerTransport,
   registerFastPathGauge,
-  type FastPathOptions,
+  type FastPathReport,
   type MeteredSession,
-  type TransportReport,
+  type TransportOption,
 } from "./transport/index.ts";
 import { answerUnknownEvents } from "./unknown-events.ts";
 import { SessionGuard, type GuardedSession } from "./session-guard.ts";
@@ -131,11 +131,11 @@ export interface ServerOptions {
    */
   outboundStallMs?: number;
   /**
-   * Departures from stock socket.io / engine.io / ws (server/transport/): `"all"` (default) turns
-   * on every fast path the installed libraries support, `"none"` runs them as shipped, an object
-   * turns single ones off (`{ preframe: false }`). What took effect: `transport` below.
+   * Departures from stock socket.io / engine.io / ws (server/transport/): `"fast"` (default) turns
+   * on every fast path the installed libraries support, `"stock"` runs them as shipped, `{ off }`
+   * the default without the named ones. What took effect: `fastPaths` below.
    */
-  fastPaths?: FastPathOptions;
+  transport?: TransportOption;
 }
 
 export interface RunningServer {
@@ -157,7 +157,7 @@ export interface RunningServer {
   /** What the Server holds for each client (bytes queued, reserved for answers; outbound.ts). */
   readonly outbound: OutboundGuard;
   /** Each transport fast path: `on`, `off` (by option) or `unavailable: <reason>`. */
-  readonly transport: TransportReport;
+  readonly fastPaths: FastPathReport;
   /** Leaves every office (others are told), drops in-flight requests, closes every socket. */
   close(): Promise<void>;
 }
@@ -211,7 +211,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const registry = options.registry ?? cluster?.registry ?? new MemoryOfficeRegistry();
   const adapter = options.adapter ?? cluster?.adapter;
 
-  const transport = createServerTransport(options.fastPaths);
+  const transport = createServerTransport(options.transport);
   const engine = new EngineServer({
     pingInterval: options.pingIntervalMs ?? DEFAULTS.pingIntervalMs,
     pingTimeout: options.pingTimeoutMs ?? DEFAULTS.pingTimeoutMs,
@@ -219,7 +219,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     transports: ["polling", "websocket"],
     perMessageDeflate: false,
     httpCompression: false,
-    ...transport.engineOptions,
   });
   const io = new SocketServer({
     serveClient: false,
@@ -360,7 +359,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         offices: counts.offices,
         inflight: relay.inflight.size,
         outbound_queued_bytes: outbound.queuedTotal,
-        transport: transport.report,
+        fast_paths: transport.report,
       });
     }
     if (pathname === "/metrics" && readOnly && !options.metricsListen) {
@@ -404,7 +403,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxEventsPerSecond: eventRate,
       outbound: outbound.options,
       metrics: metricsUrl,
-      transport: transport.report,
+      fastPaths: transport.report,
     },
     "server listening",
   );
@@ -438,7 +437,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     io,
     inflight: () => relay.inflight.size,
     outbound,
-    transport: transport.report,
+    fastPaths: transport.report,
     close: () => (closing ??= close()),
   };
 }

@@ -24,15 +24,15 @@
  * - `WebSocket.send(packets)` encodes and calls `ws.send` for every packet synchronously; ws's
  *   per-frame cork nests in ours (net.Socket counts corks); `uncork` in the `finally` writes the
  *   buffered frames before `send` returns.
- * Departure from stock: wraps a method of socket.io's `Client`, shadows engine.io's private
- * session `flush`, and reads the TCP socket under engine.io's transport (`socket._socket`).
- * `probeBatchWrites` checks each on the installed classes at start.
+ * Departure from stock: wraps a method of socket.io's `Client` (the only wrapper of it), shadows
+ * engine.io's private session `flush`, and reads the TCP socket under engine.io's transport
+ * (`socket._socket`). `probeBatchWrites` sends a packet through the installed classes at start.
  */
 import { EventEmitter } from "node:events";
 import {
   engineSessionPrototype,
+  memoryWebSocket,
   probeWebSocketTransport,
-  serverSideWebSocket,
   socketIoClient,
 } from "./installed.ts";
 
@@ -109,28 +109,46 @@ export function flushPacketsWhole(client: unknown): boolean {
   return true;
 }
 
-/** Whether the installed socket.io, engine.io and ws support batched writes: null, or why not. */
+/**
+ * Whether batched writes work with the installed socket.io, engine.io and ws: null, or why not.
+ * A binary packet (a text part and an attachment) goes through socket.io's real
+ * `Client.writeToEngine`, engine.io's session `write`/`flush` and WebSocket transport, and a real
+ * ws WebSocket onto a socket in memory: with both wrappers on, its two frames must reach the
+ * socket in one write, byte for byte what ws writes for them.
+ */
 export function probeBatchWrites(): string | null {
   const client = socketIoClient();
   if (typeof client === "string") return client;
-  if (typeof client.writeToEngine !== "function") return "socket.io's Client has no writeToEngine";
-  if (typeof engineSessionPrototype.flush !== "function") {
-    return "engine.io's session has no flush method";
-  }
   try {
-    if (!Object.hasOwn(serverSideWebSocket(), "_socket")) return "ws's WebSocket has no _socket";
-  } catch (err) {
-    return `ws's WebSocket: ${(err as Error).message}`;
-  }
-  try {
-    const ws = new EventEmitter();
-    const transport = probeWebSocketTransport(ws) as EngineTransport | null;
-    if (!transport || typeof transport.send !== "function") {
-      return "engine.io has no WebSocket transport with send";
+    const { ws, socket } = memoryWebSocket();
+    const transport = probeWebSocketTransport(ws);
+    if (!transport) return "engine.io has no WebSocket transport";
+    const session = Object.assign(Object.create(engineSessionPrototype) as object, {
+      readyState: "open",
+      writeBuffer: [],
+      packetsFn: [],
+      sentCallbackFn: [],
+      transport,
+      server: new EventEmitter(),
+    });
+    const io = Object.assign(Object.create(client) as object, { conn: session });
+    if (!flushPacketsWhole(io) || !corkSends(transport)) {
+      return "socket.io's Client or engine.io's WebSocket transport has changed shape";
     }
-    if (transport.socket !== ws) return "engine.io's WebSocket transport keeps no ws socket";
-    return null;
+    const text = '451-/smcp,["probe",{"_placeholder":true,"num":0}]';
+    const attachment = Buffer.from([1, 2, 3]);
+    (io as unknown as SocketIoClient).writeToEngine([text, attachment], {});
+    const expected = Buffer.concat([
+      Buffer.from([0x81, 1 + text.length]),
+      Buffer.from(`4${text}`),
+      Buffer.from([0x82, attachment.length]),
+      attachment,
+    ]);
+    const written = socket.writes.length === 1 ? Buffer.concat(socket.writes[0]!) : null;
+    return written?.equals(expected)
+      ? null
+      : "the two frames of a packet did not reach the socket in one write, as ws frames them";
   } catch (err) {
-    return `engine.io's WebSocket transport: ${(err as Error).message}`;
+    return `socket.io / engine.io / ws: ${(err as Error).message}`;
   }
 }

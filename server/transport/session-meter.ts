@@ -7,7 +7,7 @@
  * - engine.io's write buffer: its server `Socket` emits `packetCreate` right before it pushes a
  *   packet to `writeBuffer`, and `flush` when it hands the whole `writeBuffer` to the transport.
  *   A running counter adds each packet's bytes (a string's length, a Buffer's byteLength, a
- *   pre-encoded WebSocket frame's byteLength: preframe.ts) and moves them on `flush`.
+ *   pre-encoded WebSocket frame's byteLength: socket.io's broadcasts) and moves them on `flush`.
  * - what the transport holds: a WebSocket transport takes one flush at a time and emits `drain`
  *   when ws has written the last frame of it to the TCP socket (its send callback); a polling
  *   flush is one HTTP response (`transport.res`), held until that response's `finish` or `close`.

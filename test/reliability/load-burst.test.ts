@@ -3,10 +3,9 @@
  * of them — a chunk, or a clear `busy` (the Server's per-Agent in-flight cap or unread bound, the Computer's read
  * queue) — while the heap stays bounded and everything still answers afterwards.
  *
- * The Computer does not read its socket while the burst arrives (its TCP socket is paused): the
- * Server takes one message per connection per turn (server/transport/fair-reads.ts), so in one process a
- * Computer that kept reading would serve the burst as fast as it comes and no cap would be
- * reached. Stalled, it lets the Server's cap answer the excess, and on resuming it finds the
+ * The Computer does not read its socket while the burst arrives (its TCP socket is paused): in
+ * one process a Computer that kept reading would serve the burst as fast as it comes and no cap
+ * would be reached. Stalled, it lets the Server's cap answer the excess, and on resuming it finds the
  * admitted requests at once, past its own read queue.
  */
 import assert from "node:assert/strict";
