@@ -317,10 +317,22 @@ function loopbackRatiosGoal(r: Report): Goal {
  * What each Server fast path must show, in its own run, to stay on by default (D51): the point it
  * serves, the figure, and the least gain that counts as paying.
  */
-const FAST_PATH_BARS = [
+const FAST_PATH_BARS: readonly {
+  name: string;
+  carriage: "base64" | "binary";
+  chunkBytes: number;
+  figure: "serverCpu" | "mbps";
+  least: number;
+}[] = [
   { name: "raw_acks", carriage: "base64", chunkBytes: 64 * KiB, figure: "serverCpu", least: 1.1 },
-  { name: "batch_writes", carriage: "binary", chunkBytes: 16 * KiB, figure: "mbps", least: 1.05 },
-] as const;
+  {
+    name: "batch_writes",
+    carriage: "binary",
+    chunkBytes: 16 * KiB,
+    figure: "serverCpu",
+    least: 1.05,
+  },
+];
 
 function fastPathsGoal(r: Report): Goal {
   const text = `Each Server fast path on by default pays in this run: ${FAST_PATH_BARS.map((b) => `${b.name} ≥ ×${b.least} ${b.figure === "mbps" ? "MB/s" : "less Server CPU per MB"} (${b.carriage} ${formatBytes(b.chunkBytes)})`).join("; ")}`;

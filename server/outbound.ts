@@ -2,7 +2,7 @@
  * What the Server holds for any one client is bounded (docs/configuration.md, "Outbound bounds").
  *
  * Every connection's outbound bytes are counted (the transport's session meter,
- * transport/session-meter.ts: engine.io's write buffer plus what its transport holds). For each
+ * transport/session-writes.ts: engine.io's write buffer plus what its transport holds). For each
  * request the relay forwards, `reserve` sets aside the most its answer can take (`answerReserve`),
  * and refuses the request with a flat `busy` naming the bound (`details.limit`) when:
  * - `maxQueuedBytes` per connection: queued + reserved bytes of the connection would exceed it;
@@ -19,12 +19,11 @@
  * bound for `stallMs`, is dropped: its socket is destroyed and what it held is freed at once. The
  * Computer-side relay never waits on an Agent: answers go to the Agent's queue, whose growth the
  * reservations bound, so one slow Agent costs the others nothing but its bounded memory.
- * Heartbeat abuse (heartbeat.ts) drops a connection the same way. Every refusal and drop is
+ * A pong nobody asked for (session-guard.ts) drops a connection the same way. Every refusal and drop is
  * counted (`a2c_limit_refusals_total{limit}`, `a2c_disconnects_total{reason}`) and logged.
  */
 import { Gauge, type Registry } from "prom-client";
 import { Events, type ClientEvent, type ErrorPayload } from "@a2c-smcp/protocol";
-import { requireSolicitedPongs, type HeartbeatSession } from "./heartbeat.ts";
 import { limitRefusal, type LimitMetrics, type QueuedLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import type { MeteredSession, SessionMeter } from "./transport/index.ts";
@@ -62,7 +61,7 @@ export interface OutboundAccount {
 export type Reservation = { release: () => void } | { refused: QueuedLimit; answer: ErrorPayload };
 
 interface Account extends OutboundAccount {
-  readonly session: MeteredSession & HeartbeatSession;
+  readonly session: MeteredSession;
   lastProgress: number;
   /** Two marks of the meter's `drained`, half a second apart at least: what it took lately. */
   drainMarkAt: number;
@@ -162,7 +161,7 @@ export class OutboundGuard {
   }
 
   /** Starts accounting for one engine.io session (engine.io's `connection` event). */
-  watch(session: MeteredSession & HeartbeatSession): OutboundAccount {
+  watch(session: MeteredSession): OutboundAccount {
     const meter = this.meterSession(session, (delta) => (this.#queued += delta));
     if (!meter && !this.#warnedUnmetered) {
       this.#warnedUnmetered = true;
@@ -187,7 +186,6 @@ export class OutboundGuard {
     };
     this.#accounts.set(session, account);
     session.on("close", () => this.#accounts.delete(session));
-    requireSolicitedPongs(session, () => this.drop(account, "unsolicited_pong"));
     return account;
   }
 

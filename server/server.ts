@@ -22,7 +22,6 @@ import type { SmcpNamespace } from "./connection.ts";
 import { gateRequest, writeRefusal, writeUpgradeRefusal } from "./gate.ts";
 import {
   ConnectionLimiter,
-  EventRateLimiter,
   LimitMetrics,
   opensSession,
   writeLimitRefusal,
@@ -37,7 +36,6 @@ import { Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
 import { attachSmcp, refuseOtherNamespaces } from "./namespace-handlers.ts";
-import type { HeartbeatSession } from "./heartbeat.ts";
 import { OUTBOUND_DEFAULTS, OutboundGuard } from "./outbound.ts";
 import {
   createServerTransport,
@@ -46,7 +44,6 @@ import {
   type MeteredSession,
   type TransportOption,
 } from "./transport/index.ts";
-import { answerUnknownEvents } from "./unknown-events.ts";
 import { SessionGuard, type GuardedSession } from "./session-guard.ts";
 
 export interface ServerOptions {
@@ -272,14 +269,21 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     carried: transport.carried,
   });
   const eventRate = options.maxEventsPerSecond ?? 0;
-  const eventLimit = new EventRateLimiter(
-    eventRate,
-    options.eventsBurst ?? eventRate,
+  const exemptLoopback = options.exemptLoopback ?? true;
+  const sessions = new SessionGuard(
+    {
+      maxEventsPerSecond: eventRate,
+      eventsBurst: options.eventsBurst ?? eventRate,
+      exemptLoopback,
+      dropUnsolicitedPong: (session) => {
+        const account = outbound.accountOf(session);
+        if (account) outbound.drop(account, "unsolicited_pong");
+      },
+    },
     limitMetrics,
+    metrics.refusals,
     logger,
   );
-  const exemptLoopback = options.exemptLoopback ?? true;
-  const sessions = new SessionGuard(eventLimit, exemptLoopback, limitMetrics, logger);
   const membership = new Membership({ nsp, registry, logger, refusals: metrics.refusals });
   const notifier = new Notifier({ nsp, logger });
   attachSmcp({
@@ -308,10 +312,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     outbound.watch(session);
     sessions.watch(session);
   });
-  nsp.on("connection", (socket) => {
-    eventLimit.attach(socket);
-    answerUnknownEvents(socket, metrics.refusals, logger);
-  });
+  nsp.on("connection", (socket) => sessions.attach(socket));
 
   const startedAt = Date.now();
   const http = createServer((req, res) => {
@@ -444,7 +445,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
 
 /** The part of an engine.io session the limiter and outbound.ts follow. */
 type EngineSession = MeteredSession &
-  HeartbeatSession &
   GuardedSession & {
     readonly request: IncomingMessage;
     once(event: "close", fn: () => void): unknown;

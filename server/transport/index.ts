@@ -7,24 +7,24 @@
  * - `raw_acks` (raw-acks.ts): a Computer's text ack is relayed to the Agent as its JSON text,
  *   never parsed and rebuilt (D13 byte for byte; a third or more of the Server's CPU per MB of
  *   base64);
- * - `batch_writes` (batch-writes.ts): the parts of one packet in one flush, a flush in one write
+ * - `batch_writes` (session-writes.ts): the parts of one packet in one flush, a flush in one write
  *   (binary chunks at small sizes).
  * Each is probed at start by sending a packet through the installed libraries' real classes; one
  * whose behaviour changed is `unavailable: <reason>` and the Server runs stock for it. With every
  * one off (`transport: "stock"`, `--stock-transport`) the Server runs the libraries as shipped.
  *
- * Outbound accounting (session-meter.ts) also reads engine.io and ws internals; it is not a fast
+ * Outbound accounting (the session meter, session-writes.ts) also reads engine.io and ws internals; it is not a fast
  * path (the outbound bounds need it) and reports a session it cannot read (outbound.ts).
  */
 import type { Server as EngineServer } from "engine.io";
 import type { Namespace } from "socket.io";
 import { Gauge, type Registry } from "prom-client";
-import { corkSessionSends, flushPacketsWhole, probeBatchWrites } from "./batch-writes.ts";
+import { corkSessionSends, flushPacketsWhole, probeBatchWrites } from "./session-writes.ts";
 import { carriedByAck, probeRawAcks, rawAckParser, type Carried } from "./raw-acks.ts";
-import { meterSession, type SessionMeter } from "./session-meter.ts";
+import { meterSession, type SessionMeter } from "./session-writes.ts";
 
 export type { Carriage, Carried } from "./raw-acks.ts";
-export type { MeteredSession, SessionMeter } from "./session-meter.ts";
+export type { MeteredSession, SessionMeter } from "./session-writes.ts";
 
 /**
  * The fast paths, each with the probe that checks, on the installed libraries' real classes, the

@@ -1,7 +1,7 @@
 /**
  * The classes of the installed socket.io, engine.io and ws that the fast paths change, and a
  * socket in memory, for the probes that send a packet through them at start. socket.io does not
- * export its `Client` (one per engine.io session, whose `writeToEngine` batch-writes.ts wraps per
+ * export its `Client` (one per engine.io session, whose `writeToEngine` session-writes.ts wraps per
  * instance), so it is loaded from the file socket.io's own entry point requires: the same module
  * instance.
  */
