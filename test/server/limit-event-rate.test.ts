@@ -59,7 +59,7 @@ void test("events over the bucket get a flat busy ack; another socket is not aff
   const metrics = await (await fetch(`${h.url}/metrics`)).text();
   assert.match(metrics, /a2c_limit_refusals_total\{limit="events_per_second"\} 8\b/);
 
-  const warnings = lines.filter((l) => l.includes("over the per-socket rate"));
+  const warnings = lines.filter((l) => l.includes("over the per-connection rate"));
   assert.equal(warnings.length, 1, "one WARNING for the whole burst");
   const w = JSON.parse(warnings[0]!) as Record<string, unknown>;
   assert.equal(w.level, 40);
