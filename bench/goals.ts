@@ -5,6 +5,8 @@
 import type { SectionOutcome } from "./lib/context.ts";
 import type { SweepData, SweepPoint } from "./sections/sweep.ts";
 import type { ComputerCostData } from "./sections/computer-cost.ts";
+import type { TransportData } from "./sections/transport.ts";
+import { gainOf } from "./report/build-transport.ts";
 import type { UserViewData, UserViewRow } from "./sections/user-view.ts";
 import { linkGoals } from "./goals-links.ts";
 import type { Goal, Report } from "./report/types.ts";
@@ -311,6 +313,57 @@ function loopbackRatiosGoal(r: Report): Goal {
   };
 }
 
+/**
+ * What each Server fast path must show, in its own run, to stay on by default (D51): the point it
+ * serves, the figure, and the least gain that counts as paying.
+ */
+const FAST_PATH_BARS: readonly {
+  name: string;
+  carriage: "base64" | "binary";
+  chunkBytes: number;
+  figure: "serverCpu" | "mbps";
+  least: number;
+}[] = [
+  { name: "raw_acks", carriage: "base64", chunkBytes: 64 * KiB, figure: "serverCpu", least: 1.1 },
+  {
+    name: "batch_writes",
+    carriage: "binary",
+    chunkBytes: 16 * KiB,
+    figure: "serverCpu",
+    least: 1.05,
+  },
+];
+
+function fastPathsGoal(r: Report): Goal {
+  const text = `Each Server fast path on by default pays in this run: ${FAST_PATH_BARS.map((b) => `${b.name} ≥ ×${b.least} ${b.figure === "mbps" ? "MB/s" : "less Server CPU per MB"} (${b.carriage} ${formatBytes(b.chunkBytes)})`).join("; ")}`;
+  const d = data<TransportData>(r.sections.transport);
+  if (!d) return notMeasured("fast-paths", text, why(r.sections.transport, "transport"));
+  const results = FAST_PATH_BARS.map((b) => {
+    const at = d.points.find(
+      (p) => p.config === "default" && p.carriage === b.carriage && p.chunkBytes === b.chunkBytes,
+    );
+    const gain = at ? gainOf(d, b.name, at) : null;
+    const value = gain ? gain[b.figure] : null;
+    return { ...b, value, met: value !== null && value >= b.least };
+  });
+  const met = results.every((x) => x.met);
+  const words = results
+    .map((x) => `${x.name} ${x.value === null ? "not measured" : `×${x.value.toFixed(2)}`}`)
+    .join(", ");
+  return {
+    id: "fast-paths",
+    text,
+    status: met ? "met" : "missed",
+    measured: words,
+    evidence: `Section transport: the default Server against the default without that fast path, the same SDK pull in the same rounds (${d.rounds}), median of per-round ratios; the stock-transport rows are beside them in the section.`,
+    ...(met
+      ? {}
+      : {
+          why: "a fast path that no longer pays its bar costs a patch of another package's internals for nothing: re-run on an idle machine, and if it still misses, remove it (D51).",
+        }),
+  };
+}
+
 export function evaluateGoals(r: Report): Goal[] {
   return [
     defaultsGoal(r),
@@ -326,5 +379,6 @@ export function evaluateGoals(r: Report): Goal[] {
     defaultVsSpecGoal(r),
     loopbackRatiosGoal(r),
     ...linkGoals(r),
+    fastPathsGoal(r),
   ];
 }

@@ -27,6 +27,7 @@ import { runHttpSurface } from "./sections/http-surface.ts";
 import { runCapacity } from "./sections/capacity.ts";
 import { runTwoNode } from "./sections/two-node.ts";
 import { runLinks } from "./sections/links.ts";
+import { runTransport } from "./sections/transport.ts";
 import { evaluateGoals } from "./goals.ts";
 import { closeSharedStacks } from "./stack/harness.ts";
 import { buildBlocks } from "./report/build.ts";
@@ -45,6 +46,7 @@ const SECTIONS: Array<[SectionId, (ctx: Ctx) => Promise<unknown>]> = [
   ["computerCost", runComputerCost],
   ["http", runHttpSurface],
   ["twoNode", runTwoNode],
+  ["transport", runTransport],
   ["capacity", runCapacity],
   ["links", runLinks],
 ];
@@ -73,7 +75,7 @@ function parseArgs(argv: string[]): Args {
       args.baseline = resolve(dir);
     } else if (a === "--help" || a === "-h") {
       console.log(
-        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,capacity,links] [--baseline DIR]",
+        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,transport,capacity,links] [--baseline DIR]",
       );
       process.exit(0);
     } else {

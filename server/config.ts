@@ -26,14 +26,12 @@
  *   --metrics-port P          A2C_METRICS_PORT          /metrics on its own port (default: client port)
  *   --metrics-host H          A2C_METRICS_HOST          its interface, default 127.0.0.1
  *   --stock-transport         A2C_SERVER_TRANSPORT=stock  every transport fast path off
- *                             A2C_SERVER_RAW_ACKS, A2C_SERVER_PREFRAME, A2C_SERVER_BATCH_WRITES,
- *                             A2C_SERVER_FAIR_READS     0 / 1: one fast path off / on
  *   (A2C_LOG_LEVEL sets the log level.)
  */
 import { parseArgs } from "node:util";
 import { loadTokensFile, type TokenGrant } from "./auth.ts";
 import type { ServerOptions } from "./server.ts";
-import type { FastPathOptions, FastPathSwitches } from "./transport/index.ts";
+import type { TransportOption } from "./transport/index.ts";
 
 export const USAGE = `usage: a2c-server [--host 127.0.0.1] [--port 7100] [--path /socket.io/]
   [--max-http-buffer-size 1000000] [--token T]... [--tokens-file F] [--no-auth]
@@ -48,8 +46,7 @@ A2C_RELAY_TIMEOUT_MS, A2C_REDIS_URL, A2C_REDIS_PREFIX, A2C_REDIS_ADAPTER (and
 A2C_REDIS_NODE_TTL_MS), A2C_MAX_CONNECTIONS_PER_IP, A2C_LIMIT_LOOPBACK, A2C_MAX_EVENTS_PER_SECOND,
 A2C_EVENTS_BURST, A2C_MAX_QUEUED_BYTES, A2C_MAX_QUEUED_BYTES_TOTAL, A2C_MAX_UNREAD_BYTES,
 A2C_OUTBOUND_STALL_MS,
-A2C_METRICS_PORT, A2C_METRICS_HOST, A2C_SERVER_TRANSPORT=stock (and A2C_SERVER_RAW_ACKS,
-A2C_SERVER_PREFRAME, A2C_SERVER_BATCH_WRITES, A2C_SERVER_FAIR_READS = 0 or 1, one fast path each).
+A2C_METRICS_PORT, A2C_METRICS_HOST, A2C_SERVER_TRANSPORT=stock.
 Flags win over the environment. 0 turns a limit off.`;
 
 /**
@@ -90,44 +87,13 @@ function truthy(text: string | undefined): boolean {
   return text !== undefined && /^(1|true|yes|on)$/i.test(text.trim());
 }
 
-/** The env switch of each transport fast path (server/transport/). */
-const FAST_PATH_ENV = {
-  rawAcks: "A2C_SERVER_RAW_ACKS",
-  ackBytes: "A2C_SERVER_ACK_BYTES",
-  preframe: "A2C_SERVER_PREFRAME",
-  batchWrites: "A2C_SERVER_BATCH_WRITES",
-  fairReads: "A2C_SERVER_FAIR_READS",
-} as const satisfies Record<keyof FastPathSwitches, string>;
-
-/**
- * `--stock-transport` / `A2C_SERVER_TRANSPORT=stock` turns every fast path off; a fast path's
- * own variable (0 or 1) then overrides that for it. Undefined: the default (all on).
- */
-function fastPathsFrom(stockFlag: boolean, env: NodeJS.ProcessEnv): FastPathOptions | undefined {
+/** `--stock-transport` / `A2C_SERVER_TRANSPORT=stock|fast` (server/transport/); undefined: default. */
+function transportFrom(stockFlag: boolean, env: NodeJS.ProcessEnv): TransportOption | undefined {
   const mode = env.A2C_SERVER_TRANSPORT?.trim() || undefined;
   if (mode !== undefined && mode !== "stock" && mode !== "fast") {
     throw new ConfigError(`A2C_SERVER_TRANSPORT must be stock or fast, got "${mode}"`);
   }
-  const stock = stockFlag || mode === "stock";
-  const switches: FastPathSwitches = {};
-  let any = false;
-  for (const [key, name] of Object.entries(FAST_PATH_ENV) as [keyof FastPathSwitches, string][]) {
-    const text = env[name]?.trim();
-    if (!text) continue;
-    if (/^(1|true|yes|on)$/i.test(text)) switches[key] = true;
-    else if (/^(0|false|no|off)$/i.test(text)) switches[key] = false;
-    else throw new ConfigError(`${name} must be 0 or 1, got "${text}"`);
-    any = true;
-  }
-  if (!any) return stock ? "none" : undefined;
-  const base = !stock;
-  return {
-    rawAcks: switches.rawAcks ?? base,
-    ackBytes: switches.ackBytes ?? base,
-    preframe: switches.preframe ?? base,
-    batchWrites: switches.batchWrites ?? base,
-    fairReads: switches.fairReads ?? base,
-  };
+  return stockFlag || mode === "stock" ? "stock" : undefined;
 }
 
 export async function configFromArgs(
@@ -269,8 +235,8 @@ export async function configFromArgs(
   } else if (v["metrics-host"] !== undefined) {
     throw new ConfigError("--metrics-host needs --metrics-port P");
   }
-  const fastPaths = fastPathsFrom(v["stock-transport"] === true, env);
-  if (fastPaths !== undefined) options.fastPaths = fastPaths;
+  const transport = transportFrom(v["stock-transport"] === true, env);
+  if (transport !== undefined) options.transport = transport;
   const redisUrl = v.redis ?? env.A2C_REDIS_URL;
   if (redisUrl) {
     if (!/^rediss?:\/\//.test(redisUrl)) {

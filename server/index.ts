@@ -31,11 +31,10 @@ export type { ServerMetrics } from "./metrics.ts";
 export type { OutboundAccount, OutboundGuard, OutboundOptions } from "./outbound.ts";
 export type { AdapterKind, RedisClusterOptions } from "./redis/cluster.ts";
 export {
-  FAST_PATHS,
-  type FastPath,
-  type FastPathOptions,
+  FAST_PATH_NAMES,
+  type FastPathName,
+  type FastPathReport,
   type FastPathState,
-  type FastPathSwitches,
-  type TransportReport,
+  type TransportOption,
 } from "./transport/index.ts";
 export { createLogger, type Logger } from "./log.ts";

@@ -2,19 +2,18 @@
  * Per-client limits (docs/configuration.md, "Per-client limits"). The protocol recommends at most
  * 100 concurrent connections per IP, 100 requests a second and 1 MB messages, with abnormal rates
  * logged at WARNING. The 1 MB message limit is engine.io's `maxHttpBufferSize`; this file holds
- * the other two.
+ * the connections per address, the refusal payload and the limits' metrics.
  *
  * - `ConnectionLimiter`: Engine.IO sessions per remote address. It runs in the HTTP layer, next to
  *   the version gate and before engine.io, on every request that would OPEN a session (a polling
  *   handshake or a direct WebSocket upgrade: no `sid`). A session counts from the admitted
  *   handshake until engine.io closes it, so half-open sessions (a handshake flood that never polls
  *   again, alive until the heartbeat drops them) are bounded per address too.
- * - `EventRateLimiter`: a token bucket per socket over incoming events (`socket.use`). Chunk pulls
- *   are requests too, so the rate caps a pull's throughput (rate x chunk size): see
- *   docs/configuration.md for the trade-off behind the defaults.
+ * The event rate (a token bucket per connection) is session-guard.ts's, with the other rules on
+ * what a client may send.
  *
  * Refusals are counted in /metrics (`a2c_limit_refusals_total{limit}`) and logged at WARNING, at
- * most once per address (or socket) per LOG_EVERY_MS with the number refused since, so a flood
+ * most once per address per LOG_EVERY_MS with the number refused since, so a flood
  * cannot flood the log. Nothing here logs a token.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -23,31 +22,46 @@ import { Counter, Gauge, type Registry } from "prom-client";
 import { busy, type ErrorPayload } from "@a2c-smcp/protocol";
 import type { Logger } from "./log.ts";
 
-/** One WARNING per address or socket per this interval while it keeps being refused. */
+/** One WARNING per address per this interval while it keeps being refused. */
 const LOG_EVERY_MS = 10_000;
 /** `Retry-After` of a refused handshake: sessions end on the client's leave or the heartbeat. */
 const RETRY_AFTER_S = 5;
 
 /** Refusals of outbound.ts: too many bytes queued for one client or all of them, or held unread. */
 export type QueuedLimit = "queued_bytes_per_connection" | "unread_bytes" | "queued_bytes_total";
-export type LimitName = "connections_per_ip" | "events_per_second" | QueuedLimit;
+export type LimitName =
+  "connections_per_ip" | "events_per_second" | "requests_in_flight" | "auth_failures" | QueuedLimit;
 
-/** The flat error of a limit refusal: 500 `busy`, which clients retry with a backoff (D29). */
-export function limitRefusal(limit: LimitName, message: string): ErrorPayload {
+/**
+ * The flat error of a limit refusal: 500 `busy`, which clients retry with a backoff (D29), with
+ * the bound that refused (`details.limit`) and, where it has one, its size (`details.max`).
+ */
+export function limitRefusal(limit: LimitName, message: string, max?: number): ErrorPayload {
   const payload = busy(message);
-  return { ...payload, details: { ...payload.details, limit } };
+  return {
+    ...payload,
+    details: { ...payload.details, limit, ...(max !== undefined ? { max } : {}) },
+  };
 }
 
 /** The metrics of both limiters, registered on the Server's own registry. */
 export class LimitMetrics {
   readonly refusals: Counter<"limit">;
+  /** Connections the Server closed itself (outbound.ts, session-guard.ts). */
+  readonly disconnects: Counter<"reason">;
 
   constructor(registry: Registry, sessionsPerIpMax: () => number) {
     const registers = [registry];
     this.refusals = new Counter({
       name: "a2c_limit_refusals_total",
-      help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, queued_bytes_per_connection, unread_bytes, queued_bytes_total)",
+      help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, requests_in_flight, queued_bytes_per_connection, unread_bytes, queued_bytes_total, auth_failures)",
       labelNames: ["limit"] as const,
+      registers,
+    });
+    this.disconnects = new Counter({
+      name: "a2c_disconnects_total",
+      help: "Connections the Server closed itself, by reason (outbound_stalled, outbound_over_bound, unsolicited_pong, repeated_connect, connect_rate, refused_connects)",
+      labelNames: ["reason"] as const,
       registers,
     });
     new Gauge({
@@ -134,6 +148,7 @@ export class ConnectionLimiter {
         body: limitRefusal(
           "connections_per_ip",
           `Too many connections from this address (limit ${this.max})`,
+          this.max,
         ),
         headers: { "Retry-After": String(RETRY_AFTER_S) },
       };
@@ -210,86 +225,4 @@ export function writeUpgradeLimitRefusal(socket: Duplex, refusal: Refusal): void
   socket.on("error", () => socket.destroy());
   if (socket.writable) socket.end(Buffer.concat([Buffer.from(head, "latin1"), body]));
   else socket.destroy();
-}
-
-/** A token bucket: `rate` tokens a second, at most `burst` saved up. */
-export class TokenBucket {
-  private tokens: number;
-  private last: number;
-
-  constructor(
-    private readonly rate: number,
-    private readonly burst: number,
-    private readonly now: () => number = () => performance.now(),
-  ) {
-    this.tokens = burst;
-    this.last = now();
-  }
-
-  take(): boolean {
-    const t = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.rate);
-    this.last = t;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
-}
-
-/** The part of a socket.io server socket the event limiter needs. */
-export interface LimitedSocket {
-  readonly id: string;
-  readonly handshake: { address: string };
-  readonly data: { principal?: { id: string } } | undefined;
-  use(fn: (packet: unknown[], next: (err?: Error) => void) => void): unknown;
-}
-
-export class EventRateLimiter {
-  constructor(
-    /** Events a second per socket; 0 = no limit. */
-    readonly rate: number,
-    /** Bucket size: events a socket may send at once after being quiet. */
-    readonly burst: number,
-    private readonly metrics: LimitMetrics,
-    private readonly logger: Logger,
-  ) {}
-
-  /**
-   * Installs the bucket on one socket. An event over the rate never reaches its handler: it gets
-   * the flat `busy` error when it asked for an ack (socket.io puts the ack function last in the
-   * packet), and is dropped otherwise (e.g. a cancel, which has no ack).
-   */
-  attach(socket: LimitedSocket): void {
-    if (this.rate <= 0) return;
-    const bucket = new TokenBucket(this.rate, Math.max(1, this.burst));
-    let refusedSinceLog = 0;
-    let lastLogAt = 0;
-    const answer = limitRefusal(
-      "events_per_second",
-      `Too many requests: over ${this.rate} events a second`,
-    );
-    socket.use((packet, next) => {
-      if (bucket.take()) return next();
-      this.metrics.refusals.inc({ limit: "events_per_second" });
-      const ack = packet[packet.length - 1];
-      if (typeof ack === "function") (ack as (a: unknown) => void)(answer);
-      refusedSinceLog += 1;
-      const now = Date.now();
-      if (now - lastLogAt >= LOG_EVERY_MS) {
-        this.logger.warn(
-          {
-            sid: socket.id,
-            principal: socket.data?.principal?.id,
-            address: socket.handshake.address,
-            event: typeof packet[0] === "string" ? packet[0].slice(0, 64) : undefined,
-            rate: this.rate,
-            refused: refusedSinceLog,
-          },
-          "events refused: over the per-socket rate",
-        );
-        lastLogAt = now;
-        refusedSinceLog = 0;
-      }
-    });
-  }
 }

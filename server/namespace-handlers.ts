@@ -23,6 +23,7 @@ import type { ServerMetrics } from "./metrics.ts";
 import type { Notifier, UpdateEvent } from "./notify.ts";
 import type { OutboundGuard } from "./outbound.ts";
 import type { Relay, RelaySender } from "./relay.ts";
+import type { SessionGuard } from "./session-guard.ts";
 
 export interface NamespaceHandlerOptions {
   nsp: SmcpNamespace;
@@ -36,6 +37,8 @@ export interface NamespaceHandlerOptions {
   versionText: string;
   /** Outbound accounting of each connection (outbound.ts), handed to the relay. */
   outbound?: OutboundGuard;
+  /** CONNECTs and failed authentications per session and address (session-guard.ts). */
+  sessions: SessionGuard;
 }
 
 /** A connect refusal: the client's `connect_error` carries `data` = the flat payload. */
@@ -47,6 +50,7 @@ export function connectError(payload: ErrorPayload): ExtendedError {
 
 /** Only `/smcp` exists. socket.io refuses unknown namespaces itself; the main one must be closed. */
 export function refuseOtherNamespaces(io: SocketServer): void {
+  // session-guard.ts counts these refusals against the session from the CONNECT packet itself.
   io.of("/").use((_socket, next) => {
     next(connectError({ code: 400, message: "Unknown namespace: use /smcp" }));
   });
@@ -62,11 +66,18 @@ export function attachSmcp(opts: NamespaceHandlerOptions): void {
   const { nsp, logger } = opts;
 
   nsp.use((socket, next) => {
+    const refuse = (payload: ErrorPayload, auth: boolean): void => {
+      opts.sessions.refused(socket.conn, nsp.name, auth);
+      next(connectError(payload));
+    };
     // Belt and braces: the HTTP gate already admitted this request; re-checking here costs
     // nothing and keeps the rule even if the HTTP layer is ever bypassed.
     const raw = firstString(socket.handshake.query[VERSION_QUERY_PARAM]);
     const gate = decide(raw, opts.serverVersion, opts.versionText);
-    if (!gate.ok) return next(connectError(gate.body));
+    if (!gate.ok) return refuse(gate.body, false);
+    // An address that failed too often backs off: its token is not even checked (D53).
+    const backingOff = opts.sessions.backingOff(socket.conn);
+    if (backingOff) return refuse(backingOff, false);
     // Through a promise so that a provider that throws synchronously is caught too.
     Promise.resolve()
       .then(() =>
@@ -80,8 +91,7 @@ export function attachSmcp(opts: NamespaceHandlerOptions): void {
         (decision) => {
           if (!decision.ok) {
             opts.metrics.authFailures.inc();
-            logger.warn({ address: socket.handshake.address }, "connection refused: unauthorized");
-            return next(connectError(unauthorized(decision.message)));
+            return refuse(unauthorized(decision.message), true);
           }
           socket.data = {
             principal: decision.principal,
@@ -94,7 +104,7 @@ export function attachSmcp(opts: NamespaceHandlerOptions): void {
         },
         (err: unknown) => {
           logger.error({ err }, "auth provider failed");
-          next(connectError(internalError("Authentication unavailable")));
+          refuse(internalError("Authentication unavailable"), false);
         },
       );
   });
@@ -130,7 +140,9 @@ export function attachSmcp(opts: NamespaceHandlerOptions): void {
     }
     on(Events.ToolCallCancel, (args) => opts.notifier.cancel(socket, args));
 
+    opts.sessions.opened(socket.conn, nsp.name);
     socket.on("disconnect", (reason) => {
+      opts.sessions.closedSocket(socket.conn, nsp.name);
       // D11 first and synchronously: every request in flight to this socket is answered now.
       const failed = opts.relay.computerGone(socket.id);
       const dropped = opts.relay.originGone(socket.id);

@@ -2,27 +2,29 @@
  * What the Server holds for any one client is bounded (docs/configuration.md, "Outbound bounds").
  *
  * Every connection's outbound bytes are counted (the transport's session meter,
- * transport/session-meter.ts: engine.io's write buffer plus what its transport holds). The relay reserves, for each request it forwards, the most its answer
- * can take (`answerReserve`), so queued + reserved bytes stay within:
- * - `maxQueuedBytes` per connection: a request that would exceed it is answered with the flat
- *   `busy` at once (the Agent backs off as from any busy) and never reaches a Computer;
- * - `maxUnreadBytes` per connection, for `client:get_blob`: queued bytes plus those reserved for
- *   chunks may exceed what the client took in the last second by that much (up to
- *   `maxQueuedBytes`). A client that reads earns room as fast as it reads; one that stops
- *   reading is held to `maxUnreadBytes` of answers, so the Server's work for what it will never
- *   take stays small (a refusal costs next to nothing);
- * - `maxQueuedBytesTotal` across connections, the same way.
+ * transport/session-writes.ts: engine.io's write buffer plus what its transport holds). For each
+ * request the relay forwards, `reserve` sets aside the most its answer can take (`answerReserve`),
+ * and refuses the request with a flat `busy` naming the bound (`details.limit`) when:
+ * - `maxQueuedBytes` per connection: queued + reserved bytes of the connection would exceed it;
+ * - `maxUnreadBytes` per connection, for `client:get_blob`: the bytes queued for the client (its
+ *   answers that arrived and that it has not read) exceed what it took in the last second by that
+ *   much (capped at `maxQueuedBytes`). Only unread bytes count (D52): a reservation is an answer
+ *   that has not arrived, so a Computer that answers slowly never makes a reading Agent look like
+ *   a non-reader. Reservations are bounded by `maxQueuedBytes`, the in-flight cap per Agent and
+ *   the relay timeout. A client that stops reading is held to `maxUnreadBytes` of answers plus
+ *   what its requests in flight bring, so the Server's work for what it will never take stays
+ *   small (a refusal costs next to nothing);
+ * - `maxQueuedBytesTotal` across connections, the same way as the first.
  * A connection that has bytes queued and moves none of them for `stallMs`, or stays over its
  * bound for `stallMs`, is dropped: its socket is destroyed and what it held is freed at once. The
  * Computer-side relay never waits on an Agent: answers go to the Agent's queue, whose growth the
  * reservations bound, so one slow Agent costs the others nothing but its bounded memory.
- * Heartbeat abuse (heartbeat.ts) drops a connection the same way. Every refusal and drop is
+ * A pong nobody asked for (session-guard.ts) drops a connection the same way. Every refusal and drop is
  * counted (`a2c_limit_refusals_total{limit}`, `a2c_disconnects_total{reason}`) and logged.
  */
-import { Counter, Gauge, type Registry } from "prom-client";
-import { Events, type ClientEvent } from "@a2c-smcp/protocol";
-import { requireSolicitedPongs, type HeartbeatSession } from "./heartbeat.ts";
-import type { LimitMetrics, QueuedLimit } from "./limits.ts";
+import { Gauge, type Registry } from "prom-client";
+import { Events, type ClientEvent, type ErrorPayload } from "@a2c-smcp/protocol";
+import { limitRefusal, type LimitMetrics, type QueuedLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import type { MeteredSession, SessionMeter } from "./transport/index.ts";
 
@@ -31,7 +33,7 @@ export interface OutboundOptions {
   maxQueuedBytes: number;
   /** The same across every connection of this Server; 0 = off. */
   maxQueuedBytesTotal: number;
-  /** Queued and chunk-reserved bytes beyond what the client took in the last second; 0 = off. */
+  /** Unread bytes (queued for the client) beyond what it took in the last second; 0 = off. */
   maxUnreadBytes: number;
   /** Drop a connection whose queued bytes do not move, or stay over its bound, this long; 0 = never. */
   stallMs: number;
@@ -53,12 +55,13 @@ export interface OutboundAccount {
   readonly meter: SessionMeter | null;
   /** Bytes reserved for answers of requests in flight from this connection. */
   reserved: number;
-  /** The part of `reserved` that `client:get_blob` requests hold. */
-  pullReserved: number;
 }
 
+/** What gives a reservation back (idempotent), or the bound that refused it. */
+export type Reservation = { release: () => void } | { refused: QueuedLimit; answer: ErrorPayload };
+
 interface Account extends OutboundAccount {
-  readonly session: MeteredSession & HeartbeatSession;
+  readonly session: MeteredSession;
   lastProgress: number;
   /** Two marks of the meter's `drained`, half a second apart at least: what it took lately. */
   drainMarkAt: number;
@@ -71,6 +74,8 @@ interface Account extends OutboundAccount {
   dropped: boolean;
 }
 
+const MiB = 1024 * 1024;
+const NOTHING_RESERVED: Reservation = { release: () => undefined };
 /** Room for an answer's envelope besides its chunk: handle, req_id, MIME type, keys, framing. */
 const ENVELOPE_BYTES = 8 * 1024;
 /** One WARNING per connection per this interval while its requests keep being refused. */
@@ -101,7 +106,6 @@ export function answerReserve(
 
 export class OutboundGuard {
   readonly #accounts = new Map<object, Account>();
-  readonly #drops: Counter<"reason">;
   readonly #timer: NodeJS.Timeout | undefined;
   #queued = 0;
   #reserved = 0;
@@ -119,12 +123,6 @@ export class OutboundGuard {
     ) => SessionMeter | null,
   ) {
     const registers = [registry];
-    this.#drops = new Counter({
-      name: "a2c_disconnects_total",
-      help: "Connections the Server closed itself, by reason (outbound_stalled, outbound_over_bound, unsolicited_pong)",
-      labelNames: ["reason"] as const,
-      registers,
-    });
     const accounts = this.#accounts;
     const totals = (): number => this.#queued;
     new Gauge({
@@ -163,7 +161,7 @@ export class OutboundGuard {
   }
 
   /** Starts accounting for one engine.io session (engine.io's `connection` event). */
-  watch(session: MeteredSession & HeartbeatSession): OutboundAccount {
+  watch(session: MeteredSession): OutboundAccount {
     const meter = this.meterSession(session, (delta) => (this.#queued += delta));
     if (!meter && !this.#warnedUnmetered) {
       this.#warnedUnmetered = true;
@@ -176,7 +174,6 @@ export class OutboundGuard {
       sid: session.id,
       meter,
       reserved: 0,
-      pullReserved: 0,
       lastProgress: 0,
       drainMarkAt: performance.now(),
       drainMark: 0,
@@ -189,7 +186,6 @@ export class OutboundGuard {
     };
     this.#accounts.set(session, account);
     session.on("close", () => this.#accounts.delete(session));
-    requireSolicitedPongs(session, () => this.drop(account, "unsolicited_pong"));
     return account;
   }
 
@@ -198,6 +194,56 @@ export class OutboundGuard {
     return typeof session === "object" && session !== null
       ? this.#accounts.get(session)
       : undefined;
+  }
+
+  /**
+   * Reserves, for the answer to `event` from `account`, the most it can take in the client's
+   * queue, or says which bound refuses it (with the flat answer for the client).
+   */
+  reserve(
+    account: OutboundAccount | undefined,
+    event: ClientEvent,
+    payload: unknown,
+    maxHttpBufferSize: number,
+  ): Reservation {
+    const meter = account?.meter;
+    if (!account || !meter) return NOTHING_RESERVED;
+    const bytes = answerReserve(event, payload, maxHttpBufferSize, meter.transport);
+    const refused = this.admit(account, bytes, event === Events.GetBlob);
+    if (refused) return { refused, answer: this.refusal(refused) };
+    let held = true;
+    return {
+      release: () => {
+        if (held) this.release(account, bytes);
+        held = false;
+      },
+    };
+  }
+
+  /** The flat `busy` of a refusal: which bound, and how large it is (D52). */
+  refusal(limit: QueuedLimit): ErrorPayload {
+    const o = this.options;
+    const mib = (n: number): string => `${+(n / MiB).toFixed(1)} MiB`;
+    switch (limit) {
+      case "queued_bytes_per_connection":
+        return limitRefusal(
+          limit,
+          `Too many bytes queued or awaited for this connection (limit ${mib(o.maxQueuedBytes)})`,
+          o.maxQueuedBytes,
+        );
+      case "unread_bytes":
+        return limitRefusal(
+          limit,
+          `This client has not read what the Server holds for it (limit ${mib(o.maxUnreadBytes)} unread): read, then ask again`,
+          o.maxUnreadBytes,
+        );
+      case "queued_bytes_total":
+        return limitRefusal(
+          limit,
+          `The Server holds too many bytes for all its clients (limit ${mib(o.maxQueuedBytesTotal)}): retry later`,
+          o.maxQueuedBytesTotal,
+        );
+    }
   }
 
   /**
@@ -214,7 +260,7 @@ export class OutboundGuard {
     let refused: QueuedLimit | null = null;
     if (held > 0 && maxQueuedBytes > 0 && held + bytes > maxQueuedBytes) {
       refused = "queued_bytes_per_connection";
-    } else if (pull && this.#overUnread(account as Account, meter, bytes)) {
+    } else if (pull && this.#overUnread(account as Account, meter)) {
       refused = "unread_bytes";
     } else if (total > 0 && maxQueuedBytesTotal > 0 && total + bytes > maxQueuedBytesTotal) {
       refused = "queued_bytes_total";
@@ -225,22 +271,20 @@ export class OutboundGuard {
       return refused;
     }
     account.reserved += bytes;
-    if (pull) account.pullReserved += bytes;
     this.#reserved += bytes;
     return null;
   }
 
   /**
-   * Whether a chunk's answer would take what the connection holds (queued, and reserved for
-   * chunks in flight) beyond `maxUnreadBytes` plus what it took lately (since the mark before
-   * last: at least 0.5 s, about 1 s while requests keep coming). Reservations count: a client
-   * that never reads is held to the bound before its first answer arrives, however fast it asks.
-   * Other requests (a tool call may run for minutes) are left to `maxQueuedBytes`.
+   * Whether the bytes queued for the client (answers it has not read) exceed `maxUnreadBytes`
+   * plus what it took lately (since the mark before last: at least 0.5 s, about 1 s while
+   * requests keep coming). Reservations do not count (D52): they are answers that have not
+   * arrived, and a slow Computer is not a client that does not read.
    */
-  #overUnread(a: Account, meter: SessionMeter, bytes: number): boolean {
+  #overUnread(a: Account, meter: SessionMeter): boolean {
     const { maxUnreadBytes, maxQueuedBytes } = this.options;
-    const held = meter.queued + a.pullReserved;
-    if (maxUnreadBytes <= 0 || held === 0) return false;
+    const unread = meter.queued;
+    if (maxUnreadBytes <= 0 || unread === 0) return false;
     const now = performance.now();
     if (now - a.drainMarkAt >= 500) {
       a.drainMarkBefore = a.drainMark;
@@ -248,14 +292,13 @@ export class OutboundGuard {
       a.drainMarkAt = now;
     }
     const room = maxUnreadBytes + (meter.drained - a.drainMarkBefore);
-    return held + bytes > (maxQueuedBytes > 0 ? Math.min(room, maxQueuedBytes) : room);
+    return unread > (maxQueuedBytes > 0 ? Math.min(room, maxQueuedBytes) : room);
   }
 
   /** Gives back a reservation (the request was answered, failed or dropped). */
-  release(account: OutboundAccount | undefined, bytes: number, pull = false): void {
+  release(account: OutboundAccount | undefined, bytes: number): void {
     if (!account?.meter) return;
     account.reserved -= bytes;
-    if (pull) account.pullReserved -= bytes;
     this.#reserved -= bytes;
   }
 
@@ -264,7 +307,7 @@ export class OutboundGuard {
     const a = account as Account;
     if (a.dropped) return;
     a.dropped = true;
-    this.#drops.inc({ reason });
+    this.limitMetrics.disconnects.inc({ reason });
     this.logger.warn(
       { sid: a.sid, reason, queued: a.meter?.queued ?? 0, transport: a.meter?.transport },
       "connection dropped by the Server",
@@ -313,7 +356,7 @@ export class OutboundGuard {
         reserved: a.reserved,
         refused: a.refusedSinceLog,
       },
-      "requests refused: too many bytes queued for the client",
+      "requests refused: a bound on what the Server holds for the client",
     );
     a.lastLogAt = now;
     a.refusedSinceLog = 0;

@@ -20,7 +20,6 @@ import {
   Events,
   agentMismatch,
   badRequest,
-  busy,
   computerNotFound,
   forbidden,
   internalError,
@@ -31,11 +30,11 @@ import {
   type ErrorPayload,
 } from "@a2c-smcp/protocol";
 import { InflightTable, type Settlement } from "./inflight.ts";
-import { limitRefusal, type QueuedLimit } from "./limits.ts";
+import { limitRefusal, type LimitMetrics } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import type { RelayOutcome, ServerMetrics } from "./metrics.ts";
 import type { Member, OfficeRegistry } from "./offices.ts";
-import { answerReserve, type OutboundAccount, type OutboundGuard } from "./outbound.ts";
+import type { OutboundAccount, OutboundGuard } from "./outbound.ts";
 import type { Carried } from "./transport/index.ts";
 
 /**
@@ -82,6 +81,8 @@ export interface RelayOptions {
   maxInflightPerAgent: number;
   /** Bytes queued for each client, and the reservations that bound them. */
   outbound?: OutboundGuard;
+  /** `a2c_limit_refusals_total`, for the in-flight cap. */
+  limitMetrics?: LimitMetrics;
   /** The largest message a Computer may send (what an answer can take at most). */
   maxHttpBufferSize: number;
   /** What an answer carried, from its ack arguments (the transport's `carried`). */
@@ -90,7 +91,7 @@ export interface RelayOptions {
 
 type Ack = (...args: unknown[]) => void;
 type Release = () => void;
-const NO_RESERVATION: Release = () => undefined;
+const NO_RESERVATION = { release: (): void => undefined };
 
 /** Splits socket.io handler arguments into the payload arguments and the ack callback. */
 export function takeAck(args: unknown[]): { rest: unknown[]; ack: Ack | undefined } {
@@ -167,48 +168,27 @@ export class Relay {
       this.opts.metrics.refusals.inc({ reason: "agent_mismatch" });
       return this.refuse(event, ack, agentMismatch(), "agent_mismatch");
     }
-    if (this.inflight.countForOrigin(sender.sid) >= this.opts.maxInflightPerAgent) {
-      return this.refuse(event, ack, busy(), "busy");
-    }
-    const release = this.reserve(event, sender, rest[0]);
-    if (typeof release === "string") {
-      const answer = limitRefusal(release, "Too many bytes queued for this client");
+    const max = this.opts.maxInflightPerAgent;
+    if (this.inflight.countForOrigin(sender.sid) >= max) {
+      this.opts.limitMetrics?.refusals.inc({ limit: "requests_in_flight" });
+      const answer = limitRefusal(
+        "requests_in_flight",
+        `Too many requests in flight from this client (limit ${max})`,
+        max,
+      );
       return this.refuse(event, ack, answer, "busy");
     }
+    const reservation = this.opts.outbound
+      ? this.opts.outbound.reserve(sender.outbound, event, rest[0], this.opts.maxHttpBufferSize)
+      : NO_RESERVATION;
+    if ("refused" in reservation) return this.refuse(event, ack, reservation.answer, "busy");
+    const release = reservation.release;
     try {
       await this.forward(event, sender, member, request, rest[0], ack, release);
     } catch (err) {
       release();
       throw err;
     }
-  }
-
-  /**
-   * Reserves the most this request's answer can take in the sender's queue (outbound.ts) and
-   * returns what gives it back (idempotent), or the bound that refuses it.
-   */
-  private reserve(
-    event: ClientEvent,
-    sender: RelaySender,
-    payload: unknown,
-  ): QueuedLimit | Release {
-    const guard = this.opts.outbound;
-    if (!guard) return NO_RESERVATION;
-    const account = sender.outbound;
-    const bytes = answerReserve(
-      event,
-      payload,
-      this.opts.maxHttpBufferSize,
-      account?.meter?.transport,
-    );
-    const pull = event === Events.GetBlob;
-    const refused = guard.admit(account, bytes, pull);
-    if (refused) return refused;
-    let held = true;
-    return () => {
-      if (held) guard.release(account, bytes, pull);
-      held = false;
-    };
   }
 
   /** From the Computer lookup on; `release` gives back the answer's reservation when it settles. */
@@ -247,7 +227,7 @@ export class Relay {
         originSid: sender.sid,
         targetSid: target.sid,
         computerName: target.name,
-        settle: this.settler(event, ack, release, target.name),
+        settle: this.onSettle(event, ack, release, target.name),
       },
       timeoutMs,
     );
@@ -273,10 +253,11 @@ export class Relay {
   }
 
   /**
-   * What settles one forwarded request. Returned unnamed on purpose: tsx (esbuild's keepNames)
-   * names every closure bound to a name or a key with a defineProperty call, per request here.
+   * What runs when one forwarded request settles: gives back its reservation and answers the
+   * Agent. Returned unnamed on purpose: tsx (esbuild's keepNames) names every closure bound to a
+   * name or a key with a defineProperty call, per request here.
    */
-  private settler(
+  private onSettle(
     event: ClientEvent,
     ack: Ack,
     release: Release,

@@ -22,7 +22,6 @@ import type { SmcpNamespace } from "./connection.ts";
 import { gateRequest, writeRefusal, writeUpgradeRefusal } from "./gate.ts";
 import {
   ConnectionLimiter,
-  EventRateLimiter,
   LimitMetrics,
   opensSession,
   writeLimitRefusal,
@@ -37,16 +36,15 @@ import { Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
 import { attachSmcp, refuseOtherNamespaces } from "./namespace-handlers.ts";
-import type { HeartbeatSession } from "./heartbeat.ts";
 import { OUTBOUND_DEFAULTS, OutboundGuard } from "./outbound.ts";
 import {
   createServerTransport,
   registerFastPathGauge,
-  type FastPathOptions,
+  type FastPathReport,
   type MeteredSession,
-  type TransportReport,
+  type TransportOption,
 } from "./transport/index.ts";
-import { answerUnknownEvents } from "./unknown-events.ts";
+import { SessionGuard, type GuardedSession } from "./session-guard.ts";
 
 export interface ServerOptions {
   /** Interface to bind. Default `127.0.0.1`. */
@@ -130,11 +128,11 @@ export interface ServerOptions {
    */
   outboundStallMs?: number;
   /**
-   * Departures from stock socket.io / engine.io / ws (server/transport/): `"all"` (default) turns
-   * on every fast path the installed libraries support, `"none"` runs them as shipped, an object
-   * turns single ones off (`{ preframe: false }`). What took effect: `transport` below.
+   * Departures from stock socket.io / engine.io / ws (server/transport/): `"fast"` (default) turns
+   * on every fast path the installed libraries support, `"stock"` runs them as shipped, `{ off }`
+   * the default without the named ones. What took effect: `fastPaths` below.
    */
-  fastPaths?: FastPathOptions;
+  transport?: TransportOption;
 }
 
 export interface RunningServer {
@@ -156,7 +154,7 @@ export interface RunningServer {
   /** What the Server holds for each client (bytes queued, reserved for answers; outbound.ts). */
   readonly outbound: OutboundGuard;
   /** Each transport fast path: `on`, `off` (by option) or `unavailable: <reason>`. */
-  readonly transport: TransportReport;
+  readonly fastPaths: FastPathReport;
   /** Leaves every office (others are told), drops in-flight requests, closes every socket. */
   close(): Promise<void>;
 }
@@ -210,7 +208,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const registry = options.registry ?? cluster?.registry ?? new MemoryOfficeRegistry();
   const adapter = options.adapter ?? cluster?.adapter;
 
-  const transport = createServerTransport(options.fastPaths);
+  const transport = createServerTransport(options.transport);
   const engine = new EngineServer({
     pingInterval: options.pingIntervalMs ?? DEFAULTS.pingIntervalMs,
     pingTimeout: options.pingTimeoutMs ?? DEFAULTS.pingTimeoutMs,
@@ -218,7 +216,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     transports: ["polling", "websocket"],
     perMessageDeflate: false,
     httpCompression: false,
-    ...transport.engineOptions,
   });
   const io = new SocketServer({
     serveClient: false,
@@ -267,9 +264,26 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     toolCallGraceMs,
     maxInflightPerAgent: options.maxInflightPerAgent ?? DEFAULTS.maxInflightPerAgent,
     outbound,
+    limitMetrics,
     maxHttpBufferSize,
     carried: transport.carried,
   });
+  const eventRate = options.maxEventsPerSecond ?? 0;
+  const exemptLoopback = options.exemptLoopback ?? true;
+  const sessions = new SessionGuard(
+    {
+      maxEventsPerSecond: eventRate,
+      eventsBurst: options.eventsBurst ?? eventRate,
+      exemptLoopback,
+      dropUnsolicitedPong: (session) => {
+        const account = outbound.accountOf(session);
+        if (account) outbound.drop(account, "unsolicited_pong");
+      },
+    },
+    limitMetrics,
+    metrics.refusals,
+    logger,
+  );
   const membership = new Membership({ nsp, registry, logger, refusals: metrics.refusals });
   const notifier = new Notifier({ nsp, logger });
   attachSmcp({
@@ -283,30 +297,22 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     serverVersion,
     versionText,
     outbound,
+    sessions,
   });
 
   // Sessions per address: after the version gate and before engine.io.
   const connLimit = new ConnectionLimiter(
     options.maxConnectionsPerIp ?? 0,
-    options.exemptLoopback ?? true,
+    exemptLoopback,
     limitMetrics,
     logger,
   );
   engine.on("connection", (session: EngineSession) => {
     connLimit.opened(session.request, session);
     outbound.watch(session);
+    sessions.watch(session);
   });
-  const eventRate = options.maxEventsPerSecond ?? 0;
-  const eventLimit = new EventRateLimiter(
-    eventRate,
-    options.eventsBurst ?? eventRate,
-    limitMetrics,
-    logger,
-  );
-  nsp.on("connection", (socket) => {
-    eventLimit.attach(socket);
-    answerUnknownEvents(socket, metrics.refusals, logger);
-  });
+  nsp.on("connection", (socket) => sessions.attach(socket));
 
   const startedAt = Date.now();
   const http = createServer((req, res) => {
@@ -354,7 +360,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
         offices: counts.offices,
         inflight: relay.inflight.size,
         outbound_queued_bytes: outbound.queuedTotal,
-        transport: transport.report,
+        fast_paths: transport.report,
       });
     }
     if (pathname === "/metrics" && readOnly && !options.metricsListen) {
@@ -398,7 +404,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
       maxEventsPerSecond: eventRate,
       outbound: outbound.options,
       metrics: metricsUrl,
-      transport: transport.report,
+      fastPaths: transport.report,
     },
     "server listening",
   );
@@ -411,6 +417,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await Promise.all([...nsp.sockets.values()].map((s) => membership.disconnect(s)));
     relay.close();
     outbound.close();
+    sessions.close();
     await io.close();
     http.closeAllConnections();
     await stopped;
@@ -431,14 +438,14 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     io,
     inflight: () => relay.inflight.size,
     outbound,
-    transport: transport.report,
+    fastPaths: transport.report,
     close: () => (closing ??= close()),
   };
 }
 
 /** The part of an engine.io session the limiter and outbound.ts follow. */
 type EngineSession = MeteredSession &
-  HeartbeatSession & {
+  GuardedSession & {
     readonly request: IncomingMessage;
     once(event: "close", fn: () => void): unknown;
   };

@@ -29,6 +29,7 @@ export type SectionId =
   | "computerCost"
   | "http"
   | "twoNode"
+  | "transport"
   | "capacity"
   | "links";
 

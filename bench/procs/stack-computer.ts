@@ -16,6 +16,8 @@ interface StartArgs {
   maxHttpBufferSize: number;
   maxSize: number;
   workers?: number;
+  /** `"stock"`: the Computer's `--stock-transport` (bench section transport). */
+  transport?: "fast" | "stock";
   computers: Array<{ name: string; office: string }>;
 }
 
@@ -35,6 +37,7 @@ serve({
           maxHttpBufferSize: a.maxHttpBufferSize,
           maxSize: a.maxSize,
           ...(a.workers !== undefined ? { workers: a.workers } : {}),
+          ...(a.transport ? { transport: a.transport } : {}),
           startTimeoutMs: 30_000,
           skills: a.skills,
         }),

@@ -5,6 +5,7 @@
  */
 import { serve } from "../lib/ipc.ts";
 import { startServer, type RunningServer } from "../../server/server.ts";
+import type { TransportOption } from "../../server/transport/index.ts";
 
 let server: RunningServer | null = null;
 
@@ -17,6 +18,8 @@ interface StartArgs {
   maxQueuedBytes?: number;
   /** The per-connection bound on bytes held beyond what the client read lately; default when absent. */
   maxUnreadBytes?: number;
+  /** The Server's transport (bench section transport); the default when absent. */
+  transport?: TransportOption;
   /** A node of a Redis cluster (scale-out over Redis) instead of the in-memory single process. */
   redis?: { url: string; prefix: string };
 }
@@ -33,6 +36,7 @@ serve({
       ...(a.pingTimeoutMs ? { pingTimeoutMs: a.pingTimeoutMs } : {}),
       ...(a.maxQueuedBytes ? { maxQueuedBytes: a.maxQueuedBytes } : {}),
       ...(a.maxUnreadBytes ? { maxUnreadBytes: a.maxUnreadBytes } : {}),
+      ...(a.transport ? { transport: a.transport } : {}),
       ...(a.redis ? { redis: { url: a.redis.url, prefix: a.redis.prefix } } : {}),
     });
     return { url: server.url };

@@ -6,6 +6,8 @@ import type { ComputerCostData } from "../sections/computer-cost.ts";
 import type { HttpData } from "../sections/http-surface.ts";
 import type { CapacityData } from "../sections/capacity.ts";
 import { capacityBlocks } from "./build-capacity.ts";
+import type { TransportData } from "../sections/transport.ts";
+import { transportBlocks } from "./build-transport.ts";
 import { USER_VIEW_LABELS, manyAgentsChart, twoNodeChart, userViewChart } from "./charts.ts";
 import type { UserViewData } from "../sections/user-view.ts";
 import { PLACEMENTS, type TwoNodeData } from "../sections/two-node.ts";
@@ -339,6 +341,8 @@ export function otherBlocks(id: SectionId, d: unknown, _report: Report): Block[]
       return capacityBlocks(d as CapacityData);
     case "twoNode":
       return twoNodeBlocks(d as TwoNodeData);
+    case "transport":
+      return transportBlocks(d as TransportData);
     case "userView":
       return userViewBlocks(d as UserViewData);
     default:

@@ -26,6 +26,7 @@ export const SECTION_TITLES: Record<SectionId, string> = {
   computerCost: "Computer cost: per-chunk time by resource size, event loop while hashing",
   http: "7. HTTP surface (autocannon)",
   twoNode: "Two Server nodes over Redis: what crossing the bus costs",
+  transport: "Stock transport: what each departure from the libraries buys",
   capacity: "Capacity model and recommended settings",
   links: "Real links: shaped uplinks and downlinks",
 };
@@ -48,6 +49,7 @@ const ORDER: SectionId[] = [
   "http",
   "twoNode",
   "links",
+  "transport",
 ];
 
 function sectionBlocks(report: Report, id: SectionId, o: SectionOutcome): Block[] {

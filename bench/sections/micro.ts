@@ -2,7 +2,7 @@
  * Section 1, micro (tinybench): the per-chunk primitives. sha256 and base64 inline against the
  * piscina pool (cloned Buffer, and SharedArrayBuffer with no copy) at 16 KiB–1 MiB; the handle
  * codec; the size math of D16; JSON encode/parse of a chunk ack; the Server's work to relay a
- * base64 chunk ack, from the WebSocket message as text and as bytes (its `ack_bytes` fast path).
+ * base64 chunk ack, with its raw acks and with socket.io-parser's stock decode and encode.
  * Mean, p99 and margin of error.
  * Each primitive's output is checked once against an inline reference before it is timed.
  */
@@ -12,9 +12,8 @@ import { Piscina } from "piscina";
 import { Bench } from "tinybench";
 import { largestAckMessage, maxChunkBytes, type ChunkEnvelope } from "../../protocol/index.ts";
 import { HandleCodec } from "../../computer/blob/handle.ts";
-import { AckFrameText } from "../../server/transport/ack-bytes.ts";
-import { checkAckBytes, checkAckJson } from "../../server/transport/ack-text.ts";
-import { engineMessageFrame } from "../../server/transport/preframe.ts";
+import { AckTextDecoder, AckTextEncoder } from "../../server/transport/raw-acks.ts";
+import { Decoder, Encoder, type Packet } from "socket.io-parser";
 import { IntegrityError } from "../lib/integrity.ts";
 import type { MicroTask } from "../lib/micro-worker.ts";
 import { formatBytes, KiB } from "../lib/stats.ts";
@@ -186,30 +185,26 @@ function addHandleCodec(add: AddFn): void {
 }
 
 /**
- * What the Server does with one base64 chunk ack between ws's message and the Agent's frame: as
- * text (engine.io's decode, the JSON check, the frame's encode) and as bytes (the check on the
- * bytes, a frame head). Both must build the same frame.
+ * What the Server does with one base64 chunk ack between engine.io's message and the Agent's
+ * packet: with raw acks (read the header, check the JSON, write the text under the Agent's id)
+ * and stock (socket.io-parser's JSON.parse and JSON.stringify). Both must write the same packet.
  */
 function addAckRelay(add: AddFn, size: number): void {
   const ack = { ...SAMPLE_ENVELOPE, eof: false, blob: randomBytes(size).toString("base64") };
-  const json = JSON.stringify([ack]);
-  const computerHead = "43/smcp,7";
-  const message = Buffer.from(computerHead + json);
-  const agentHead = "3/smcp,12";
-  const asText = (): Buffer[] => {
-    const text = message.toString("utf8");
-    if (checkAckJson(text.slice(computerHead.length)) === null) throw new Error("not JSON");
-    return engineMessageFrame(agentHead + text.slice(computerHead.length));
+  const message = `3/smcp,7${JSON.stringify([ack])}`;
+  const relay = (decoder: Decoder, encoder: Encoder) => (): unknown => {
+    let out: unknown;
+    decoder.on("decoded", (p: Packet) => {
+      out = (encoder.encode({ ...p, id: 12 }) as unknown[])[0];
+    });
+    decoder.add(message);
+    decoder.off("decoded");
+    return out;
   };
-  const asBytes = (): Buffer[] => {
-    const body = message.subarray(computerHead.length);
-    if (checkAckBytes(body) === null) throw new Error("not JSON");
-    return engineMessageFrame(new AckFrameText(agentHead, body));
-  };
-  if (!Buffer.concat(asText()).equals(Buffer.concat(asBytes()))) {
-    throw new IntegrityError("micro: the ack relayed as bytes differs from the ack as text");
-  }
+  const raw = relay(new AckTextDecoder(), new AckTextEncoder());
+  const stock = relay(new Decoder(), new Encoder());
+  if (raw() !== stock()) throw new IntegrityError("micro: raw and stock acks differ");
   const label = formatBytes(size);
-  add("relay", `relay chunk ack as text ${label}`, size, asText);
-  add("relay", `relay chunk ack as bytes ${label}`, size, asBytes);
+  add("relay", `relay chunk ack, raw ${label}`, size, raw);
+  add("relay", `relay chunk ack, stock parser ${label}`, size, stock);
 }

@@ -1,114 +1,90 @@
 /**
- * The Server's transport: every departure from stock socket.io / engine.io / ws behaviour lives
- * in this folder, behind `ServerTransport`. The rest of the Server (server.ts, the relay, the
- * namespace handlers) reads the same whichever fast paths are on.
+ * The Server's transport: every departure from stock socket.io / engine.io / ws lives in this
+ * folder, behind `ServerTransport`. The rest of the Server (server.ts, the relay, the namespace
+ * handlers) reads the same whichever fast paths are on.
  *
- * Fast paths (each one `on`, `off` by option, or `unavailable` when the installed libraries lack
- * what it needs, probed at start on their real classes):
- * - `raw_acks` (raw-acks.ts, ack-text.ts): a Computer's text ack is relayed to the Agent as its
- *   JSON text, never parsed and rebuilt (D13 byte for byte);
- * - `ack_bytes` (ack-bytes.ts): a long text ack stays the bytes of its WebSocket message, never a
- *   JS string (needs `raw_acks` and `preframe`);
- * - `preframe` (preframe.ts): a long text packet to a WebSocket session waits as a ready frame;
- * - `batch_writes` (batch-writes.ts): the parts of one packet in one flush, a flush in one write;
- * - `fair_reads` (fair-reads.ts): one WebSocket message per connection per event-loop turn.
- * With every one off the Server runs socket.io, engine.io and ws exactly as shipped.
+ * Fast paths (D51), each kept because the bench's transport section shows what it pays for:
+ * - `raw_acks` (raw-acks.ts): a Computer's text ack is relayed to the Agent as its JSON text,
+ *   never parsed and rebuilt (D13 byte for byte; a third or more of the Server's CPU per MB of
+ *   base64);
+ * - `batch_writes` (session-writes.ts): the parts of one packet in one flush, a flush in one write
+ *   (binary chunks at small sizes).
+ * Each is probed at start by sending a packet through the installed libraries' real classes; one
+ * whose behaviour changed is `unavailable: <reason>` and the Server runs stock for it. With every
+ * one off (`transport: "stock"`, `--stock-transport`) the Server runs the libraries as shipped.
  *
- * Outbound accounting (session-meter.ts) also reads engine.io and ws internals; it is not a fast
+ * Outbound accounting (the session meter, session-writes.ts) also reads engine.io and ws internals; it is not a fast
  * path (the outbound bounds need it) and reports a session it cannot read (outbound.ts).
  */
 import type { Server as EngineServer } from "engine.io";
 import type { Namespace } from "socket.io";
 import { Gauge, type Registry } from "prom-client";
-import { keepSessionAckBytes, probeAckBytes } from "./ack-bytes.ts";
-import { AckText } from "./ack-text.ts";
-import { corkSessionSends, flushPacketsWhole, probeBatchWrites } from "./batch-writes.ts";
-import { carriedOf, type Carried } from "./carried.ts";
-import { fairReadsEngine, probeFairReads, type FairReadsEngine } from "./fair-reads.ts";
-import { preframeLongTexts, probePreframe } from "./preframe.ts";
-import { probeRawAcks, rawAckBytesParser, rawAckParser } from "./raw-acks.ts";
-import { meterSession, type SessionMeter } from "./session-meter.ts";
+import { corkSessionSends, flushPacketsWhole, probeBatchWrites } from "./session-writes.ts";
+import { carriedByAck, probeRawAcks, rawAckParser, type Carried } from "./raw-acks.ts";
+import { meterSession, type SessionMeter } from "./session-writes.ts";
 
-export type { Carriage, Carried } from "./carried.ts";
-export type { MeteredSession, SessionMeter } from "./session-meter.ts";
+export type { Carriage, Carried } from "./raw-acks.ts";
+export type { MeteredSession, SessionMeter } from "./session-writes.ts";
 
-export const FAST_PATHS = [
-  "raw_acks",
-  "ack_bytes",
-  "preframe",
-  "batch_writes",
-  "fair_reads",
-] as const;
-export type FastPath = (typeof FAST_PATHS)[number];
+/**
+ * The fast paths, each with the probe that checks, on the installed libraries' real classes, the
+ * behaviour it relies on (null: it holds; else why not). The same shape as the Computer's list.
+ */
+const FAST_PATHS = [
+  { name: "raw_acks", probe: probeRawAcks },
+  { name: "batch_writes", probe: probeBatchWrites },
+] as const satisfies readonly { name: string; probe: () => string | null }[];
 
-/** Each fast path on (true, the default) or off. */
-export interface FastPathSwitches {
-  rawAcks?: boolean;
-  ackBytes?: boolean;
-  preframe?: boolean;
-  batchWrites?: boolean;
-  fairReads?: boolean;
-}
+export type FastPathName = (typeof FAST_PATHS)[number]["name"];
+export const FAST_PATH_NAMES: readonly FastPathName[] = FAST_PATHS.map((p) => p.name);
 
-/** `"all"` (default): every fast path the installed libraries support; `"none"`: stock. */
-export type FastPathOptions = "all" | "none" | FastPathSwitches;
+/**
+ * `"fast"` (default): every fast path the installed libraries support; `"stock"`: socket.io,
+ * engine.io and ws as shipped; `{ off }`: the default without the named ones (the bench's
+ * transport section measures each one's gain that way).
+ */
+export type TransportOption = "fast" | "stock" | { readonly off: readonly FastPathName[] };
 
 export type FastPathState = "on" | "off" | `unavailable: ${string}`;
 
-/** What each fast path is doing on this Server (log line, /healthz, metrics). */
-export type TransportReport = Readonly<Record<FastPath, FastPathState>>;
+/** What each fast path is doing on this Server (log line, /healthz `fast_paths`, metrics). */
+export type FastPathReport = Readonly<Record<FastPathName, FastPathState>>;
 
-const SWITCH: Record<FastPath, keyof FastPathSwitches> = {
-  raw_acks: "rawAcks",
-  ack_bytes: "ackBytes",
-  preframe: "preframe",
-  batch_writes: "batchWrites",
-  fair_reads: "fairReads",
-};
-
-const PROBES: Record<FastPath, () => string | null> = {
-  raw_acks: probeRawAcks,
-  ack_bytes: probeAckBytes,
-  preframe: probePreframe,
-  batch_writes: probeBatchWrites,
-  fair_reads: probeFairReads,
-};
-
-/** Whether `options` asks for `path`. */
-export function wants(options: FastPathOptions, path: FastPath): boolean {
-  if (options === "all") return true;
-  if (options === "none") return false;
-  return options[SWITCH[path]] ?? true;
+/** Whether `option` asks for `name`. */
+export function wants(option: TransportOption, name: FastPathName): boolean {
+  if (option === "fast") return true;
+  if (option === "stock") return false;
+  return !option.off.includes(name);
 }
 
 /** Asked-for fast paths probed on the installed libraries; the others `off`. */
 export function decideFastPaths(
-  options: FastPathOptions,
-  probe: (path: FastPath) => string | null = (path) => PROBES[path](),
-): Record<FastPath, FastPathState> {
-  const report = {} as Record<FastPath, FastPathState>;
-  for (const path of FAST_PATHS) {
-    if (!wants(options, path)) {
-      report[path] = "off";
+  option: TransportOption,
+  probe: (name: FastPathName) => string | null = (name) =>
+    FAST_PATHS.find((p) => p.name === name)!.probe(),
+): Record<FastPathName, FastPathState> {
+  const report = {} as Record<FastPathName, FastPathState>;
+  for (const name of FAST_PATH_NAMES) {
+    if (!wants(option, name)) {
+      report[name] = "off";
       continue;
     }
-    const missing = probe(path);
-    report[path] = missing === null ? "on" : `unavailable: ${missing}`;
-  }
-  // Acks kept as bytes are written only by the raw-ack encoder, through preframe's writer.
-  if (report.ack_bytes === "on" && (report.raw_acks !== "on" || report.preframe !== "on")) {
-    report.ack_bytes = "unavailable: needs raw_acks and preframe on";
+    let missing: string | null;
+    try {
+      missing = probe(name);
+    } catch (err) {
+      missing = `probe failed: ${(err as Error).message}`;
+    }
+    report[name] = missing === null ? "on" : `unavailable: ${missing}`;
   }
   return report;
 }
 
 export interface ServerTransport {
   /** Each fast path's state (final once `attach` has run). */
-  readonly report: TransportReport;
-  /** Merged into engine.io's Server options (`wsEngine` for fair reads). */
-  readonly engineOptions: { wsEngine?: FairReadsEngine["wsEngine"] };
+  readonly report: FastPathReport;
   /** Merged into socket.io's Server options (`parser` for raw acks). */
-  readonly ioOptions: { parser?: typeof rawAckParser | typeof rawAckBytesParser };
+  readonly ioOptions: { parser?: typeof rawAckParser };
   /** Applies the per-connection fast paths to every session of `engine` and client of `nsp`. */
   attach(engine: EngineServer, nsp: Namespace): void;
   /** What one answer carried, from the ack arguments the relay received for it. */
@@ -124,46 +100,25 @@ interface Session {
 }
 
 export function createServerTransport(
-  options: FastPathOptions = "all",
-  probe?: (path: FastPath) => string | null,
+  option: TransportOption = "fast",
+  probe?: (name: FastPathName) => string | null,
 ): ServerTransport {
-  const report = decideFastPaths(options, probe);
-  const fairReads = report.fair_reads === "on" ? fairReadsEngine() : null;
+  const report = decideFastPaths(option, probe);
   return {
     report,
-    engineOptions: fairReads ? { wsEngine: fairReads.wsEngine } : {},
-    ioOptions:
-      report.raw_acks !== "on"
-        ? {}
-        : { parser: report.ack_bytes === "on" ? rawAckBytesParser : rawAckParser },
+    ioOptions: report.raw_acks === "on" ? { parser: rawAckParser } : {},
     attach(engine, nsp) {
-      if (fairReads && !fairReads.used) {
-        report.fair_reads =
-          "unavailable: engine.io did not build its WebSocket server from wsEngine";
-      }
-      const batch = report.batch_writes === "on";
-      const preframe = report.preframe === "on";
-      if (batch) engine.on("connection", (session: Session) => corkSessionSends(session));
-      if (report.ack_bytes === "on") {
-        engine.on("connection", (session: Session) => keepSessionAckBytes(session));
-      }
-      if (batch || preframe) {
-        nsp.on("connection", (socket) => {
-          if (batch) flushPacketsWhole(socket.client);
-          if (preframe) preframeLongTexts(socket.client);
-        });
-      }
+      if (report.batch_writes !== "on") return;
+      engine.on("connection", (session: Session) => corkSessionSends(session));
+      nsp.on("connection", (socket) => flushPacketsWhole(socket.client));
     },
-    carried: (ackArgs) => {
-      const first = ackArgs[0];
-      return first instanceof AckText ? first.carried : carriedOf(first);
-    },
+    carried: carriedByAck,
     meter: meterSession,
   };
 }
 
 /** `a2c_transport_fast_path{name,state}`: 1 for a fast path that is on, else 0. */
-export function registerFastPathGauge(registry: Registry, report: TransportReport): void {
+export function registerFastPathGauge(registry: Registry, report: FastPathReport): void {
   new Gauge({
     name: "a2c_transport_fast_path",
     help: "Transport fast paths of this Server (server/transport/): 1 = on; 0 = off by option or unavailable in the installed libraries (state label; the reason is in /healthz)",
@@ -171,10 +126,10 @@ export function registerFastPathGauge(registry: Registry, report: TransportRepor
     registers: [registry],
     collect() {
       this.reset();
-      for (const path of FAST_PATHS) {
-        const state = report[path];
+      for (const name of FAST_PATH_NAMES) {
+        const state = report[name];
         const label = state.startsWith("unavailable") ? "unavailable" : state;
-        this.set({ name: path, state: label }, state === "on" ? 1 : 0);
+        this.set({ name, state: label }, state === "on" ? 1 : 0);
       }
     },
   });

@@ -1,11 +1,13 @@
 /**
- * The classes of the installed socket.io, engine.io and ws that the fast paths change, as the
- * probes look at them at start. socket.io does not export its `Client` (one per engine.io
- * session, the class whose `writeToEngine` preframe.ts and batch-writes.ts wrap per instance), so
- * it is loaded from the file socket.io's own entry point requires: the same module instance.
+ * The classes of the installed socket.io, engine.io and ws that the fast paths change, and a
+ * socket in memory, for the probes that send a packet through them at start. socket.io does not
+ * export its `Client` (one per engine.io session, whose `writeToEngine` session-writes.ts wraps per
+ * instance), so it is loaded from the file socket.io's own entry point requires: the same module
+ * instance.
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { Duplex } from "node:stream";
 import { Socket as EngineSession, transports } from "engine.io";
 import { WebSocket } from "ws";
 
@@ -51,13 +53,6 @@ export function probeWebSocketTransport(ws: object): Record<string, unknown> | n
 /** engine.io's session class (its `Socket`). */
 export const engineSessionPrototype = EngineSession.prototype as unknown as Record<string, unknown>;
 
-/** ws's frame writer (`WebSocket.Sender`; @types/ws does not declare it). */
-export function wsSenderPrototype(): Record<string, unknown> | null {
-  const sender = (WebSocket as unknown as { Sender?: { prototype?: Record<string, unknown> } })
-    .Sender;
-  return sender?.prototype ?? null;
-}
-
 /** A server-side WebSocket as the installed ws builds one (no socket yet). */
 export function serverSideWebSocket(): Record<string, unknown> {
   const ServerSide = WebSocket as unknown as new (
@@ -66,4 +61,54 @@ export function serverSideWebSocket(): Record<string, unknown> {
     options: object,
   ) => Record<string, unknown>;
   return new ServerSide(null, undefined, {});
+}
+
+/**
+ * A socket in memory for the probes: ws and engine.io read what is pushed into it and write into
+ * `writes` (one entry per write reaching it, a `writev` as one entry of several chunks).
+ */
+export class MemorySocket extends Duplex {
+  readonly writes: Buffer[][] = [];
+
+  override _read(): void {}
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
+    this.writes.push([chunk]);
+    done();
+  }
+
+  override _writev(chunks: { chunk: Buffer }[], done: () => void): void {
+    this.writes.push(chunks.map((c) => c.chunk));
+    done();
+  }
+
+  setTimeout(): this {
+    return this;
+  }
+
+  setNoDelay(): this {
+    return this;
+  }
+
+  setKeepAlive(): this {
+    return this;
+  }
+}
+
+/** A server-side ws WebSocket of the installed ws, on a `MemorySocket`. */
+export function memoryWebSocket(): {
+  ws: Record<string, unknown> & { on(event: string, fn: (...a: unknown[]) => void): unknown };
+  socket: MemorySocket;
+} {
+  const socket = new MemorySocket();
+  const ws = serverSideWebSocket() as Record<string, unknown> & {
+    setSocket(socket: Duplex, head: Buffer, options: object): void;
+    on(event: string, fn: (...a: unknown[]) => void): unknown;
+  };
+  ws.setSocket(socket, Buffer.alloc(0), {
+    allowSynchronousEvents: true,
+    maxPayload: 1 << 20,
+    skipUTF8Validation: false,
+  });
+  return { ws, socket };
 }

@@ -22,7 +22,7 @@ void test(
     try {
       const run = await runBench(["--quick", "--only", "micro,direct", "--out", out]);
       assert.equal(run.code, 0, run.stderr.slice(-2000));
-      assert.match(run.stdout, /^bench: PARTIAL \(0 of 17 goals measured; not measured: /m);
+      assert.match(run.stdout, /^bench: PARTIAL \(0 of 18 goals measured; not measured: /m);
       assert.doesNotMatch(run.stdout, /^bench: PASS/m);
       assert.equal(run.report.verdict.status, "PARTIAL");
       for (const f of ["report.json", "report.md", "index.html"]) {

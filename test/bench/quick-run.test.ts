@@ -61,10 +61,10 @@ void test(
         assert.match(html, new RegExp(`<figure class="chart" id="chart-${id}"[^>]*><svg`), id);
       const md = readFileSync(join(out, "report.md"), "utf8");
       assert.match(md, /## Goals/);
-      assert.match(md, /\*\*Verdict: PARTIAL\*\* \(4 of 17 goals measured, /);
+      assert.match(md, /\*\*Verdict: PARTIAL\*\* \(4 of 18 goals measured, /);
       assert.match(
         run.stdout,
-        /^bench: PARTIAL \(4 of 17 goals measured, .*not measured: small-chunks-base64, small-chunks-binary, per-chunk, per-chunk-skill-md, eld, cli-file-binary, cli-file-base64, default-vs-spec/m,
+        /^bench: PARTIAL \(4 of 18 goals measured, .*not measured: small-chunks-base64, small-chunks-binary, per-chunk, per-chunk-skill-md, eld, cli-file-binary, cli-file-base64, default-vs-spec/m,
       );
       // The capacity model ran from the sweep's SDK reads (no twoNode in this half).
       const cap = r.sections.capacity;

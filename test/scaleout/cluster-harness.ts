@@ -25,7 +25,7 @@ import { NAMESPACE, PROTOCOL_VERSION } from "../../protocol/index.ts";
 import type { AdapterKind } from "../../server/redis/cluster.ts";
 import { RedisOfficeRegistry } from "../../server/redis/registry.ts";
 import { startServer, type RunningServer } from "../../server/server.ts";
-import { TEST_FAST_PATHS } from "../support/server-harness.ts";
+import { TEST_TRANSPORT } from "../support/server-harness.ts";
 import { demoServer, REPO_ROOT } from "../support/tools-harness.ts";
 
 export const TOKEN = "scaleout-token-0123456789";
@@ -64,7 +64,7 @@ export async function startNode(redisUrl: string, opts: NodeOptions): Promise<Te
     port: 0,
     tokens: [TOKEN],
     logger: quiet,
-    fastPaths: TEST_FAST_PATHS,
+    transport: TEST_TRANSPORT,
     // Short: the adapter keeps a timer per cross-node request for the relay timeout, and a test
     // process exits only when those have run out.
     relayTimeoutMs: opts.relayTimeoutMs ?? 5_000,
@@ -116,7 +116,7 @@ export async function spawnNode(
         NODE_TEST_CONTEXT: undefined,
         A2C_TOKENS: TOKEN,
         A2C_REDIS_NODE_TTL_MS: String(timing.nodeTtlMs),
-        ...(TEST_FAST_PATHS === "none" ? { A2C_SERVER_TRANSPORT: "stock" } : {}),
+        ...(TEST_TRANSPORT === "stock" ? { A2C_SERVER_TRANSPORT: "stock" } : {}),
         A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent",
       },
       stdio: ["ignore", "pipe", "inherit"],

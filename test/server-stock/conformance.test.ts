@@ -1,6 +1,6 @@
 // The Server's wire contract holds with every transport fast path off: the whole Server suite
 // (test/server) runs again, as a child test run, with `A2C_TEST_SERVER_TRANSPORT=stock`, so every
-// harness Server runs socket.io, engine.io and ws exactly as shipped (`fastPaths: "none"`). Tests
+// harness Server runs socket.io, engine.io and ws exactly as shipped (`transport: "stock"`). Tests
 // of one fast path's mechanism skip themselves there; every other test must pass both ways.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";

@@ -23,7 +23,7 @@ before(async () => {
 });
 after(() => h.close());
 
-// Long ones too: on WebSocket those are checked as the bytes of their message (ack-bytes.ts).
+// Long ones too: their long strings are checked without being copied (raw-acks.ts).
 const long = "QUJD".repeat(8 * 1024);
 const malformed = [
   '[{"blob":"QUJD',

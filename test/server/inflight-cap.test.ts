@@ -35,7 +35,10 @@ void test("the fifth concurrent request is refused at once, later ones pass agai
     "client:get_blob",
     request("agent-1", "pc-1", { blob_handle: "h" }),
   );
-  assert.deepEqual(refused, busy());
+  assert.deepEqual(refused, {
+    ...busy("Too many requests in flight from this client (limit 4)"),
+    details: { reason: "busy", limit: "requests_in_flight", max: 4 },
+  });
   assert.equal(held.length, 4, "the refused request never reached the Computer");
 
   // Another Agent's budget is its own.

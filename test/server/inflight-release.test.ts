@@ -10,7 +10,7 @@ import { RawClient } from "../support/raw-client.ts";
 import { rawLogger } from "../support/reliability-stack.ts";
 import {
   ServerHarness,
-  TEST_FAST_PATHS,
+  TEST_TRANSPORT,
   TEST_TOKEN,
   emitAck,
   request,
@@ -113,8 +113,8 @@ void test("the Agent disconnects with the request in flight; the late answer is 
 
 void test("an answer socket.io-parser cannot encode for the Agent: 500, released", async () => {
   // The standard parser (no raw acks) decodes the Computer's ack and must re-encode it.
-  const fastPaths = TEST_FAST_PATHS === "none" ? "none" : { rawAcks: false };
-  const h2 = await ServerHarness.start({ fastPaths });
+  const transport = TEST_TRANSPORT === "stock" ? "stock" : { off: ["raw_acks" as const] };
+  const h2 = await ServerHarness.start({ transport });
   try {
     const a = await h2.agent("office-1", "agent-1");
     const pc = await RawClient.connect(h2.url, h2.server.path, { token: TEST_TOKEN });

@@ -1,5 +1,5 @@
 // protocol.md §5.5 (bound each client's request rate, log abnormal rates): a token bucket per
-// socket over incoming events. Over the rate an event never reaches its handler; it gets a flat
+// connection over incoming events and CONNECT packets. Over the rate an event never reaches its handler; it gets a flat
 // `busy` ack, is counted in /metrics and logged at WARNING (throttled, no token); another socket
 // keeps its own budget.
 import assert from "node:assert/strict";
@@ -7,7 +7,7 @@ import { Writable } from "node:stream";
 import { after, before, test } from "node:test";
 import { pino } from "pino";
 import { ServerHarness, TEST_TOKEN, emitAck, request } from "../support/server-harness.ts";
-import { TokenBucket } from "../../server/limits.ts";
+import { TokenBucket } from "../../server/session-guard.ts";
 
 const BURST = 5;
 const lines: string[] = [];
@@ -32,11 +32,12 @@ after(() => h.close());
 const REFUSED = {
   code: 500,
   message: "Too many requests: over 1 events a second",
-  details: { reason: "busy", limit: "events_per_second" },
+  details: { reason: "busy", limit: "events_per_second", max: 1 },
 };
 
 void test("events over the bucket get a flat busy ack; another socket is not affected", async () => {
-  const agent = await h.agent("office-1", "agent-1"); // the join took one token
+  // The CONNECT and the join took one token each: CONNECTs draw from the connection's bucket.
+  const agent = await h.agent("office-1", "agent-1");
   const answers = await Promise.all(
     Array.from({ length: 10 }, () =>
       emitAck(agent, "client:get_tools", request("agent-1", "nobody")),
@@ -44,7 +45,7 @@ void test("events over the bucket get a flat busy ack; another socket is not aff
   );
   const codes = answers.map(([a]) => (a as { code: number }).code);
   const served = codes.filter((c) => c === 404).length;
-  assert.equal(served, BURST - 1, `answers: ${JSON.stringify(codes)}`);
+  assert.equal(served, BURST - 2, `answers: ${JSON.stringify(codes)}`);
   for (const [a] of answers.filter(([a]) => (a as { code: number }).code !== 404)) {
     assert.deepEqual(a, REFUSED);
   }
@@ -56,9 +57,9 @@ void test("events over the bucket get a flat busy ack; another socket is not aff
   assert.equal((elsewhere as { code: number }).code, 404);
 
   const metrics = await (await fetch(`${h.url}/metrics`)).text();
-  assert.match(metrics, /a2c_limit_refusals_total\{limit="events_per_second"\} 7\b/);
+  assert.match(metrics, /a2c_limit_refusals_total\{limit="events_per_second"\} 8\b/);
 
-  const warnings = lines.filter((l) => l.includes("over the per-socket rate"));
+  const warnings = lines.filter((l) => l.includes("over the per-connection rate"));
   assert.equal(warnings.length, 1, "one WARNING for the whole burst");
   const w = JSON.parse(warnings[0]!) as Record<string, unknown>;
   assert.equal(w.level, 40);

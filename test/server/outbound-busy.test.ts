@@ -25,11 +25,13 @@ function holdingComputer(pc: Socket): { held: number; answerAll(): void } {
   };
 }
 
-const busyFor = (limit: string) => ({
-  code: 500,
-  message: "Too many bytes queued for this client",
-  details: { reason: "busy", limit },
-});
+/** A flat busy that names the bound that refused, its size, and says so in its message. */
+function assertBusy(answer: unknown, limit: string, max: number, message: RegExp): void {
+  const a = answer as { code: number; message: string; details: unknown };
+  assert.equal(a.code, 500);
+  assert.deepEqual(a.details, { reason: "busy", limit, max });
+  assert.match(a.message, message);
+}
 
 void test("per connection: the request that would pass the bound is busy, at once", async () => {
   const h = await ServerHarness.start({ maxQueuedBytes: 4 * 1024 * 1024 });
@@ -41,7 +43,7 @@ void test("per connection: the request that would pass the bound is busy, at onc
     emitAck(agent, "client:get_tools", request("agent-1", "pc-1")),
   );
   const [refused] = await emitAck(agent, "client:get_tools", request("agent-1", "pc-1"));
-  assert.deepEqual(refused, busyFor("queued_bytes_per_connection"));
+  assertBusy(refused, "queued_bytes_per_connection", 4 * 1024 * 1024, /connection \(limit 4 MiB/);
   assert.equal(h.server.outbound.reservedTotal, 4 * MAX_BUFFER);
   // A chunk of 64 KiB reserves its base64 size and an envelope: it still fits.
   const small = emitAck(
@@ -75,7 +77,7 @@ void test("across connections: the total bound refuses whoever would pass it", a
   ];
   await until(() => pcA.held + pcB.held === 3);
   const [refused] = await emitAck(b, "client:get_tools", request("agent-b", "pc"));
-  assert.deepEqual(refused, busyFor("queued_bytes_total"));
+  assertBusy(refused, "queued_bytes_total", 3 * MAX_BUFFER, /all its clients \(limit 2\.9 MiB/);
   pcA.answerAll();
   pcB.answerAll();
   await Promise.all(held);

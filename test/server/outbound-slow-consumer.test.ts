@@ -49,8 +49,9 @@ before(async () => {
   assert.deepEqual(await attacker.join("agent", "office-a", "attacker"), [true, null]);
 });
 after(async () => {
-  attacker.close();
-  await h.close();
+  // A `before` that failed (a connect refused on a loaded machine) must not leave the Server up.
+  attacker?.close();
+  await h?.close();
 });
 
 void test("a non-reading flooder is bounded, refused, dropped; the other office is served", async () => {

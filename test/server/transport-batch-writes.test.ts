@@ -1,4 +1,4 @@
-// server/transport/batch-writes.ts: a binary ack (two engine.io packets: the ack's text part and its
+// server/transport/session-writes.ts (batched writes): a binary ack (two engine.io packets: the ack's text part and its
 // attachment) reaches the Agent's TCP socket in ONE write carrying both WebSocket frames, not one
 // write per frame, and the bytes arrive unchanged. Counted on the Server's own net.Socket of the
 // Agent's session (the write calls node's stream machinery makes), so without the cork this

@@ -6,8 +6,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { Decoder, Encoder, PacketType, type Packet } from "socket.io-parser";
-import { AckText, checkAckJson } from "../../server/transport/ack-text.ts";
-import { AckTextDecoder, AckTextEncoder, probeRawAcks } from "../../server/transport/raw-acks.ts";
+import {
+  AckText,
+  AckTextDecoder,
+  AckTextEncoder,
+  checkAckJson,
+  probeRawAcks,
+} from "../../server/transport/raw-acks.ts";
 
 /** Everything `decoder` emits for `messages`, or the error it threw. */
 function decodeAll(decoder: Decoder, messages: unknown[]): Packet[] {

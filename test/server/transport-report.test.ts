@@ -1,38 +1,26 @@
 // The Server says which transport fast paths it runs: in the "server listening" log line, in
-// /healthz and as `a2c_transport_fast_path{name,state}`. With the installed (pinned) socket.io,
-// engine.io, socket.io-parser and ws every fast path is available, so a dependency update that
-// takes one away fails here; a fast path turned off by option reads `off`, one the libraries
-// cannot carry reads `unavailable: <reason>` and is not applied.
+// /healthz (`fast_paths`) and as `a2c_transport_fast_path{name,state}`. With the installed
+// (pinned) socket.io, engine.io, socket.io-parser and ws every probe passes, so a dependency
+// update that changes what a fast path relies on fails here; `transport: "stock"` turns every one
+// off, `{ off }` single ones; one whose probe fails reads `unavailable: <reason>` and is not applied.
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { test } from "node:test";
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { FAST_PATHS, type FastPathOptions, type TransportReport } from "../../server/index.ts";
+import { FAST_PATH_NAMES, type FastPathReport, type TransportOption } from "../../server/index.ts";
 import {
   createServerTransport,
   decideFastPaths,
   registerFastPathGauge,
 } from "../../server/transport/index.ts";
-import { ServerHarness, TEST_FAST_PATHS } from "../support/server-harness.ts";
+import { ServerHarness, TEST_TRANSPORT } from "../support/server-harness.ts";
 
-const ALL_ON: TransportReport = {
-  raw_acks: "on",
-  ack_bytes: "on",
-  preframe: "on",
-  batch_writes: "on",
-  fair_reads: "on",
-};
-const ALL_OFF: TransportReport = {
-  raw_acks: "off",
-  ack_bytes: "off",
-  preframe: "off",
-  batch_writes: "off",
-  fair_reads: "off",
-};
+const ALL_ON: FastPathReport = { raw_acks: "on", batch_writes: "on" };
+const ALL_OFF: FastPathReport = { raw_acks: "off", batch_writes: "off" };
 
-/** Starts a Server with `fastPaths`, and returns its report as the log, /healthz and /metrics say. */
-async function reported(fastPaths: FastPathOptions) {
+/** Starts a Server with `transport`, and returns its report as the log, /healthz and /metrics say. */
+async function reported(transport: TransportOption) {
   const lines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -40,18 +28,18 @@ async function reported(fastPaths: FastPathOptions) {
       done();
     },
   });
-  const h = await ServerHarness.start({ fastPaths, logger: pino({ level: "info" }, sink) });
+  const h = await ServerHarness.start({ transport, logger: pino({ level: "info" }, sink) });
   try {
     const listening = lines.find((l) => l.msg === "server listening");
     const health = (await fetch(`${h.url}/healthz`).then((r) => r.json())) as {
-      transport: unknown;
+      fast_paths: unknown;
     };
     const metrics = await fetch(`${h.url}/metrics`).then((r) => r.text());
     const gauge = metrics.split("\n").filter((l) => l.startsWith("a2c_transport_fast_path{"));
     return {
-      report: h.server.transport,
-      log: listening?.transport,
-      health: health.transport,
+      report: h.server.fastPaths,
+      log: listening?.fastPaths,
+      health: health.fast_paths,
       gauge,
     };
   } finally {
@@ -60,75 +48,59 @@ async function reported(fastPaths: FastPathOptions) {
 }
 
 void test("by default every fast path is on, and the log, /healthz and /metrics say so", async () => {
-  const r = await reported("all");
+  const r = await reported("fast");
   assert.deepEqual(r.report, ALL_ON);
   assert.deepEqual(r.log, ALL_ON);
   assert.deepEqual(r.health, ALL_ON);
   assert.deepEqual(
     r.gauge.sort(),
-    FAST_PATHS.map((p) => `a2c_transport_fast_path{name="${p}",state="on"} 1`).sort(),
+    FAST_PATH_NAMES.map((p) => `a2c_transport_fast_path{name="${p}",state="on"} 1`).sort(),
   );
 });
 
-void test('fastPaths: "none" is stock: every fast path off, gauge 0', async () => {
-  const r = await reported("none");
+void test('transport: "stock": every fast path off, gauge 0', async () => {
+  const r = await reported("stock");
   assert.deepEqual(r.report, ALL_OFF);
   assert.deepEqual(r.health, ALL_OFF);
   assert.deepEqual(r.log, ALL_OFF);
   assert.ok(
-    r.gauge.length === FAST_PATHS.length && r.gauge.every((l) => l.endsWith(',state="off"} 0')),
+    r.gauge.length === FAST_PATH_NAMES.length &&
+      r.gauge.every((l) => l.endsWith(',state="off"} 0')),
   );
 });
 
-void test("one fast path off by option, the others on", async () => {
-  const r = await reported({ ackBytes: false, fairReads: false });
-  const expected = { ...ALL_ON, ack_bytes: "off", fair_reads: "off" };
+void test("the default without one fast path", async () => {
+  const r = await reported({ off: ["batch_writes"] });
+  const expected = { ...ALL_ON, batch_writes: "off" };
   assert.deepEqual(r.report, expected);
   assert.deepEqual(r.health, expected);
-  assert.ok(r.gauge.includes('a2c_transport_fast_path{name="ack_bytes",state="off"} 0'));
+  assert.ok(r.gauge.includes('a2c_transport_fast_path{name="batch_writes",state="off"} 0'));
   assert.ok(r.gauge.includes('a2c_transport_fast_path{name="raw_acks",state="on"} 1'));
 });
 
-void test("a fast path the libraries cannot carry is unavailable, with its reason, and not applied", async () => {
-  const probe = (path: string): string | null =>
-    path === "raw_acks" || path === "fair_reads" ? `no ${path} here` : null;
-  const transport = createServerTransport("all", probe);
+void test("a fast path whose probe fails is unavailable, with its reason, and not applied", async () => {
+  const probe = (name: string): string | null => {
+    if (name === "batch_writes") throw new Error("a changed class");
+    return `no ${name} here`;
+  };
+  const transport = createServerTransport("fast", probe);
   assert.deepEqual(transport.report, {
-    ...ALL_ON,
     raw_acks: "unavailable: no raw_acks here",
-    ack_bytes: "unavailable: needs raw_acks and preframe on",
-    fair_reads: "unavailable: no fair_reads here",
+    batch_writes: "unavailable: probe failed: a changed class",
   });
   assert.deepEqual(transport.ioOptions, {}, "socket.io's own parser");
-  assert.deepEqual(transport.engineOptions, {}, "ws's default reads");
   // Off by option is never probed.
-  assert.deepEqual(decideFastPaths({ rawAcks: false }, probe).raw_acks, "off");
+  assert.deepEqual(decideFastPaths({ off: ["raw_acks"] }, probe).raw_acks, "off");
   const registry = new Registry();
   registerFastPathGauge(registry, transport.report);
   const text = await registry.metrics();
   assert.match(text, /^a2c_transport_fast_path\{name="raw_acks",state="unavailable"\} 0$/m);
-  assert.match(text, /^a2c_transport_fast_path\{name="preframe",state="on"\} 1$/m);
-});
-
-void test("ack_bytes needs raw_acks and preframe: without either it is unavailable", () => {
-  const report = (o: FastPathOptions): string => decideFastPaths(o, () => null).ack_bytes;
-  const needs = "unavailable: needs raw_acks and preframe on";
-  assert.equal(report("all"), "on");
-  assert.equal(report({ preframe: false }), needs);
-  assert.equal(report({ rawAcks: false }), needs);
-  assert.equal(report({ ackBytes: false, preframe: false }), "off");
-  assert.equal(
-    createServerTransport({ preframe: false }).ioOptions.parser?.Encoder.name,
-    "AckTextEncoder",
-  );
-  assert.equal(createServerTransport("all").ioOptions.parser?.Encoder.name, "AckBytesEncoder");
 });
 
 void test("the test harness runs its Servers as A2C_TEST_SERVER_TRANSPORT says", async () => {
   const h = await ServerHarness.start();
   try {
-    const expected: TransportReport = TEST_FAST_PATHS === "none" ? ALL_OFF : ALL_ON;
-    assert.deepEqual(h.server.transport, expected);
+    assert.deepEqual(h.server.fastPaths, TEST_TRANSPORT === "stock" ? ALL_OFF : ALL_ON);
   } finally {
     await h.close();
   }

@@ -1,4 +1,4 @@
-// server/transport/session-meter.ts counts a session's outbound bytes from engine.io's events, and reads
+// server/transport/session-writes.ts (the session meter) counts a session's outbound bytes from engine.io's events, and reads
 // engine.io / ws internals to do it. This holds it to what the installed engine.io really holds:
 // a slow WebSocket Agent's backlog is all counted (write buffer and transport), every count
 // returns to exactly 0 once the Agent has read everything, a polling session is counted too, and
@@ -11,7 +11,7 @@ import {
   meterSession,
   packetBytes,
   type SessionMeter,
-} from "../../server/transport/session-meter.ts";
+} from "../../server/transport/session-writes.ts";
 import {
   ServerHarness,
   clientTcp,
@@ -51,7 +51,7 @@ async function pair(office: string, transports: ("polling" | "websocket")[]) {
   );
   const session = h.sessionOf<EngineSession>(agent);
   const meter = h.server.outbound.accountOf(session)?.meter;
-  assert.ok(meter, "the installed engine.io has the shape session-meter.ts reads");
+  assert.ok(meter, "the installed engine.io has the shape the session meter reads");
   return { agent, session, meter };
 }
 

@@ -1,7 +1,7 @@
-// `a2c-server`'s transport switches: `--stock-transport` / `A2C_SERVER_TRANSPORT=stock` turn every
-// fast path off, `A2C_SERVER_RAW_ACKS` / `_PREFRAME` / `_BATCH_WRITES` / `_FAIR_READS` (0 or 1)
-// one each; nothing set leaves startServer's default (all on); bad values are configuration
-// errors. A real process started with `A2C_SERVER_TRANSPORT=stock` logs every fast path off.
+// `a2c-server`'s one transport switch: `--stock-transport` / `A2C_SERVER_TRANSPORT=stock` turn every
+// fast path off; nothing set (or `fast`) leaves startServer's default (all on); there are no
+// per-path variables, and bad values are configuration errors. A real process started with
+// `A2C_SERVER_TRANSPORT=stock` logs every fast path off.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
@@ -10,47 +10,24 @@ import { test } from "node:test";
 import { ConfigError, configFromArgs } from "../../server/config.ts";
 
 const base = { A2C_TOKENS: "t" };
-const fastPaths = async (args: string[], env: Record<string, string> = {}) =>
-  (await configFromArgs(args, { ...base, ...env })).fastPaths;
+const transport = async (args: string[], env: Record<string, string> = {}) =>
+  (await configFromArgs(args, { ...base, ...env })).transport;
 
 void test("nothing set: startServer's default", async () => {
-  assert.equal(await fastPaths([]), undefined);
-  assert.equal(await fastPaths([], { A2C_SERVER_TRANSPORT: "fast" }), undefined);
+  assert.equal(await transport([]), undefined);
+  assert.equal(await transport([], { A2C_SERVER_TRANSPORT: "fast" }), undefined);
+  // The per-path variables of earlier versions are not read.
+  assert.equal(await transport([], { A2C_SERVER_RAW_ACKS: "0" }), undefined);
 });
 
 void test("--stock-transport and A2C_SERVER_TRANSPORT=stock: every fast path off", async () => {
-  assert.equal(await fastPaths(["--stock-transport"]), "none");
-  assert.equal(await fastPaths([], { A2C_SERVER_TRANSPORT: "stock" }), "none");
-  assert.equal(await fastPaths(["--stock-transport"], { A2C_SERVER_TRANSPORT: "fast" }), "none");
-});
-
-void test("one variable per fast path, over the base", async () => {
-  assert.deepEqual(await fastPaths([], { A2C_SERVER_RAW_ACKS: "0" }), {
-    rawAcks: false,
-    ackBytes: true,
-    preframe: true,
-    batchWrites: true,
-    fairReads: true,
-  });
-  assert.deepEqual(await fastPaths([], { A2C_SERVER_PREFRAME: "0", A2C_SERVER_FAIR_READS: "0" }), {
-    rawAcks: true,
-    ackBytes: true,
-    preframe: false,
-    batchWrites: true,
-    fairReads: false,
-  });
-  assert.deepEqual(await fastPaths(["--stock-transport"], { A2C_SERVER_BATCH_WRITES: "1" }), {
-    rawAcks: false,
-    ackBytes: false,
-    preframe: false,
-    batchWrites: true,
-    fairReads: false,
-  });
+  assert.equal(await transport(["--stock-transport"]), "stock");
+  assert.equal(await transport([], { A2C_SERVER_TRANSPORT: "stock" }), "stock");
+  assert.equal(await transport(["--stock-transport"], { A2C_SERVER_TRANSPORT: "fast" }), "stock");
 });
 
 void test("bad values are configuration errors", async () => {
-  await assert.rejects(fastPaths([], { A2C_SERVER_TRANSPORT: "fastest" }), ConfigError);
-  await assert.rejects(fastPaths([], { A2C_SERVER_RAW_ACKS: "maybe" }), /A2C_SERVER_RAW_ACKS/);
+  await assert.rejects(transport([], { A2C_SERVER_TRANSPORT: "fastest" }), ConfigError);
 });
 
 void test("a process started with A2C_SERVER_TRANSPORT=stock logs every fast path off", async (t) => {
@@ -85,13 +62,7 @@ void test("a process started with A2C_SERVER_TRANSPORT=stock logs every fast pat
     child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
   });
   const line = await listening;
-  assert.deepEqual(line.transport, {
-    raw_acks: "off",
-    ack_bytes: "off",
-    preframe: "off",
-    batch_writes: "off",
-    fair_reads: "off",
-  });
+  assert.deepEqual(line.fastPaths, { raw_acks: "off", batch_writes: "off" });
   child.kill("SIGTERM");
   const [code] = (await once(child, "exit")) as [number | null];
   assert.equal(code, 0);

@@ -16,7 +16,7 @@
  * connection, so anything the Server sent earlier has arrived by the time it resolves.
  *
  * `A2C_TEST_SERVER_TRANSPORT=stock` runs every harness Server with its transport fast paths off
- * (`fastPaths: "none"`: socket.io, engine.io and ws as shipped), so the same tests check the wire
+ * (`transport: "stock"`: socket.io, engine.io and ws as shipped), so the same tests check the wire
  * contract both ways (test/server-stock/). A test of one fast path's mechanism skips then.
  */
 import { after, before } from "node:test";
@@ -32,13 +32,13 @@ export const TEST_TOKEN = "harness-token-0123456789";
 /** Guard against a hung test, not a pacing device. */
 export const DEFAULT_WAIT_MS = 20_000;
 
-/** The fast paths harness Servers run with: `"none"` under `A2C_TEST_SERVER_TRANSPORT=stock`. */
-export const TEST_FAST_PATHS: NonNullable<ServerOptions["fastPaths"]> =
-  process.env.A2C_TEST_SERVER_TRANSPORT === "stock" ? "none" : "all";
+/** The transport harness Servers run with: `"stock"` under `A2C_TEST_SERVER_TRANSPORT=stock`. */
+export const TEST_TRANSPORT: "fast" | "stock" =
+  process.env.A2C_TEST_SERVER_TRANSPORT === "stock" ? "stock" : "fast";
 
 /** A test's `skip` option for a test of one fast path's mechanism: skipped on a stock run. */
 export function skipUnlessFastPaths(what: string): string | false {
-  return TEST_FAST_PATHS === "none" ? `stock transport run: ${what} is a fast path` : false;
+  return TEST_TRANSPORT === "stock" ? `stock transport run: ${what} is a fast path` : false;
 }
 
 export interface ConnectOptions {
@@ -77,7 +77,7 @@ export class ServerHarness {
     const server = await startServer({
       host: "127.0.0.1",
       port: 0,
-      fastPaths: TEST_FAST_PATHS,
+      transport: TEST_TRANSPORT,
       ...auth,
       ...options,
     });

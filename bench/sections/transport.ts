@@ -1,0 +1,289 @@
+/**
+ * Section transport: what each departure from the libraries' stock behaviour buys, measured in
+ * one run. The same SDK-default pull (whole reads, every one verified by sha256) per carriage
+ * through stacks that differ only in their transport:
+ * - `default`: both roles as shipped by us (every fast path on);
+ * - `stock`: Server and Computer with `--stock-transport` (socket.io, engine.io and ws as shipped);
+ * - `without <name>`: the default Server without that one fast path (the Computer default).
+ * Each configuration has its own Server process; rounds run every configuration once, in a
+ * rotating order, so all see the same machine; ratios are per round against that round's
+ * default, then the median. Beside MB/s: Server (and Computer) CPU ms per MB moved, and the chunk
+ * latency of a second Agent's small window-1 pull through the same Server meanwhile (another
+ * client's requests while one pulls).
+ */
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import {
+  DEFAULT_BASE64_CHUNK_BYTES,
+  DEFAULT_BINARY_CHUNK_BYTES,
+  DEFAULT_WINDOW,
+} from "../../agent/pull.ts";
+import { FAST_PATH_NAMES, type TransportOption } from "../../server/transport/index.ts";
+import { fileDigests, writeContent } from "../lib/data.ts";
+import { IntegrityError } from "../lib/integrity.ts";
+import { spawnChild, type Child } from "../lib/ipc.ts";
+import type { Ctx } from "../lib/context.ts";
+import { KiB, MiB, formatBytes, mbPerSec, median, percentile } from "../lib/stats.ts";
+import type { SdkReadArgs, SdkReadResult } from "../stack/agent-side.ts";
+import {
+  BENCH_TOKEN,
+  SKILL,
+  requireStack,
+  resourcePath,
+  skillHome,
+  type HandleInfo,
+} from "../stack/harness.ts";
+
+type Carriage = "base64" | "binary";
+
+export interface TransportConfig {
+  id: string;
+  server: TransportOption;
+  computer: "fast" | "stock";
+}
+
+export interface TransportPoint {
+  config: string;
+  carriage: Carriage;
+  chunkBytes: number;
+  perRoundMbps: number[];
+  medianMbps: number;
+  serverCpuMsPerMb: number;
+  computerCpuMsPerMb: number;
+  /** Medians over the rounds of this round's value / the default's in the same round. */
+  mbpsVsDefault: number;
+  serverCpuVsDefault: number;
+  computerCpuVsDefault: number;
+  /** The other Agent's window-1 chunk latency during the pulls, ms. */
+  probeP50Ms: number;
+  probeP99Ms: number;
+  probeP99VsDefault: number;
+}
+
+export interface TransportData {
+  fileBytes: number;
+  probeChunkBytes: number;
+  rounds: number;
+  configs: TransportConfig[];
+  points: TransportPoint[];
+  notes: string[];
+}
+
+const DEFAULT_CHUNK: Record<Carriage, number> = {
+  base64: DEFAULT_BASE64_CHUNK_BYTES,
+  binary: DEFAULT_BINARY_CHUNK_BYTES,
+};
+const PROBE_CHUNK = 16 * KiB;
+/**
+ * The SDK's default chunk per carriage, and binary at 16 KiB: there a chunk's fixed costs (writes,
+ * wake-ups) decide, which `batch_writes` is for (the small-chunk goals).
+ */
+const CASES: { carriage: Carriage; chunkBytes: number }[] = [
+  { carriage: "binary", chunkBytes: DEFAULT_CHUNK.binary },
+  { carriage: "base64", chunkBytes: DEFAULT_CHUNK.base64 },
+  { carriage: "binary", chunkBytes: 16 * KiB },
+];
+const SPAWN_TIMEOUT_MS = 180_000;
+
+/** The configurations: default, stock, and the default without each of the Server's fast paths. */
+export function transportConfigs(): TransportConfig[] {
+  return [
+    { id: "default", server: "fast", computer: "fast" },
+    { id: "stock", server: "stock", computer: "stock" },
+    ...FAST_PATH_NAMES.map((name): TransportConfig => ({
+      id: `without ${name}`,
+      server: { off: [name] },
+      computer: "fast",
+    })),
+  ];
+}
+
+interface Placed {
+  config: TransportConfig;
+  server: Child;
+  computer: Child;
+  bulk: { index: number; handle: HandleInfo };
+  probe: { index: number; handle: HandleInfo };
+}
+
+export async function runTransport(ctx: Ctx): Promise<TransportData> {
+  requireStack();
+  const quick = ctx.plan.quick;
+  const fileBytes = quick ? 8 * MiB : 64 * MiB;
+  const rounds = quick ? 2 : 5;
+  skillHome(ctx);
+  const bulkPath = resourcePath(ctx, "transport.bin");
+  writeContent(bulkPath, "transport", fileBytes);
+  const source = fileDigests(bulkPath, 1 << 20);
+  writeContent(resourcePath(ctx, "transport-probe.bin"), "transport-probe", 256 * KiB);
+  const configs = transportConfigs();
+
+  const children: Child[] = [];
+  try {
+    const fork = (n: string, script: string): Promise<Child> =>
+      spawnChild(n, script, {}, SPAWN_TIMEOUT_MS);
+    const forked = await Promise.allSettled([
+      ...configs.map((c) => fork(`server-${c.id}`, "bench/procs/stack-server.ts")),
+      fork("computer-fast", "bench/procs/stack-computer.ts"),
+      fork("computer-stock", "bench/procs/stack-computer.ts"),
+      fork("agent", "bench/procs/agent.ts"),
+    ]);
+    for (const f of forked) if (f.status === "fulfilled") children.push(f.value);
+    for (const f of forked) if (f.status === "rejected") throw f.reason;
+    const servers = children.slice(0, configs.length);
+    const [computerFast, computerStock, agent] = children.slice(configs.length) as [
+      Child,
+      Child,
+      Child,
+    ];
+    const urls = await Promise.all(
+      configs.map((c, i) =>
+        servers[i]!.call<{ url: string }>("start", {
+          maxHttpBufferSize: 1_000_000,
+          token: BENCH_TOKEN,
+          transport: c.server,
+        }),
+      ),
+    );
+    const run = randomUUID().slice(0, 8);
+    const placed: Placed[] = [];
+    for (const [i, config] of configs.entries()) {
+      const computer = config.computer === "stock" ? computerStock : computerFast;
+      const offices = ["bulk", "probe"].map((role) => ({
+        office: `tr-${run}-${i}-${role}`,
+        name: `tr-computer-${i}-${role}`,
+      }));
+      await computer.call("start", {
+        url: urls[i]!.url,
+        token: BENCH_TOKEN,
+        skills: skillHome(ctx),
+        stateDir: join(ctx.dataDir, "state"),
+        maxHttpBufferSize: 1_000_000,
+        maxSize: 4 * 1024 * 1024 * 1024,
+        transport: config.computer,
+        computers: offices.map((o) => ({ name: o.name, office: o.office })),
+      });
+      const first = placed.length * 2;
+      await agent.call("stack-connect", {
+        url: urls[i]!.url,
+        token: BENCH_TOKEN,
+        agents: offices.map((o) => ({ office: o.office, computer: o.name })),
+      });
+      const handle = (index: number, relPath: string): Promise<HandleInfo> =>
+        agent.call<HandleInfo>("stack-handle", { agent: index, skill: SKILL, relPath });
+      const bulk = { index: first, handle: await handle(first, "transport.bin") };
+      const probe = { index: first + 1, handle: await handle(first + 1, "transport-probe.bin") };
+      if (bulk.handle.sha256 !== source.sha256 || bulk.handle.totalSize !== source.size) {
+        throw new IntegrityError(`get_skill (${config.id}) reported another sha256 or size`);
+      }
+      placed.push({ config, server: servers[i]!, computer, bulk, probe });
+    }
+    ctx.log(`transport: ${configs.length} configurations up`);
+
+    const points: TransportPoint[] = [];
+    for (const { carriage, chunkBytes } of CASES) {
+      const bulkArgs = (p: Placed): SdkReadArgs => ({
+        agent: p.bulk.index,
+        handle: p.bulk.handle.handle,
+        sha256: source.sha256,
+        totalSize: source.size,
+        durationMs: 0,
+        reads: 1,
+        options: {
+          binary: carriage === "binary",
+          chunkBytes,
+          window: DEFAULT_WINDOW,
+        },
+      });
+      const probeArgs = (p: Placed, durationMs: number): SdkReadArgs => ({
+        agent: p.probe.index,
+        handle: p.probe.handle.handle,
+        sha256: p.probe.handle.sha256,
+        totalSize: p.probe.handle.totalSize,
+        durationMs,
+        raw: true,
+        options: { binary: carriage === "binary", chunkBytes: PROBE_CHUNK, window: 1 },
+      });
+      const lastMs = new Map<string, number>();
+      const label = `${carriage} ${formatBytes(chunkBytes)}`;
+      const one = async (p: Placed) => {
+        const procs = [p.server, p.computer];
+        const before = await Promise.all(procs.map((c) => c.stats()));
+        const t0 = performance.now();
+        const probeMs = Math.max(200, 0.8 * (lastMs.get(p.config.id) ?? 1000));
+        const [bulk, probe] = await Promise.all([
+          agent.call<SdkReadResult>("sdk-read", bulkArgs(p)),
+          agent.call<SdkReadResult>("sdk-read", probeArgs(p, probeMs)),
+        ]);
+        const wallMs = performance.now() - t0;
+        const after = await Promise.all(procs.map((c) => c.stats()));
+        ctx.ledger.add(
+          bulk.requests + probe.requests,
+          bulk.bytes + probe.bytes,
+          bulk.reads + probe.reads,
+        );
+        lastMs.set(p.config.id, bulk.seconds * 1000);
+        const mb = bulk.bytes / 1e6;
+        const cpu = (k: number): number => (after[k]!.cpuMicros - before[k]!.cpuMicros) / 1000 / mb;
+        return {
+          mbps: mbPerSec(bulk.bytes, wallMs / 1000),
+          server: cpu(0),
+          computer: cpu(1),
+          probe: probe.samples ?? [],
+        };
+      };
+      // Fresh processes run their hot paths in the interpreter first: one unreported read each.
+      for (const p of placed) await one(p);
+      const acc = new Map(
+        placed.map((p) => [p.config.id, [] as Awaited<ReturnType<typeof one>>[]]),
+      );
+      for (let round = 0; round < rounds; round++) {
+        for (let k = 0; k < placed.length; k++) {
+          const p = placed[(k + round) % placed.length]!;
+          acc.get(p.config.id)!.push(await one(p));
+        }
+      }
+      const base = acc.get("default")!;
+      for (const p of placed) {
+        const mine = acc.get(p.config.id)!;
+        const vs = (f: (r: (typeof mine)[number]) => number): number =>
+          median(mine.map((r, i) => f(r) / f(base[i]!)));
+        const lat = mine.flatMap((r) => r.probe).sort((a, b) => a - b);
+        const baseLat = base.flatMap((r) => r.probe).sort((a, b) => a - b);
+        const point: TransportPoint = {
+          config: p.config.id,
+          carriage,
+          chunkBytes,
+          perRoundMbps: mine.map((r) => r.mbps),
+          medianMbps: median(mine.map((r) => r.mbps)),
+          serverCpuMsPerMb: median(mine.map((r) => r.server)),
+          computerCpuMsPerMb: median(mine.map((r) => r.computer)),
+          mbpsVsDefault: vs((r) => r.mbps),
+          serverCpuVsDefault: vs((r) => r.server),
+          computerCpuVsDefault: vs((r) => r.computer),
+          probeP50Ms: percentile(lat, 50),
+          probeP99Ms: percentile(lat, 99),
+          probeP99VsDefault: percentile(lat, 99) / percentile(baseLat, 99),
+        };
+        points.push(point);
+        ctx.log(
+          `transport ${label} ${p.config.id}: ${point.medianMbps.toFixed(1)} MB/s (×${point.mbpsVsDefault.toFixed(2)}), Server ${point.serverCpuMsPerMb.toFixed(2)} ms/MB (×${point.serverCpuVsDefault.toFixed(2)}), probe p99 ${point.probeP99Ms.toFixed(1)} ms`,
+        );
+      }
+    }
+    return {
+      fileBytes: source.size,
+      probeChunkBytes: PROBE_CHUNK,
+      rounds,
+      configs,
+      points,
+      notes: [
+        `Each configuration pulls ${formatBytes(source.size)} with the SDK's defaults per carriage (${formatBytes(DEFAULT_BINARY_CHUNK_BYTES)} binary, ${formatBytes(DEFAULT_BASE64_CHUNK_BYTES)} base64, window ${DEFAULT_WINDOW}) and in binary at 16 KiB chunks, one verified whole read per round after one unreported warm-up read; ${rounds} rounds, configurations in a rotating order; ratios are per round against the default, then the median.`,
+        `Meanwhile a second Agent on the same Server pulls a 256 KiB file in ${formatBytes(PROBE_CHUNK)} chunks, window 1: its chunk latency is the probe.`,
+        "Every process shares this machine's cores: read the ratios, measured side by side, not the absolute figures.",
+      ],
+    };
+  } finally {
+    for (const c of [...children].reverse()) await c.close();
+  }
+}

@@ -1,0 +1,410 @@
+/**
+ * What a client may send on a session (D28, D53; docs/configuration.md, "Per-client limits"): the
+ * rules the Server applies to every packet and event before the namespace's handlers see it.
+ *
+ * One socket per namespace per session. socket.io opens a socket for every CONNECT packet of a
+ * namespace the session has no socket on yet, and a socket is "on" the namespace only once its
+ * middleware has admitted it: while our asynchronous auth runs, every further CONNECT opens
+ * another socket. One polling POST of repeated CONNECTs thus made tens of thousands of sockets on
+ * one session. Here, from engine.io's public `packet` event (each packet a client sends, before
+ * socket.io reads it):
+ * - a CONNECT for a namespace the session already has, or is opening, a socket on closes the
+ *   session at once, discarding what it queued (engine.io then drops the rest of that POST or
+ *   WebSocket read); so does a CONNECT over the connection's event rate;
+ * - every refused CONNECT (wrong token, the version gate, a namespace other than `/smcp`, an
+ *   address backing off) counts against its session: the third closes it once the refusal is sent;
+ * - failed authentications count against their address: from the tenth within a minute on, the
+ *   address backs off (1 s, doubling to 60 s), and an authentication from it meanwhile is refused
+ *   `busy` (`limit: "auth_failures"`, `retry_after_ms`) without its token being checked. Loopback
+ *   addresses are exempt unless the Server limits them (`exemptLoopback`), as for sessions per
+ *   address: a same-host proxy carries every client on one address.
+ * Failures are logged one line per episode and address (the first at once, a count when it
+ * ends), never a token.
+ *
+ * Liveness a client cannot game (D28): engine.io re-arms its heartbeat on ANY pong, so a client
+ * that sends an unsolicited pong every few seconds postponed the Server's next ping forever and
+ * was never found dead, even reading nothing. engine.io has at most one ping out at a time, and a
+ * compliant client pongs only in answer: a pong with no ping outstanding drops the connection.
+ *
+ * Events: a token bucket per connection (engine.io session) over its events and CONNECT packets
+ * (`maxEventsPerSecond`): an event over it never reaches its handler and gets the flat `busy` when
+ * it asked for an ack. Chunk pulls are events too, so the rate caps a pull's throughput (rate x
+ * chunk size): docs/configuration.md has the trade-off behind the defaults. An event nobody
+ * handles (D27) is answered with the flat `unknownEvent` error when it asked for an ack, else
+ * dropped; the lookup is the socket's own `listenerCount`, whose null-prototype store no name
+ * (`__proto__`, a number, 10,000 characters) can reach past.
+ *
+ * Refusals are counted (`a2c_limit_refusals_total{limit}`, `a2c_refusals_total{reason}`) and
+ * logged at most once per socket every 10 s with the number refused since.
+ */
+import type { IncomingMessage } from "node:http";
+import type { Counter } from "prom-client";
+import { NAMESPACE, unknownEvent, type ErrorPayload } from "@a2c-smcp/protocol";
+import { clientAddress, isLoopback, limitRefusal, type LimitMetrics } from "./limits.ts";
+import type { Logger } from "./log.ts";
+
+/** Refused CONNECTs a session may have; the last closes it. */
+export const MAX_REFUSED_CONNECTS = 3;
+/** Failed authentications from one address within `FAILURE_WINDOW_MS` before it backs off. */
+export const FREE_AUTH_FAILURES = 10;
+const FAILURE_WINDOW_MS = 60_000;
+const FIRST_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 60_000;
+/** Addresses followed at once; beyond it the stalest is forgotten. */
+const MAX_ADDRESSES = 10_000;
+/** One WARNING per socket per this interval while its events keep being refused. */
+const LOG_EVERY_MS = 10_000;
+
+export type SessionCloseReason = "repeated_connect" | "connect_rate" | "refused_connects";
+
+/** The engine.io session events the guard follows (engine.io's `Socket`, public API). */
+export interface GuardedSession {
+  readonly request: IncomingMessage;
+  on(
+    event: "packet" | "packetCreate",
+    fn: (packet: { type: string; data?: unknown }) => void,
+  ): unknown;
+  on(event: "close", fn: () => void): unknown;
+  close(discard?: boolean): unknown;
+}
+
+/** The part of a socket.io server socket the event rules need. */
+export interface GuardedSocket {
+  readonly id: string;
+  /** Its engine.io session: the bucket is the connection's, shared with its CONNECT packets. */
+  readonly conn: object;
+  readonly handshake: { address: string };
+  readonly data: { principal?: { id: string } } | undefined;
+  use(fn: (packet: unknown[], next: (err?: Error) => void) => void): unknown;
+  listenerCount(event: string): number;
+}
+
+export interface SessionGuardOptions {
+  /** Events (and CONNECTs) a second per connection; 0 = no limit. */
+  maxEventsPerSecond: number;
+  /** Events a quiet connection may send at once. */
+  eventsBurst: number;
+  /** Loopback peers never back off for failed authentications. */
+  exemptLoopback: boolean;
+  /** Drops a connection that pongs unasked (outbound.ts drops without a close handshake). */
+  dropUnsolicitedPong(session: object): void;
+}
+
+/** A token bucket: `rate` tokens a second, at most `burst` saved up. */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly rate: number,
+    private readonly burst: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.tokens = burst;
+    this.last = now();
+  }
+
+  take(): boolean {
+    const t = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) / 1000) * this.rate);
+    this.last = t;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+interface SessionState {
+  readonly session: GuardedSession;
+  readonly address: string;
+  readonly bucket: TokenBucket | null;
+  /** A ping of the Server's is waiting for its pong. */
+  pingOut: boolean;
+  /** Namespaces with a socket open or being opened. */
+  readonly namespaces: Set<string>;
+  refused: number;
+  closed: boolean;
+}
+
+interface AddressState {
+  failures: number;
+  lastFailureAt: number;
+  blockedUntil: number;
+  /** Failures since the episode's first line was logged. */
+  unlogged: number;
+  episodeStartedAt: number;
+  episodeTimer: NodeJS.Timeout | undefined;
+}
+
+const CONNECT = 0x30; // "0"
+const DISCONNECT = 0x31; // "1"
+
+/**
+ * The type (`0` CONNECT, `1` DISCONNECT) and namespace of a socket.io packet sent as engine.io
+ * message `data`, as socket.io-parser reads them (the namespace runs to the first comma); null
+ * for any other packet.
+ */
+export function connectPacket(data: unknown): { connect: boolean; nsp: string } | null {
+  if (typeof data !== "string") return null;
+  const type = data.charCodeAt(0);
+  if (type !== CONNECT && type !== DISCONNECT) return null;
+  const connect = type === CONNECT;
+  if (data.charCodeAt(1) !== 0x2f /* / */) return { connect, nsp: "/" };
+  const comma = data.indexOf(",", 1);
+  return { connect, nsp: comma < 0 ? data.slice(1) : data.slice(1, comma) };
+}
+
+export class SessionGuard {
+  readonly #sessions = new WeakMap<object, SessionState>();
+  readonly #addresses = new Map<string, AddressState>();
+
+  readonly #eventRefusal: ErrorPayload;
+
+  constructor(
+    private readonly options: SessionGuardOptions,
+    private readonly metrics: LimitMetrics,
+    /** `a2c_refusals_total{reason}` (unknown events). */
+    private readonly refusals: Counter<"reason">,
+    private readonly logger: Logger,
+  ) {
+    const rate = options.maxEventsPerSecond;
+    this.#eventRefusal = limitRefusal(
+      "events_per_second",
+      `Too many requests: over ${rate} events a second`,
+      rate,
+    );
+  }
+
+  /** Follows a new engine.io session's packets (engine.io's `connection` event). */
+  watch(session: GuardedSession): void {
+    const { maxEventsPerSecond: rate, eventsBurst } = this.options;
+    const state: SessionState = {
+      session,
+      address: clientAddress(session.request),
+      bucket: rate > 0 ? new TokenBucket(rate, Math.max(1, eventsBurst)) : null,
+      pingOut: false,
+      namespaces: new Set(),
+      refused: 0,
+      closed: false,
+    };
+    this.#sessions.set(session, state);
+    session.on("close", () => (state.closed = true));
+    session.on("packetCreate", (packet) => {
+      if (packet.type === "ping") state.pingOut = true;
+    });
+    session.on("packet", (packet) => {
+      if (packet.type === "pong") {
+        if (state.pingOut) state.pingOut = false;
+        else this.options.dropUnsolicitedPong(session);
+        return;
+      }
+      if (packet.type !== "message" || state.closed) return;
+      const p = connectPacket(packet.data);
+      if (p === null) return;
+      const nsp = p.nsp;
+      // The client leaves: socket.io handles it a tick later, a CONNECT may follow at once.
+      if (!p.connect) return void state.namespaces.delete(nsp);
+      if (state.namespaces.has(nsp)) return this.#close(state, "repeated_connect");
+      if (state.bucket && !state.bucket.take()) {
+        this.metrics.refusals.inc({ limit: "events_per_second" });
+        return this.#close(state, "connect_rate");
+      }
+      // socket.io refuses any other namespace itself, or our middleware does (`/`).
+      if (nsp === NAMESPACE) state.namespaces.add(nsp);
+      else this.#refused(state);
+    });
+  }
+
+  /**
+   * The event rules of one socket (the namespace's `connection` event), in this order: the
+   * connection's event rate, then unknown events, so a flood of unknown events costs what a flood
+   * of known ones does.
+   */
+  attach(socket: GuardedSocket): void {
+    const bucket = this.#sessions.get(socket.conn)?.bucket;
+    if (bucket) {
+      let refusedSinceLog = 0;
+      let lastLogAt = 0;
+      socket.use((packet, next) => {
+        if (bucket.take()) return next();
+        this.metrics.refusals.inc({ limit: "events_per_second" });
+        const ack = packet[packet.length - 1];
+        if (typeof ack === "function") (ack as (a: unknown) => void)(this.#eventRefusal);
+        refusedSinceLog += 1;
+        const now = Date.now();
+        if (now - lastLogAt < LOG_EVERY_MS) return;
+        this.logger.warn(
+          {
+            sid: socket.id,
+            principal: socket.data?.principal?.id,
+            address: socket.handshake.address,
+            event: typeof packet[0] === "string" ? packet[0].slice(0, 64) : undefined,
+            rate: this.options.maxEventsPerSecond,
+            refused: refusedSinceLog,
+          },
+          "events refused: over the per-connection rate",
+        );
+        lastLogAt = now;
+        refusedSinceLog = 0;
+      });
+    }
+    let lastUnknownLogAt = 0;
+    socket.use((packet, next) => {
+      const event = packet[0];
+      if (
+        (typeof event === "string" || typeof event === "number") &&
+        socket.listenerCount(String(event)) > 0
+      )
+        return next();
+      const ack = packet[packet.length - 1];
+      if (typeof ack !== "function") return; // nobody waits for an answer
+      this.refusals.inc({ reason: "unknown_event" });
+      const answer = unknownEvent(event);
+      (ack as (a: unknown) => void)(answer);
+      const now = Date.now();
+      if (now - lastUnknownLogAt >= LOG_EVERY_MS) {
+        lastUnknownLogAt = now;
+        this.logger.debug(
+          { sid: socket.id, event: answer.details?.event },
+          "unknown event answered",
+        );
+      }
+    });
+  }
+
+  /** A socket of `session` joined `nsp` (the namespace's `connection` event). */
+  opened(session: object, nsp: string): void {
+    this.#sessions.get(session)?.namespaces.add(nsp);
+  }
+
+  /** The socket of `session` on `nsp` is gone: the client may connect again. */
+  closedSocket(session: object, nsp: string): void {
+    this.#sessions.get(session)?.namespaces.delete(nsp);
+  }
+
+  /**
+   * Refusal of an authentication from the session's address while it backs off (the token is
+   * not checked), or null.
+   */
+  backingOff(session: object): ErrorPayload | null {
+    const state = this.#sessions.get(session);
+    if (!state || this.#exempt(state.address)) return null;
+    const a = this.#addresses.get(state.address);
+    const wait = a ? Math.ceil(a.blockedUntil - performance.now()) : 0;
+    if (wait <= 0) return null;
+    this.metrics.refusals.inc({ limit: "auth_failures" });
+    const answer = limitRefusal(
+      "auth_failures",
+      `Too many failed authentications from this address: retry in ${Math.ceil(wait / 1000)} s`,
+      FREE_AUTH_FAILURES,
+    );
+    return { ...answer, details: { ...answer.details, retry_after_ms: wait } };
+  }
+
+  /**
+   * The CONNECT of `session` on `nsp` was refused (`auth`: for a wrong or missing credential).
+   * Counts against the session (closed after `MAX_REFUSED_CONNECTS`) and, for `auth`, the address.
+   */
+  refused(session: object, nsp: string, auth: boolean): void {
+    const state = this.#sessions.get(session);
+    if (!state) return;
+    state.namespaces.delete(nsp);
+    if (auth) this.#authFailed(state.address);
+    this.#refused(state);
+  }
+
+  /** Forgets every address (the Server closes). */
+  close(): void {
+    for (const a of this.#addresses.values()) clearTimeout(a.episodeTimer);
+    this.#addresses.clear();
+  }
+
+  #refused(state: SessionState): void {
+    state.refused += 1;
+    // After the refusal that is being sent: a plain close lets engine.io flush it first.
+    if (state.refused >= MAX_REFUSED_CONNECTS) {
+      setImmediate(() => this.#close(state, "refused_connects", false));
+    }
+  }
+
+  #close(state: SessionState, reason: SessionCloseReason, discard = true): void {
+    if (state.closed) return;
+    state.closed = true;
+    this.metrics.disconnects.inc({ reason });
+    this.logger.warn({ address: state.address, reason }, "session closed by the Server");
+    state.session.close(discard);
+  }
+
+  #exempt(address: string): boolean {
+    return this.options.exemptLoopback && isLoopback(address);
+  }
+
+  #authFailed(address: string): void {
+    const now = performance.now();
+    let a = this.#addresses.get(address);
+    if (a && now - a.lastFailureAt > FAILURE_WINDOW_MS) {
+      a.failures = 0;
+    }
+    if (!a) {
+      if (this.#addresses.size >= MAX_ADDRESSES) this.#forgetStalest();
+      a = {
+        failures: 0,
+        lastFailureAt: now,
+        blockedUntil: 0,
+        unlogged: 0,
+        episodeStartedAt: now,
+        episodeTimer: undefined,
+      };
+      this.#addresses.set(address, a);
+    }
+    a.failures += 1;
+    a.lastFailureAt = now;
+    if (!this.#exempt(address) && a.failures >= FREE_AUTH_FAILURES) {
+      const backoff = FIRST_BACKOFF_MS * 2 ** (a.failures - FREE_AUTH_FAILURES);
+      a.blockedUntil = now + Math.min(MAX_BACKOFF_MS, backoff);
+    }
+    this.#logFailure(address, a, now);
+  }
+
+  /** One line at an episode's first failure, one with the count when it has been quiet a window. */
+  #logFailure(address: string, a: AddressState, now: number): void {
+    if (a.episodeTimer) {
+      a.unlogged += 1;
+      return;
+    }
+    a.episodeStartedAt = now;
+    a.unlogged = 0;
+    this.logger.warn(
+      { address },
+      "connection refused: unauthorized (further failures from this address are counted)",
+    );
+    const end = (): void => {
+      const quietFor = performance.now() - a.lastFailureAt;
+      if (quietFor < FAILURE_WINDOW_MS) {
+        a.episodeTimer = setTimeout(end, FAILURE_WINDOW_MS - quietFor);
+        a.episodeTimer.unref();
+        return;
+      }
+      a.episodeTimer = undefined;
+      if (a.unlogged > 0) {
+        this.logger.warn(
+          {
+            address,
+            failures: a.unlogged + 1,
+            seconds: Math.round((a.lastFailureAt - a.episodeStartedAt) / 1000),
+          },
+          "authentication failures from one address ended",
+        );
+      }
+      if (a.blockedUntil <= performance.now()) this.#addresses.delete(address);
+    };
+    a.episodeTimer = setTimeout(end, FAILURE_WINDOW_MS);
+    a.episodeTimer.unref();
+  }
+
+  #forgetStalest(): void {
+    const [address, a] = this.#addresses.entries().next().value as [string, AddressState];
+    clearTimeout(a.episodeTimer);
+    this.#addresses.delete(address);
+  }
+}
