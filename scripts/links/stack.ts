@@ -89,7 +89,7 @@ export function shebangFlags(file: string): string[] {
 export const PING_TOOL = "links__ping";
 const SERVER_PORT = 7100;
 const DELAY_PORT = { computers: 7101, agents: 7102 } as const;
-const TSX = ["--import", "tsx"];
+const TSX = ["--conditions=@a2c-smcp/source", "--import", "tsx"];
 
 /** Waits for a child's `ready` message (bench/lib/ipc.ts `serve`), or its exit. */
 function ready(child: ManagedChild, timeoutMs: number): Promise<Child> {

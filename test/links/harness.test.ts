@@ -212,7 +212,13 @@ void describe("link harness cleanup", { skip: unavailable ?? false }, () => {
   async function owner(how: "exit" | "kill"): Promise<{ namespaces: string[]; pid: number }> {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", join(REPO_ROOT, "test/links/links-owner.ts"), how],
+      [
+        "--conditions=@a2c-smcp/source",
+        "--import",
+        "tsx",
+        join(REPO_ROOT, "test/links/links-owner.ts"),
+        how,
+      ],
       { cwd: REPO_ROOT, stdio: ["ignore", "pipe", "inherit"] },
     );
     let out = "";
