@@ -41,6 +41,8 @@ export const RATE_WINDOW_MS = 2000;
 export const MIN_CHUNK_DEADLINE_MS = 2000;
 /** ... nor, backed off after lost answers, above this. */
 export const MAX_CHUNK_DEADLINE_MS = 60_000;
+/** Chunk sizes are multiples of this. */
+const PAGE = 4096;
 /** How much of its distance to the target the budget moves in one round trip. */
 const GAIN = 0.5;
 /** Queue-delay samples of which the least is taken (LEDBAT's "current delay" filter). */
@@ -226,9 +228,10 @@ export class ComputerPath {
   get chunkBytes(): number {
     const r = this.rates[0]?.rate ?? 0;
     if (r === 0) return INITIAL_CHUNK_BYTES;
-    // What the rate moves in half the target, to the nearest power of two.
+    // What the rate moves in half the target, in whole 4 KiB pages: two chunks in flight are
+    // the target's queue, and the next request travels while one is answered.
     const ideal = (r * this.target) / 2;
-    return Math.max(MIN_CHUNK_BYTES, 2 ** Math.round(Math.log2(Math.max(1, ideal))));
+    return Math.max(MIN_CHUNK_BYTES, Math.round(ideal / PAGE) * PAGE);
   }
 
   /** The bytes the pulls may keep in flight now. */
@@ -236,9 +239,13 @@ export class ComputerPath {
     return this.budget;
   }
 
-  /** The deadline of a chunk request that is not a read's first (D41). */
-  get chunkDeadlineMs(): number {
-    const rto = this.srtt > 0 ? 2 * this.srtt + 4 * this.rttvar : 0;
+  /**
+   * The deadline of a chunk request that is not a read's first (D41); undefined (the client's
+   * request timeout) until a round trip was measured.
+   */
+  get chunkDeadlineMs(): number | undefined {
+    if (this.srtt === 0) return undefined;
+    const rto = 2 * this.srtt + 4 * this.rttvar;
     return Math.min(MAX_CHUNK_DEADLINE_MS, Math.max(MIN_CHUNK_DEADLINE_MS, rto) * this.backoff);
   }
 
@@ -268,14 +275,26 @@ export class ComputerPath {
   }
 
   private sendWhileRoom(): void {
-    const chunk = this.chunkBytes;
     if (this.flows.length === 0) return;
+    // The chunk the flows ask: the path's, or less where every flow's ceiling is lower.
+    const chunk = Math.min(
+      this.chunkBytes,
+      Math.max(...this.flows.map((f) => f.flow.chunkCeiling)),
+    );
     this.budget = Math.min(Math.max(this.budget, 2 * chunk), this.ceiling(chunk));
     const idle = new Set<FlowState>();
-    while (this.inflightBytes < this.budget && idle.size < this.flows.length) {
+    let waiting = false;
+    while (idle.size < this.flows.length) {
       const f = this.nextFlow(idle);
       if (!f) break;
-      const work = f.flow.nextWork(Math.max(1, Math.min(chunk, f.flow.chunkCeiling)));
+      // A request goes out only when all of it fits the budget (at least two chunks, so the
+      // next request is always on its way while one is answered).
+      const len = Math.max(1, Math.min(chunk, f.flow.chunkCeiling));
+      if (this.inflightBytes + len > this.budget) {
+        waiting = true;
+        break;
+      }
+      const work = f.flow.nextWork(len);
       if (!work) {
         idle.add(f);
         continue;
@@ -283,9 +302,7 @@ export class ComputerPath {
       this.send(f, work);
     }
     // Budget left and nobody to use it: samples from now on say less than the path can do.
-    if (this.inflightBytes < this.budget) {
-      this.appLimitedUntil = this.delivered + this.inflightBytes || 1;
-    }
+    if (!waiting) this.appLimitedUntil = this.delivered + this.inflightBytes || 1;
   }
 
   /** The flow that asked the fewest bytes among those that may send (ties in turn). */
@@ -309,6 +326,7 @@ export class ComputerPath {
   }
 
   private send(f: FlowState, work: ChunkWork): void {
+    const flow = f.flow;
     const now = performance.now();
     if (this.inflightBytes === 0) {
       this.deliveredAt = now;
@@ -325,8 +343,8 @@ export class ComputerPath {
     };
     this.inflightBytes += work.len;
     f.inflight++;
-    f.asked += work.len;
-    const flow = f.flow;
+    // Shares are counted in what a chunk costs the link: base64 carries 4/3 of its bytes.
+    f.asked += flow.binary ? work.len : (work.len * 4) / 3;
     const timeoutMs = flow.timeoutMs ?? (work.first ? undefined : this.chunkDeadlineMs);
     const req: ChunkRequest = {
       offset: work.offset,
@@ -380,8 +398,9 @@ export class ComputerPath {
     // says nothing about the queue.
     if (s.work.first) return;
     this.addRtt(rtt);
-    const r = this.rates[0]?.rate ?? 0;
-    const queued = Math.max(0, rtt - (r > 0 ? bytes / r : 0) - this.baseRtt);
+    // What this chunk waited behind, its own transmission included: the delay a small request
+    // sent with it would have seen.
+    const queued = Math.max(0, rtt - this.baseRtt);
     this.delays.push(queued);
     if (this.delays.length > DELAY_SAMPLES) this.delays.shift();
     const delay = Math.min(...this.delays);

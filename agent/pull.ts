@@ -752,15 +752,25 @@ class Read<R> implements PathFlow {
     return { offset: w.offset, len: maxLen, epoch: this.epoch };
   }
 
-  /** Wakes the path when the earliest request to ask later is due (one timer). */
+  /**
+   * Wakes the path when the earliest request to ask later is due (one timer). Those due already
+   * go out when the path wakes after the event that queued them.
+   */
   private scheduleWake(): void {
     const now = performance.now();
-    let due = this.firstAsked ? Number.POSITIVE_INFINITY : this.firstAt;
-    for (const r of this.again) due = Math.min(due, r.at);
+    let due = !this.firstAsked && this.firstAt > now ? this.firstAt : Number.POSITIVE_INFINITY;
+    for (const r of this.again) if (r.at > now) due = Math.min(due, r.at);
     clearTimeout(this.againTimer);
     this.againTimer = undefined;
-    if (due <= now || !Number.isFinite(due)) return; // the path wakes after this event anyway
-    this.againTimer = setTimeout(() => this.ctx.path.wake(), Math.ceil(due - now));
+    if (!Number.isFinite(due)) return;
+    this.againTimer = setTimeout(
+      () => {
+        this.againTimer = undefined;
+        this.ctx.path.wake();
+        this.scheduleWake();
+      },
+      Math.ceil(due - now),
+    );
   }
 
   /**

@@ -51,9 +51,7 @@ const FIELDS: Record<string, [fc.Arbitrary<unknown>, fc.Arbitrary<unknown>]> = {
 };
 const KEYS = Object.keys(FIELDS);
 
-const valid = fc.record(
-  Object.fromEntries(KEYS.map((k) => [k, FIELDS[k]![0]])),
-);
+const valid = fc.record(Object.fromEntries(KEYS.map((k) => [k, FIELDS[k]![0]])));
 const format = fc.constantFrom("base64", "binary", "Binary", "", 1, null, MISSING);
 const change = fc.record({
   key: fc.constantFrom(...KEYS),
