@@ -90,6 +90,8 @@ export interface ChunkFetcher {
   ): Promise<void>;
   /** The path every pull to `computer` through this connection shares; else one per pull. */
   pathTo?(computer: string): ComputerPath;
+  /** Takes back a chunk's bytes once the pull copied them where they go (they may be reused). */
+  releaseChunk?(bytes: Buffer): void;
 }
 
 /** `len` bytes from `offset`; `first` for the request that learns a read's size (D42). */

@@ -674,6 +674,8 @@ class Read<R> implements PathFlow {
       const at = this.prefix;
       this.prefix += next.length;
       const p = this.ctx.sink.commit(at, next);
+      // The sink copied what it keeps: the client may decode another chunk into these bytes.
+      this.ctx.fetcher.releaseChunk?.(next);
       if (p) {
         this.committing++;
         p.then(
@@ -833,6 +835,7 @@ class Read<R> implements PathFlow {
     clearTimeout(this.againTimer);
     this.signal.removeEventListener("abort", this.onAbort);
     this.ctx.path.remove(this);
+    for (const bytes of this.held.values()) this.ctx.fetcher.releaseChunk?.(bytes);
     this.held.clear();
   }
 

@@ -1,12 +1,14 @@
 /**
  * Where pulled bytes go. The pull hands a sink each chunk's bytes strictly in offset order, once
- * they are hashed (docs/protocol.md §6.9); the bytes are the pull's own (decoded by the client,
- * or a binary attachment), so a sink may keep them:
+ * they are hashed (docs/protocol.md §6.9). A sink copies what it keeps before `commit` returns:
+ * the pull then gives the chunk's bytes back to the client, which decodes the next ones into
+ * them (agent/client.ts, `DecodeBuffers`).
  * - `BufferSink`: one Buffer allocated once the size is known and fits (D45); chunks copied in.
- * - `FileSink`: a temp file next to the target, written in large batches (one positional `writev`
+ * - `FileSink`: a temp file next to the target, written in large batches (one positional write
  *   per few MiB), fsync + rename at the end: the target never holds a partial file, and a failed
  *   download (a full disk too) leaves what was there.
- * - `StreamSink`: an in-order async iterable of chunks with backpressure.
+ * - `StreamSink`: an in-order async iterable of chunks (the consumer's own copies) with
+ *   backpressure.
  * Memory stays bounded by the pull's window, whatever the blob's size.
  */
 import { constants as bufferConstants } from "node:buffer";
@@ -22,8 +24,9 @@ export interface Sink<R> {
    */
   begin(totalSize: number): Promise<void>;
   /**
-   * Takes the bytes at `offset`, in offset order; the sink may keep `bytes`. Resolves when they
-   * no longer need to be held in memory (a file sink's write caught up).
+   * Takes the bytes at `offset`, in offset order, copying what it keeps before it returns (the
+   * caller reuses `bytes`). A promise says the sink holds enough for now: the pull waits for it
+   * before committing more (a file sink's writes catching up).
    */
   commit(offset: number, bytes: Buffer): Promise<void> | void;
   /** false once bytes left the process irrevocably (a consumer read them): no restart then. */
@@ -77,7 +80,8 @@ export class StreamSink implements Sink<void> {
     if (this.emitted) throw new BlobChangedError("blob changed after bytes were streamed");
   }
   commit(_offset: number, bytes: Buffer): Promise<void> | void {
-    this.queue.push(bytes);
+    // The consumer keeps what it reads: its own copy.
+    this.queue.push(Buffer.from(bytes));
     this.wake();
     if (this.queue.length < this.highWater) return;
     return new Promise<void>((resolve) => this.room.push(resolve));
@@ -125,16 +129,14 @@ export class StreamSink implements Sink<void> {
 export interface FileSinkResult {
   path: string;
   size: number;
-  /** `writev` calls the download took (one per `FILE_WRITE_BATCH_BYTES`, more after short writes). */
+  /** Write calls the download took (one per `FILE_WRITE_BATCH_BYTES`, more after short writes). */
   writes: number;
   /** Background `fdatasync` calls started (one per `FILE_WRITEBACK_BYTES` written). */
   writebacks: number;
 }
 
-/** Committed bytes gathered before one positional write (a `writev` of the chunks). */
+/** Committed bytes gathered (copied) before one positional write. */
 export const FILE_WRITE_BATCH_BYTES = 4 * 1024 * 1024;
-/** At most this many chunks per write (Linux's IOV_MAX). */
-const MAX_PARTS = 1024;
 /**
  * Written bytes after which the disk is asked to start writing them (a background `fdatasync`,
  * never awaited by the pull): the fsync at the end then has little left to flush, instead of
@@ -142,28 +144,33 @@ const MAX_PARTS = 1024;
  */
 export const FILE_WRITEBACK_BYTES = 32 * 1024 * 1024;
 
-/** Contiguous committed chunks written together, and who waits for them to be written. */
+/** Contiguous committed chunks, copied into one buffer and written together. */
 class WriteBatch {
-  readonly parts: Buffer[] = [];
   bytes = 0;
   /** No more chunks join it: it is full, or the next chunk did not continue it. */
   sealed = false;
   private waiters: Promise<void> | undefined;
   private release: (() => void) | undefined;
 
-  constructor(readonly at: number) {}
+  constructor(
+    readonly at: number,
+    readonly buf: Buffer,
+  ) {}
 
   get end(): number {
     return this.at + this.bytes;
+  }
+  get room(): number {
+    return this.buf.length - this.bytes;
   }
   get waited(): boolean {
     return this.waiters !== undefined;
   }
 
   add(bytes: Buffer): void {
-    this.parts.push(bytes);
+    bytes.copy(this.buf, this.bytes);
     this.bytes += bytes.length;
-    if (this.bytes >= FILE_WRITE_BATCH_BYTES || this.parts.length >= MAX_PARTS) this.sealed = true;
+    if (this.room === 0) this.sealed = true;
   }
 
   /** Settles once the batch is written (or dropped). */
@@ -180,10 +187,10 @@ class WriteBatch {
 /**
  * Writes to `<dir>/.<name>.part-<random>`, then fsyncs and renames onto `path`; on failure the
  * temp file is removed and `path` is left untouched. Committed chunks arrive in offset order and
- * are gathered into batches of `FILE_WRITE_BATCH_BYTES`, each written by one positional `writev`
- * (one write in flight at a time), so a download costs a few dozen write calls, not one per
- * chunk. The sink holds at most the batch being written and the one being gathered; past that,
- * a commit answers with a promise and the pull waits. The file is durable by the one fsync at the
+ * are copied into batches of `FILE_WRITE_BATCH_BYTES` (two buffers, reused), each written by one
+ * positional write (one write in flight at a time), so a download costs a few dozen write calls,
+ * not one per chunk. The sink holds at most the batch being written and the one being gathered;
+ * past that, a commit answers with a promise and the pull waits. The file is durable by the one fsync at the
  * end, before the rename; every `FILE_WRITEBACK_BYTES` written before that, a background
  * `fdatasync` only makes the disk start early.
  */
@@ -200,6 +207,8 @@ export class FileSink implements Sink<FileSinkResult> {
   private unsynced = 0;
   private writes = 0;
   private writebacks = 0;
+  /** Batch buffers written and free again. */
+  private readonly spare: Buffer[] = [];
 
   constructor(readonly path: string) {
     this.tmpPath = join(dirname(path), `.${basename(path)}.part-${randomBytes(4).toString("hex")}`);
@@ -226,9 +235,9 @@ export class FileSink implements Sink<FileSinkResult> {
     if (!this.fh) throw new Error("FileSink.commit before begin");
     if (this.writeError !== undefined) return Promise.reject(this.named(this.writeError));
     let batch = this.batches[this.batches.length - 1];
-    if (!batch || batch.sealed || batch.end !== offset) {
+    if (!batch || batch.sealed || batch.end !== offset || batch.room < bytes.length) {
       if (batch) batch.sealed = true;
-      batch = new WriteBatch(offset);
+      batch = new WriteBatch(offset, this.batchBuffer(bytes.length));
       this.batches.push(batch);
     }
     batch.add(bytes);
@@ -289,14 +298,12 @@ export class FileSink implements Sink<FileSinkResult> {
   private async write(batch: WriteBatch): Promise<void> {
     const fh = this.fh!;
     try {
-      let parts = batch.parts;
-      let at = batch.at;
-      while (parts.length > 0) {
+      for (let done = 0; done < batch.bytes;) {
         this.writes++;
-        const { bytesWritten } = await fh.writev(parts, at);
+        const n = batch.bytes - done;
+        const { bytesWritten } = await fh.write(batch.buf, done, n, batch.at + done);
         if (bytesWritten <= 0) throw new Error("write made no progress");
-        at += bytesWritten;
-        parts = remainingParts(parts, bytesWritten);
+        done += bytesWritten;
       }
       this.startWriteback(fh, batch.bytes);
     } catch (err) {
@@ -305,6 +312,14 @@ export class FileSink implements Sink<FileSinkResult> {
       if (this.batches[0] === batch) this.batches.shift();
       this.release(batch);
     }
+  }
+
+  /** A buffer for a batch: a spare one, or a new one (larger when one chunk needs it). */
+  private batchBuffer(least: number): Buffer {
+    if (least <= FILE_WRITE_BATCH_BYTES) {
+      return this.spare.pop() ?? Buffer.allocUnsafeSlow(FILE_WRITE_BATCH_BYTES);
+    }
+    return Buffer.allocUnsafeSlow(least);
   }
 
   /** A background `fdatasync` once enough was written since the last (one in flight at most). */
@@ -328,9 +343,11 @@ export class FileSink implements Sink<FileSinkResult> {
     this.batches = keep;
   }
 
-  /** Lets go of a batch's chunks and frees whoever waits for it. */
+  /** Keeps a batch's buffer for the next one and frees whoever waits for it. */
   private release(batch: WriteBatch): void {
-    batch.parts.length = 0;
+    if (batch.buf.length === FILE_WRITE_BATCH_BYTES && this.spare.length < 2) {
+      this.spare.push(batch.buf);
+    }
     batch.done();
   }
 
@@ -349,14 +366,4 @@ export class FileSink implements Sink<FileSinkResult> {
     }
     return new FileWriteError(this.path, err);
   }
-}
-
-/** `parts` without their first `n` bytes (after a short write). */
-function remainingParts(parts: Buffer[], n: number): Buffer[] {
-  let skip = n;
-  let i = 0;
-  while (i < parts.length && skip >= parts[i]!.length) skip -= parts[i++]!.length;
-  const rest = parts.slice(i);
-  if (skip > 0 && rest.length > 0) rest[0] = rest[0]!.subarray(skip);
-  return rest;
 }
