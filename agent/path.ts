@@ -11,14 +11,15 @@
  * - rate: the largest delivery-rate sample of the last `RATE_WINDOW_MS` (bytes answered between a
  *   request's send and its answer over the time between, as BBR computes it);
  * - base round trip: the least round trip seen, less the chunk's own transmission at that rate;
- * - queue delay: a round trip less the base and the chunk's transmission, the least of the last
- *   few (a single late answer is not a queue).
+ * - queue delay: a chunk's round trip less the base, the least of the last few (a single late
+ *   answer is not a queue): what a small request sent with that chunk would have waited.
  * The budget starts at two small chunks and grows by every answered byte (doubling each round
- * trip) until the queue delay reaches the target; from then on it moves toward the queue delay's
- * target in proportion to how far off it is (at most halving or doubling in a round trip), never
- * beyond twice `rate × (base + target)`. A `busy` answer or a lost answer halves it (at most once
- * a round trip). A chunk is what the rate moves in half the target, so a small request waits
- * behind at most one chunk being sent besides the target's queue.
+ * trip) until the queue delay reaches the target; from then on it moves toward the target in
+ * proportion to how far off it is (at most half the way in a round trip), never beyond twice
+ * `rate × (base + target)`. A `busy` answer or a lost answer halves it (at most once a round
+ * trip). A chunk is what the rate moves in half the target, and a request goes out only when all
+ * of it fits the budget: about two chunks are in flight at low rates, the target's worth of
+ * bytes at any rate.
  */
 import {
   RelayTimeoutError,
