@@ -59,20 +59,20 @@ export class BlobCache {
     return { path, size: st.size, sha256 };
   }
 
-  /** Copies a verified entry into a sink through its regions (bounded memory). */
+  /** Copies a verified entry into a sink, `chunkBytes` at a time (bounded memory). */
   async feed<R>(entry: CacheEntry, sink: Sink<R>, chunkBytes: number): Promise<void> {
     const fh = await open(entry.path, "r");
     try {
       for (let offset = 0; offset < entry.size;) {
         const len = Math.min(chunkBytes, entry.size - offset);
-        const region = sink.region(offset, len);
+        const bytes = Buffer.allocUnsafe(len);
         let got = 0;
         while (got < len) {
-          const { bytesRead } = await fh.read(region, got, len - got, offset + got);
+          const { bytesRead } = await fh.read(bytes, got, len - got, offset + got);
           if (bytesRead === 0) throw new Error("cache entry shrank while being read");
           got += bytesRead;
         }
-        await sink.commit(offset, region, true);
+        await sink.commit(offset, bytes);
         offset += len;
       }
     } finally {

@@ -26,6 +26,7 @@ const OPTIONS = {
   quiet: { type: "boolean", short: "q" },
   window: { type: "string" },
   "chunk-bytes": { type: "string" },
+  "target-delay": { type: "string" },
   binary: { type: "boolean" },
   base64: { type: "boolean" },
   cache: { type: "string" },
@@ -82,8 +83,11 @@ Options (flags win over env):
   --connect-timeout S give up on a handshake not answered in S seconds (default 20)
   --json              stdout is one JSON object (errors too); no progress
   -q, --quiet         no progress, no summary or notes on stderr (errors still are)
-  --window N          chunks in flight (default 16)
-  --chunk-bytes N     max_chunk_bytes per request (default 512 KiB binary, 64 KiB base64)
+  --window N          most chunks in flight (default 16; the pull sets how many it needs)
+  --chunk-bytes N     largest max_chunk_bytes per request (default 512 KiB binary, 64 KiB
+                      base64; the pull sizes chunks to the link's rate)
+  --target-delay MS   queue delay a download may add in front of other requests to the
+                      same Computer (default 100)
   --base64            spec mode: base64 carriage, no blob_format sent (default: ask for
                       binary carriage, go on in base64 when the Computer answers so)
   --binary            ask for binary carriage (the default)
@@ -97,10 +101,12 @@ Exit codes:
   0   success (an empty office or list too: a note says so on stderr)
   1   unexpected failure
   2   usage error (bad flags, arguments or JSON)
-  3   protocol error (the Server or Computer refused: 4xxx / 40x codes, join refused,
+  3   protocol error (the Server or Computer refused: 4xxx / 40x codes, busy, join refused,
       a Computer breaking the get_blob contract)
-  4   transport failure (cannot connect, disconnected, no answer in time)
+  4   transport failure (cannot connect, disconnected, no answer in time, 408)
   5   integrity failure (sha256 / size mismatch, content changed under the read)
+  6   output failure (cannot write the file: disk full, no permission; a resource larger
+      than the file system or the in-memory bound allows); the path is left as it was
   130 interrupted (Ctrl-C); a partial download leaves no file behind
 `;
 

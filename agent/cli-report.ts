@@ -13,10 +13,12 @@ import {
   AgentError,
   AuthError,
   BlobNotAccessibleError,
+  BlobTooLargeError,
   ChunkContractError,
   ComputerNotFoundError,
   ConnectError,
   DisconnectedError,
+  FileWriteError,
   IntegrityError,
   InvalidSkillNameError,
   JoinOfficeError,
@@ -31,6 +33,7 @@ import {
 } from "./errors.ts";
 import { formatBytes } from "./progress.ts";
 
+/** The exit codes, as docs/configuration.md ("Agent CLI") and `--help` list them. */
 export const EXIT = {
   ok: 0,
   failure: 1,
@@ -38,6 +41,7 @@ export const EXIT = {
   protocol: 3,
   transport: 4,
   integrity: 5,
+  output: 6,
   interrupted: 130,
   terminated: 143,
 } as const;
@@ -239,10 +243,29 @@ function interruptedLine(ctx: FailureContext): string {
   return `interrupted${stage}`;
 }
 
-/** A file system failure of our own (writing -o, --out, --cache). */
+/** A file system failure of our own (creating --out, a directory of -o). */
 function fsLine(err: NodeJS.ErrnoException): string | undefined {
-  if (typeof err.code !== "string" || typeof err.path !== "string") return undefined;
+  if (typeof err?.code !== "string" || typeof err.path !== "string") return undefined;
   return `cannot write '${err.path}': ${err.message.replace(/^[A-Z]+: /, "").split(",")[0]} (${err.code})`;
+}
+
+/** A resource its destination cannot hold, with where it would fit. */
+function tooLargeLine(err: BlobTooLargeError, ctx: FailureContext): [string, string?] {
+  const size = `${formatBytes(err.totalSize)} (${err.totalSize} bytes)`;
+  const cap = err.limit !== undefined ? ` of ${formatBytes(err.limit)}` : "";
+  switch (err.reason) {
+    case "file":
+      return [`the resource is ${size}, more than the file system allows for one file`];
+    case "limit":
+    case "buffer":
+    case "string":
+      return [
+        `the resource is ${size}, over the in-memory bound${cap}`,
+        ctx.command === "call"
+          ? "--out DIR writes sidebanded items to files, whatever their size"
+          : "-o FILE writes it to a file, whatever its size",
+      ];
+  }
 }
 
 /** The line, hint and exit code for `err`. */
@@ -263,6 +286,11 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
     const inner = describeFailure(err.cause, ctx);
     const itemLine = `content[${err.itemIndex}]: ${inner.line}`;
     return { ...inner, line: itemLine, json: { ...inner.json, summary: itemLine } };
+  } else if (err instanceof RelayTimeoutError) {
+    // A 408 is a protocol error on the wire, but for the user "no answer in time": transport.
+    exit = EXIT.transport;
+    [line, hint] = protocolLine(err, ctx);
+    Object.assign(json, { code: err.code, reason: err.reason, ...err.details, ...err.extra });
   } else if (err instanceof ProtocolError) {
     exit = EXIT.protocol;
     [line, hint] = protocolLine(err, ctx);
@@ -294,6 +322,19 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
     const file = ctx.download ? `; ${ctx.download.file} was not written` : "";
     line = `integrity failure: ${err.message}${file}`;
     Object.assign(json, { code: err.code, expected: err.expected, actual: err.actual });
+  } else if (err instanceof BlobTooLargeError) {
+    exit = EXIT.output;
+    [line, hint] = tooLargeLine(err, ctx);
+    Object.assign(json, {
+      code: err.code,
+      reason: err.reason,
+      total_size: err.totalSize,
+      limit: err.limit,
+    });
+  } else if (err instanceof FileWriteError) {
+    exit = EXIT.output;
+    line = `${err.message}; ${err.path} was left as it was`;
+    Object.assign(json, { code: err.code, path: err.path, system_code: err.systemCode });
   } else if (err instanceof ChunkContractError) {
     exit = EXIT.protocol;
     line = `the Computer broke the get_blob contract: ${err.message}`;
@@ -304,7 +345,9 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
     json.code = err.code;
   } else {
     const e = err as NodeJS.ErrnoException;
-    line = fsLine(e) ?? `unexpected error: ${e?.message ?? String(err)}`;
+    const fs = fsLine(e);
+    if (fs !== undefined) exit = EXIT.output;
+    line = fs ?? `unexpected error: ${e?.message ?? String(err)}`;
     if (typeof e?.code === "string") json.code = e.code;
   }
   const type = (err as Error)?.name ?? "Error";

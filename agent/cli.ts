@@ -7,7 +7,7 @@
  * stdout carries the command's answer only (one JSON object with `--json`); progress, the final
  * line of a download, notes and errors go to stderr.
  */
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { CallToolResult } from "@a2c-smcp/protocol";
 import { BlobCache } from "./cache.ts";
@@ -33,9 +33,10 @@ import type { AgentClient } from "./client.ts";
 import { SidebandRestoreError } from "./errors.ts";
 import { log, setLogName } from "./log.ts";
 import { downloadSummary, formatBytes, progressReporter, type ProgressMode } from "./progress.ts";
-import type { Carriage, PullInfo, PullOptions } from "./pull.ts";
+import type { Carriage, PullInfo, PullOptions, PullStats } from "./pull.ts";
 import { findSidebandItems } from "./sideband.ts";
-import type { FileSinkResult } from "./sinks.ts";
+import { drainSkill } from "./skill.ts";
+import { FileSink, type FileSinkResult } from "./sinks.ts";
 
 export { EXIT };
 
@@ -104,6 +105,7 @@ async function download(
         sha256: info.sha256,
         seconds: (performance.now() - started) / 1000,
         carriage: info.carriage,
+        stats: info.stats,
       });
       process.stderr.write(`${line}\n`);
     }
@@ -111,6 +113,38 @@ async function download(
   } finally {
     bar.end();
   }
+}
+
+/**
+ * Writes `bytes` to `file` as a download is written: a temp file next to it, fsynced and renamed,
+ * so the path changes only when the whole content landed (D46).
+ */
+async function writeWhole(file: string, bytes: Buffer): Promise<void> {
+  const sink = new FileSink(resolve(file));
+  try {
+    await sink.begin(bytes.length);
+    await sink.commit(0, bytes);
+    await sink.finish();
+  } catch (err) {
+    await sink.abort();
+    throw err;
+  }
+}
+
+/** A pull's statistics as `--json` prints them. */
+function statsJson(s: PullStats): Record<string, unknown> {
+  return {
+    requests: s.requests,
+    bytes_received: s.bytesReceived,
+    busy: s.busy,
+    timeouts: s.timeouts,
+    resumes: s.resumes,
+    restarts: s.restarts,
+    rate_bytes_per_s: Math.round(s.rate),
+    rtt_ms: Math.round(s.rttMs * 10) / 10,
+    elapsed_ms: Math.round(s.elapsedMs),
+    from_cache: s.fromCache,
+  };
 }
 
 function summarize(result: CallToolResult): Record<string, unknown> {
@@ -179,7 +213,13 @@ async function cmdCall(run: Run): Promise<void> {
   // --out: every binary item goes to a file; sidebanded ones are pulled straight to disk.
   await mkdir(dir, { recursive: true });
   const sideband = new Map(findSidebandItems(result).map((s) => [s.index, s]));
-  const files: { index: number; file: string; bytes: number; carriage: Carriage | null }[] = [];
+  const files: {
+    index: number;
+    file: string;
+    bytes: number;
+    carriage: Carriage | null;
+    stats?: Record<string, unknown>;
+  }[] = [];
   const content = [...result.content];
   for (const [i, raw] of result.content.entries()) {
     const item = raw as Record<string, unknown>;
@@ -197,11 +237,12 @@ async function cmdCall(run: Run): Promise<void> {
       } catch (err) {
         throw new SidebandRestoreError(i, (err as Error).message, { cause: err });
       }
-      files.push({ index: i, file, bytes: sb.totalSize, carriage: info.carriage });
+      const stats = statsJson(info.stats);
+      files.push({ index: i, file, bytes: sb.totalSize, carriage: info.carriage, stats });
     } else if (typeof item.data === "string" || typeof res?.blob === "string") {
       // Inline in the tool result: no pull, so no carriage of ours.
       const bytes = Buffer.from((item.data ?? res?.blob) as string, "base64");
-      await writeFile(file, bytes);
+      await writeWhole(file, bytes);
       files.push({ index: i, file, bytes: bytes.length, carriage: null });
     } else continue;
     content[i] = { type: item.type, mimeType: mime, file } as never;
@@ -210,38 +251,53 @@ async function cmdCall(run: Run): Promise<void> {
   else out(JSON.stringify({ ...summarize({ ...result, content }), files }, null, 2));
 }
 
+/**
+ * `skill`: text to stdout (drained into memory, bounded by D45's default), or with `-o` any
+ * resource to the file, streamed (a text handle too: `-o` never holds a resource in memory).
+ */
 async function cmdSkill(run: Run): Promise<void> {
   const [computer, name, relPath] = run.args as [string, string, string | undefined];
   const file = run.values.output;
-  const ret = await run.agent.getSkill(computer, name, relPath, {
-    pull: run.pull,
-    signal: run.signal,
-  });
+  const raw = await run.agent.getSkillRaw(computer, name, relPath, { signal: run.signal });
   const meta = {
-    name: ret.name,
-    rel_path: ret.rel_path,
-    mime_type: ret.mime_type,
-    total_size: ret.total_size,
-    sha256: ret.sha256,
+    name: raw.name,
+    rel_path: raw.rel_path,
+    mime_type: raw.mime_type,
+    total_size: raw.total_size,
+    sha256: raw.sha256,
   };
+  if (file && raw.blob_handle !== undefined) {
+    const info = await download(run, computer, raw.blob_handle, file, {
+      expectedSha256: raw.sha256,
+      expectedSize: raw.total_size,
+    });
+    if (run.json) {
+      out(
+        JSON.stringify({
+          ...meta,
+          file: resolve(file),
+          carriage: info.carriage,
+          stats: statsJson(info.stats),
+        }),
+      );
+    }
+    return;
+  }
+  // Inline bodies are verified here; a text handle is drained (and verified) into the body.
+  const ret = await drainSkill(raw, (handle, po) =>
+    run.agent.readBlob(computer, handle, { ...run.pull, ...po }),
+  );
   if (ret.body !== undefined) {
-    if (file) await writeFile(file, ret.body, "utf8");
+    if (file) await writeWhole(file, Buffer.from(ret.body, "utf8"));
     if (run.json) {
       out(JSON.stringify({ ...meta, ...(file ? { file: resolve(file) } : { body: ret.body }) }));
     } else if (!file) process.stdout.write(ret.body);
     return;
   }
-  if (!file) {
-    throw new UsageError(
-      `'${ret.rel_path}' is ${ret.mime_type}, not text: add -o FILE`,
-      usageLine("skill"),
-    );
-  }
-  const info = await download(run, computer, ret.blob_handle!, file, {
-    expectedSha256: ret.sha256,
-    expectedSize: ret.total_size,
-  });
-  if (run.json) out(JSON.stringify({ ...meta, file: resolve(file), carriage: info.carriage }));
+  throw new UsageError(
+    `'${ret.rel_path}' is ${ret.mime_type}, not text: add -o FILE`,
+    usageLine("skill"),
+  );
 }
 
 async function cmdBlob(run: Run): Promise<void> {
@@ -257,6 +313,7 @@ async function cmdBlob(run: Run): Promise<void> {
         requests: info.stats.requests,
         from_cache: info.stats.fromCache,
         carriage: info.carriage,
+        stats: statsJson(info.stats),
       }),
     );
   }
@@ -310,6 +367,7 @@ function settings(values: CliValues, command: Command, args: string[]) {
   const pull: PullOptions = {};
   const window = positiveInt(values.window, "--window", command);
   const chunkBytes = positiveInt(values["chunk-bytes"], "--chunk-bytes", command);
+  const targetDelay = positiveInt(values["target-delay"], "--target-delay", command);
   positiveInt(values.timeout, "--timeout", command);
   const connectTimeout = positiveInt(values["connect-timeout"], "--connect-timeout", command);
   if (window !== undefined) pull.window = window;
@@ -323,7 +381,7 @@ function settings(values: CliValues, command: Command, args: string[]) {
   const token = values.token ?? process.env.A2C_TOKEN;
   const name =
     values.name ?? process.env.A2C_AGENT_NAME ?? `cli-${Math.random().toString(36).slice(2, 8)}`;
-  return { server, office, token, name, pull, connectTimeout };
+  return { server, office, token, name, pull, connectTimeout, targetDelay };
 }
 
 /** Runs the command line; resolves with the exit code (it never rejects). */
@@ -360,6 +418,7 @@ async function main(argv: string[]): Promise<number> {
       ...(s.token !== undefined ? { token: s.token } : {}),
       ...(values.path !== undefined ? { path: values.path } : {}),
       ...(s.connectTimeout !== undefined ? { connectTimeoutMs: s.connectTimeout * 1000 } : {}),
+      ...(s.targetDelay !== undefined ? { targetDelayMs: s.targetDelay } : {}),
     });
     const quiet = values.quiet ?? false;
     const run: Run = {

@@ -11,6 +11,8 @@
  * - Every request gets a fresh, never reused `req_id`; `client:get_*` wait ≥ 30 s by default;
  *   a flat ErrorPayload becomes a typed `ProtocolError` subclass; our own disconnect is learned
  *   from socket.io's `disconnect` event, never from an ack timeout.
+ * - The acks waited for are kept in one table (`AckTable`, at the end) with their deadlines and
+ *   abort signals.
  */
 import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
@@ -31,12 +33,12 @@ import {
   versionClose4900,
   type ConnectTarget,
 } from "./connect-error.ts";
-import { AckTable } from "./client-acks.ts";
 import {
   DisconnectedError,
   InvalidResponseError,
   ProtocolVersionError,
   AuthError,
+  RequestTimeoutError,
   abortError,
   asError,
   protocolErrorFromWire,
@@ -77,6 +79,13 @@ export interface AgentClientOptions {
   upgrade?: boolean;
   /** Where the SDK's warnings go (any pino logger fits). Default: nowhere. */
   logger?: AgentLogger;
+  /**
+   * The queue delay, in ms above the path's base round trip, that this client's pulls from one
+   * Computer may add together (agent/path.ts; D40). Default 100: about what a small request to
+   * that Computer waits behind a pull. Lower keeps requests snappier on slow links; higher
+   * tolerates more jitter.
+   */
+  targetDelayMs?: number;
 }
 
 /** Events of `AgentClient` (an EventEmitter). */
@@ -376,4 +385,168 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
 
   /** After socket.io reconnected (every `connect` after the first). */
   protected abstract onReconnect(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The acks a connection waits for
+
+const settledAlready = (): void => undefined;
+
+/**
+ * One request waiting for its ack. Settled exactly once: by the ack, a failure or an abort; then
+ * it lets go of its promise's callbacks (a resolved promise holds its value: a whole chunk).
+ */
+class PendingAck<T> {
+  settled = false;
+  constructor(
+    readonly event: string,
+    readonly timeoutMs: number,
+    readonly deadline: number,
+    readonly signal: AbortSignal | undefined,
+    private onResolve: (value: T) => void,
+    private onReject: (err: Error) => void,
+  ) {}
+
+  resolve(value: T): void {
+    const f = this.onResolve;
+    this.release();
+    f(value);
+  }
+  reject(err: Error): void {
+    const f = this.onReject;
+    this.release();
+    f(err);
+  }
+  private release(): void {
+    this.onResolve = settledAlready;
+    this.onReject = settledAlready;
+  }
+}
+
+/**
+ * Every pending ack of one connection, each with its own deadline and abort signal, without a
+ * timer or an abort listener per request: a pull sends hundreds of chunk requests a second, and a
+ * Node timer plus an `AbortSignal` listener cost more per request than the rest of the Agent's
+ * bookkeeping together. One timer is armed for the earliest deadline and re-armed only when a
+ * request with an earlier one arrives (a pull's deadlines follow its round trips, so they differ
+ * per request); requests with the same signal (a pull's) share one listener on it.
+ */
+class AckTable {
+  private readonly pending = new Set<PendingAck<never>>();
+  private readonly bySignal = new WeakMap<AbortSignal, SignalGroup>();
+  private timer: NodeJS.Timeout | undefined;
+  /** The deadline the timer is armed for (Infinity when none). */
+  private armedFor = Number.POSITIVE_INFINITY;
+
+  /** Registers a request; it fails by itself at its deadline or when `signal` aborts. */
+  add<T>(
+    event: string,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    resolve: (value: T) => void,
+    reject: (err: Error) => void,
+  ): PendingAck<T> {
+    const deadline = performance.now() + timeoutMs;
+    const p = new PendingAck<T>(event, timeoutMs, deadline, signal, resolve, reject);
+    const q = p as unknown as PendingAck<never>;
+    this.pending.add(q);
+    if (deadline < this.armedFor) this.arm(deadline);
+    if (signal) this.watch(signal, q);
+    return p;
+  }
+
+  /** Takes `p` out of the table; false when it was already settled (timed out, aborted). */
+  take<T>(p: PendingAck<T>): boolean {
+    if (p.settled) return false;
+    this.forget(p);
+    return true;
+  }
+
+  /** Rejects every pending request (our socket dropped, or the client closed). */
+  failAll(err: Error): void {
+    for (const p of [...this.pending]) this.fail(p, err);
+  }
+
+  /** Stops the timer (the client closed). */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+  }
+
+  private arm(deadline: number): void {
+    clearTimeout(this.timer);
+    this.armedFor = deadline;
+    // Never keeps the process alive on its own: the socket does while requests are pending.
+    const ms = Math.max(1, Math.ceil(deadline - performance.now()));
+    this.timer = setTimeout(() => this.expire(), ms).unref();
+  }
+
+  /** Fails every request past its deadline and arms the timer for the earliest one left. */
+  private expire(): void {
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const p of [...this.pending]) {
+      if (p.deadline <= now) this.fail(p, new RequestTimeoutError(p.event, p.timeoutMs));
+      else if (!p.settled) next = Math.min(next, p.deadline);
+    }
+    if (next < this.armedFor && this.pending.size > 0) this.arm(next);
+  }
+
+  private fail(p: PendingAck<never>, err: Error): void {
+    if (p.settled) return;
+    this.forget(p);
+    p.reject(err);
+  }
+
+  private forget(p: PendingAck<never>): void {
+    p.settled = true;
+    this.pending.delete(p);
+    if (p.signal) this.bySignal.get(p.signal)?.leave(p);
+  }
+
+  /** One listener per signal while any of its requests is pending. */
+  private watch(signal: AbortSignal, p: PendingAck<never>): void {
+    let group = this.bySignal.get(signal);
+    if (!group) {
+      group = new SignalGroup(
+        signal,
+        (x, err) => this.fail(x, err),
+        () => this.bySignal.delete(signal),
+      );
+      this.bySignal.set(signal, group);
+    }
+    group.join(p);
+  }
+}
+
+/** The pending requests of one signal, and the one abort listener they share. */
+class SignalGroup {
+  private readonly members = new Set<PendingAck<never>>();
+  private readonly onAbort = (): void => {
+    this.dispose();
+    const err = abortError(this.signal);
+    for (const p of [...this.members]) this.fail(p, err);
+  };
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly fail: (p: PendingAck<never>, err: Error) => void,
+    private readonly dispose: () => void,
+  ) {
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  join(p: PendingAck<never>): void {
+    this.members.add(p);
+  }
+
+  leave(p: PendingAck<never>): void {
+    this.members.delete(p);
+    if (this.members.size > 0 || this.signal.aborted) return;
+    this.signal.removeEventListener("abort", this.onAbort);
+    this.dispose();
+  }
 }

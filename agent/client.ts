@@ -1,11 +1,11 @@
 /**
  * `AgentClient`: the Agent's connection to a Server (docs/protocol.md).
  *
- * Split in three layers so each reads in one sitting: `client-connection.ts` (socket, 4008/401
- * handling, `req_id`s, acks, typed errors), `client-office.ts` (office membership, Computer
- * tracking, rejoin after a reconnect) and this file: the `client:*` requests, blob pulls and
- * `client:tool_call` (local timeout + cancel, sideband restore). Every public name of the client
- * is exported from here, as before the split.
+ * Three layers, each calling the one below: this file (the `client:*` requests, blob pulls, the
+ * check of a `client:get_blob` answer, and `client:tool_call` with its local timeout, cancel and
+ * sideband restore), `client-office.ts` (office membership, Computer tracking, rejoin after a
+ * reconnect) and `client-connection.ts` (socket, 4008/401 handling, `req_id`s, the acks waited
+ * for). Every public name of the client is exported from here.
  */
 import {
   CallToolResultSchema,
@@ -13,29 +13,39 @@ import {
   GetSkillRetSchema,
   GetSkillsRetSchema,
   GetToolsRetSchema,
+  base64DecodedLength,
+  isErrorPayload,
   type A2CSkillRef,
   type CallToolResult,
   type GetBlobRet,
   type GetSkillRet,
   type SMCPTool,
 } from "@a2c-smcp/protocol";
-import { parseBlobAnswer } from "./blob-answer.ts";
-import type { RequestOptions } from "./client-connection.ts";
 import { OfficeClient } from "./client-office.ts";
-import { RequestTimeoutError, abortError } from "./errors.ts";
 import {
+  ChunkContractError,
+  InvalidResponseError,
+  RequestTimeoutError,
+  abortError,
+  protocolErrorFromWire,
+} from "./errors.ts";
+import { ComputerPath, type PathOptions } from "./path.ts";
+import {
+  DEFAULT_MAX_IN_MEMORY_BYTES,
   blobChunks,
   downloadBlob,
   readBlob,
+  type BlobChunk,
   type ChunkFetcher,
   type ChunkRequest,
   type PullInfo,
   type PullOptions,
 } from "./pull.ts";
-import { decodeBlobEarly } from "./pull-chunk.ts";
 import { restoreSideband } from "./sideband.ts";
 import { drainSkill } from "./skill.ts";
 import type { FileSinkResult } from "./sinks.ts";
+
+import type { AgentClientOptions, RequestOptions } from "./client-connection.ts";
 
 export {
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -53,7 +63,7 @@ export const DEFAULT_TOOL_TIMEOUT_S = 60;
 export const CANCEL_GRACE_MS = 5_000;
 
 export interface GetSkillOptions extends RequestOptions {
-  /** Options for draining a text handle into `body`. */
+  /** Options for draining a text handle into `body` (`maxBytes` bounds it, D45). */
   pull?: PullOptions;
 }
 
@@ -62,7 +72,7 @@ export interface CallToolOptions {
   timeout?: number;
   /** Restore sidebanded items (default true). With false the handles are returned untouched. */
   restore?: boolean;
-  /** Options for pulling sidebanded items. */
+  /** Options for pulling sidebanded items (`maxBytes` bounds all of them together, D45). */
   pull?: PullOptions;
   /** Aborting emits `server:tool_call_cancel` and waits briefly for the cancelled answer. */
   signal?: AbortSignal;
@@ -89,6 +99,24 @@ function localCancelResult(): CallToolResult {
 
 /** The Agent SDK's client: connection and office (base classes) plus the requests below. */
 export class AgentClient extends OfficeClient implements ChunkFetcher {
+  /** One path per Computer pulled from (path.ts); forgotten when the Computer leaves. */
+  private readonly paths = new Map<string, ComputerPath>();
+  private readonly pathOptions: PathOptions;
+  /** Where base64 chunks are decoded (`releaseChunk` gives them back). */
+  private readonly decodeBuffers = new DecodeBuffers();
+
+  constructor(opts: AgentClientOptions) {
+    super(opts);
+    this.pathOptions =
+      opts.targetDelayMs !== undefined ? { targetDelayMs: opts.targetDelayMs } : {};
+    // A Computer that left (or our own reconnect) may come back on another route: its next pull
+    // measures the path afresh.
+    this.on("computer_left", (c) => this.paths.get(c)?.reset());
+    this.on("disconnected", () => {
+      for (const p of this.paths.values()) p.reset();
+    });
+  }
+
   /** `client:get_tools`. */
   override async getTools(computer: string, opts: RequestOptions = {}): Promise<SMCPTool[]> {
     return (await this.clientRequest(Events.GetTools, computer, {}, GetToolsRetSchema, opts)).tools;
@@ -129,11 +157,49 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
   }
 
   /**
-   * One raw `client:get_blob` (validated; a flat error is thrown typed). The pull loop sends
-   * hundreds a second, so the answer is checked and settled inside the ack callback: one promise,
-   * no schema walk (blob-answer.ts).
+   * One `client:get_blob` exactly as answered (its shape validated; a flat error is thrown typed).
+   * The pull uses `fetchChunk`, which also checks the answer against what was asked.
    */
   getBlobChunk(computer: string, handle: string, req: ChunkRequest): Promise<GetBlobRet> {
+    const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
+    const payload = this.blobPayload(computer, handle, req);
+    return this.request(Events.GetBlob, payload, timeoutMs, req.signal, (args) =>
+      parseBlobAnswer(args[0]),
+    );
+  }
+
+  /**
+   * One chunk for the pull: `client:get_blob`, its answer checked inside the ack callback against
+   * its shape and against what was asked (`readChunk`), and a base64 `blob` decoded there into
+   * bytes of its own. Why decode in the callback: a chunk's string (about 88 KB at the base64
+   * chunk size) held through the promise chain to the pull is often alive when a scavenge runs,
+   * gets promoted, and fills the old generation with dead chunks between full collections; a
+   * string that dies within the callback never is.
+   */
+  fetchChunk(computer: string, handle: string, req: ChunkRequest): Promise<BlobChunk> {
+    const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
+    const payload = this.blobPayload(computer, handle, req);
+    return this.request(Events.GetBlob, payload, timeoutMs, req.signal, (args) =>
+      readChunk(parseBlobAnswer(args[0]), req, this.decodeBuffers),
+    );
+  }
+
+  /** Takes back the bytes of a chunk `fetchChunk` decoded, once the pull copied them away. */
+  releaseChunk(bytes: Buffer): void {
+    this.decodeBuffers.give(bytes);
+  }
+
+  /** The path to `computer` every pull through this client shares (created on first use). */
+  pathTo(computer: string): ComputerPath {
+    let path = this.paths.get(computer);
+    if (!path) {
+      path = new ComputerPath(this, computer, this.pathOptions);
+      this.paths.set(computer, path);
+    }
+    return path;
+  }
+
+  private blobPayload(computer: string, handle: string, req: ChunkRequest): object {
     const payload: Record<string, unknown> = {
       agent: this.name,
       req_id: this.nextReqId(),
@@ -143,13 +209,7 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
     };
     if (req.maxChunkBytes > 0) payload.max_chunk_bytes = req.maxChunkBytes;
     if (req.binary) payload.blob_format = "binary";
-    const into = req.decodeInto;
-    const early = into !== undefined || req.decodeEarly === true;
-    const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
-    return this.request(Events.GetBlob, payload, timeoutMs, req.signal, (args) => {
-      if (early) decodeBlobEarly(args, into);
-      return parseBlobAnswer(args[0]);
-    });
+    return payload;
   }
 
   /** Pulls a whole blob into memory (see `agent/pull.ts`). */
@@ -233,12 +293,16 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
     );
     if (opts.restore === false) return result;
     const pull: PullOptions = { ...(opts.signal ? { signal: opts.signal } : {}), ...opts.pull };
-    return restoreSideband(result, (item) =>
-      this.readBlob(computer, item.handle, {
-        ...pull,
-        expectedSha256: item.sha256,
-        expectedSize: item.totalSize,
-      }),
+    const maxBytes = pull.maxBytes ?? DEFAULT_MAX_IN_MEMORY_BYTES;
+    return restoreSideband(
+      result,
+      (item) =>
+        this.readBlob(computer, item.handle, {
+          ...pull,
+          expectedSha256: item.sha256,
+          expectedSize: item.totalSize,
+        }),
+      maxBytes,
     );
   }
 }
@@ -251,3 +315,142 @@ export function normalizeResultMeta(result: CallToolResult): CallToolResult {
   }
   return result;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The answer to a `client:get_blob`
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** A non-negative JSON integer (the protocol's `wireSize`). */
+function isSize(v: unknown): boolean {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0;
+}
+
+/**
+ * True when `v` has the shape of a `GetBlobRet` (extra keys allowed, as the schema allows): what
+ * the protocol's `GetBlobRetSchema` accepts (test/agent/blob-answer-shape.test.ts compares the
+ * two), without walking a schema for every chunk.
+ */
+export function isGetBlobRet(v: unknown): v is GetBlobRet {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const a = v as Record<string, unknown>;
+  const blob = a.blob;
+  const format = a.blob_format;
+  return (
+    typeof a.blob_handle === "string" &&
+    typeof a.mime_type === "string" &&
+    isSize(a.total_size) &&
+    typeof a.sha256 === "string" &&
+    HEX64.test(a.sha256) &&
+    isSize(a.chunk_offset) &&
+    typeof a.eof === "boolean" &&
+    (typeof blob === "string" || blob instanceof Uint8Array || blob instanceof ArrayBuffer) &&
+    typeof a.req_id === "string" &&
+    (format === undefined || format === "base64" || format === "binary")
+  );
+}
+
+/** The answer as a `GetBlobRet`; a flat ErrorPayload is thrown typed, anything else invalid. */
+export function parseBlobAnswer(answer: unknown): GetBlobRet {
+  if (isErrorPayload(answer)) throw protocolErrorFromWire(answer);
+  if (!isGetBlobRet(answer)) {
+    throw new InvalidResponseError(`${Events.GetBlob}: answer does not match the protocol schema`);
+  }
+  return answer;
+}
+
+/**
+ * The chunk an answer carries, checked against what was asked: an answer is never trusted
+ * (docs/protocol.md §6.9). It must start where it was asked, be no longer than asked, stay inside
+ * its `total_size`, have an `eof` that agrees with its length, make progress unless at the end,
+ * and carry valid base64 when it is a string (decoded here, never longer than asked). Whether it
+ * belongs to the read at hand (`sha256`, `total_size`, `mime_type`) is the pull's to check.
+ */
+export function readChunk(
+  ret: GetBlobRet,
+  req: ChunkRequest,
+  buffers: DecodeBuffers = new DecodeBuffers(),
+): BlobChunk {
+  const at = req.offset;
+  if (ret.chunk_offset !== at) {
+    throw new ChunkContractError(at, `answer starts at ${ret.chunk_offset}, not where asked`);
+  }
+  const asked = req.maxChunkBytes > 0 ? req.maxChunkBytes : Number.POSITIVE_INFINITY;
+  const blob = ret.blob;
+  let bytes: Buffer;
+  if (typeof blob === "string") {
+    const n = blob.length;
+    const len = base64DecodedLength(n, blob.charCodeAt(n - 1), blob.charCodeAt(n - 2));
+    if (len < 0) throw new ChunkContractError(at, "blob is not valid base64");
+    if (len > asked) throw new ChunkContractError(at, `${len} bytes, more than the ${asked} asked`);
+    bytes = buffers.take(len);
+    if (len > 0 && bytes.write(blob, 0, len, "base64") !== len) {
+      buffers.give(bytes);
+      throw new ChunkContractError(at, "blob is not valid base64");
+    }
+  } else {
+    bytes = Buffer.isBuffer(blob)
+      ? blob
+      : blob instanceof Uint8Array
+        ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
+        : Buffer.from(blob);
+    if (bytes.length > asked) {
+      throw new ChunkContractError(at, `${bytes.length} bytes, more than the ${asked} asked`);
+    }
+  }
+  const len = bytes.length;
+  const total = ret.total_size;
+  if (at + len > total) throw new ChunkContractError(at, `overruns total_size ${total}`);
+  if (ret.eof !== (at + len === total)) {
+    throw new ChunkContractError(at, `eof=${ret.eof} disagrees with ${len} bytes of ${total}`);
+  }
+  if (len === 0 && at < total) throw new ChunkContractError(at, "empty chunk without eof");
+  return {
+    offset: at,
+    bytes,
+    eof: ret.eof,
+    totalSize: total,
+    sha256: ret.sha256,
+    mimeType: ret.mime_type,
+    carriage: typeof blob === "string" ? "base64" : "binary",
+  };
+}
+
+/**
+ * The buffers base64 chunks are decoded into, reused once the pull has copied a chunk away
+ * (`AgentClient.releaseChunk`). Why: a pull in base64 decodes its whole blob chunk by chunk, and
+ * a fresh buffer for each made the process allocate and collect the blob's size again (in a
+ * 256 MiB read, 23 full collections instead of 2, and a fifth more CPU). Buffers come in one
+ * size, the largest chunk asked lately; a larger request starts a new set.
+ */
+export class DecodeBuffers {
+  private size = 0;
+  private readonly free: ArrayBuffer[] = [];
+  private readonly mine = new WeakSet<ArrayBufferLike>();
+
+  /** A buffer of `len` bytes (a view of a pooled one). */
+  take(len: number): Buffer {
+    if (len > this.size) {
+      this.size = len;
+      this.free.length = 0;
+    }
+    let store = this.free.pop();
+    if (!store) {
+      store = Buffer.allocUnsafeSlow(this.size).buffer;
+      this.mine.add(store);
+    }
+    return Buffer.from(store, 0, len);
+  }
+
+  /** Gives back a buffer `take` handed out (anything else is ignored). */
+  give(bytes: Buffer): void {
+    const store = bytes.buffer;
+    if (!(store instanceof ArrayBuffer) || !this.mine.has(store)) return;
+    if (store.byteLength !== this.size || this.free.length >= MAX_FREE_DECODE_BUFFERS) return;
+    if (this.free.includes(store)) return;
+    this.free.push(store);
+  }
+}
+
+/** Free decode buffers kept at most (a pull holds about two windows of chunks). */
+const MAX_FREE_DECODE_BUFFERS = 64;

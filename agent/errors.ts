@@ -245,6 +245,59 @@ export class BlobChangedError extends IntegrityError {
   }
 }
 
+/** What a blob is too large for (`BlobTooLargeError.reason`). */
+export type TooLargeFor =
+  | "limit" // the read's `maxBytes` (in-memory reads have a default, docs/configuration.md)
+  | "buffer" // one Buffer (`buffer.constants.MAX_LENGTH`)
+  | "string" // one JavaScript string (a text body, a restored sideband item's base64)
+  | "file"; // one file on that file system (EFBIG)
+
+/**
+ * The blob's `total_size` is more than its destination can hold: over the read's `maxBytes`,
+ * over what one Buffer or one string can hold, or over what the file system allows for one file.
+ * Decided from the size before anything is allocated (a file: when it is sized). Pull it to a
+ * file (`downloadBlob`), stream it (`blobChunks`), or raise `maxBytes`.
+ */
+export class BlobTooLargeError extends AgentError {
+  override readonly name: string = "BlobTooLargeError";
+  readonly totalSize: number;
+  /** The most the destination holds, in bytes (`undefined` when the file system did not say). */
+  readonly limit: number | undefined;
+  readonly reason: TooLargeFor;
+  constructor(totalSize: number, limit: number | undefined, reason: TooLargeFor) {
+    const what: Record<TooLargeFor, string> = {
+      limit: "the read's maxBytes",
+      buffer: "what one Buffer holds",
+      string: "what one string holds",
+      file: "what the file system allows for one file",
+    };
+    const cap = limit !== undefined ? ` (${limit} bytes)` : "";
+    super("BLOB_TOO_LARGE", `the blob is ${totalSize} bytes, over ${what[reason]}${cap}`);
+    this.totalSize = totalSize;
+    this.limit = limit;
+    this.reason = reason;
+  }
+}
+
+/**
+ * Writing a download's file failed (the disk is full, a quota, an I/O error, no permission): the
+ * temporary file was removed and the target path left as it was. `systemCode` is the error code
+ * underneath (`ENOSPC`, `EDQUOT`, `EIO`, `EACCES`, ...), `cause` the error itself.
+ */
+export class FileWriteError extends AgentError {
+  override readonly name: string = "FileWriteError";
+  readonly path: string;
+  readonly systemCode: string | undefined;
+  constructor(path: string, cause: unknown) {
+    const e = cause as NodeJS.ErrnoException | undefined;
+    const code = typeof e?.code === "string" ? e.code : undefined;
+    const why = (e?.message ?? String(cause)).replace(/^[A-Z]+: /, "").split(",")[0];
+    super("FILE_WRITE", `cannot write '${path}': ${why}${code ? ` (${code})` : ""}`, { cause });
+    this.path = path;
+    this.systemCode = code;
+  }
+}
+
 /** A sidebanded tool_call item could not be restored; `cause` holds why. */
 export class SidebandRestoreError extends AgentError {
   override readonly name: string = "SidebandRestoreError";

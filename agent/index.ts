@@ -2,6 +2,7 @@
 export * from "./client.ts";
 export * from "./errors.ts";
 export * from "./pull.ts";
+export { ComputerPath, failureKind, type FailureKind, type PathOptions } from "./path.ts";
 export * from "./sinks.ts";
 export * from "./sideband.ts";
 export * from "./cache.ts";

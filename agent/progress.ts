@@ -4,7 +4,7 @@
  * `--quiet`. `end()` finishes the bar's line, so whatever is printed next starts on its own;
  * `downloadSummary` is the final line of a download (with the carriage the chunks used).
  */
-import type { Carriage, PullProgress } from "./pull.ts";
+import type { Carriage, PullProgress, PullStats } from "./pull.ts";
 
 const UNITS = ["B", "KiB", "MiB", "GiB", "TiB"];
 
@@ -120,16 +120,41 @@ export interface DownloadSummary {
   seconds: number;
   /** How the chunks travelled; null when the bytes came from the cache. */
   carriage: Carriage | null;
+  stats?: PullStats;
+}
+
+/** `1 busy, 2 timeouts, 1 resume`: what slowed the pull down, when anything did. */
+function setbacks(s: PullStats | undefined): string {
+  if (!s) return "";
+  const parts: string[] = [];
+  const add = (n: number, one: string, many: string): void => {
+    if (n > 0) parts.push(`${n} ${n === 1 ? one : many}`);
+  };
+  add(s.busy, "busy", "busy");
+  add(s.timeouts, "timeout", "timeouts");
+  add(s.resumes, "resume", "resumes");
+  add(s.restarts, "restart", "restarts");
+  return parts.length > 0 ? ` (${parts.join(", ")})` : "";
 }
 
 /**
  * `wrote /x/y.bin: 1.0 MiB (1048576 bytes), sha256 <hex> verified, binary carriage, 0.21 s,
- * 5.0 MB/s`; `..., from the cache, ...` instead of the carriage for a cache hit.
+ * 5.0 MB/s, rtt 3 ms`; `..., from the cache, ...` instead of the carriage for a cache hit; what
+ * slowed the pull down in parentheses at the end, when anything did.
  */
 export function downloadSummary(d: DownloadSummary): string {
   const source = d.carriage === null ? "from the cache" : `${d.carriage} carriage`;
+  const rtt = d.stats && d.stats.rttMs > 0 ? `, rtt ${formatMs(d.stats.rttMs)}` : "";
   return (
     `wrote ${d.file}: ${formatBytes(d.size)} (${d.size} bytes), sha256 ${d.sha256} verified, ` +
-    `${source}, ${formatSeconds(d.seconds)}, ${formatRate(d.size, d.seconds)}`
+    `${source}, ${formatSeconds(d.seconds)}, ${formatRate(d.size, d.seconds)}${rtt}` +
+    setbacks(d.stats)
   );
+}
+
+/** A round trip: `0.4 ms`, `12 ms`, `1.2 s`. */
+function formatMs(ms: number): string {
+  if (ms < 10) return `${ms.toFixed(1)} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return `${(ms / 1000).toFixed(1)} s`;
 }

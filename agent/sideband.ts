@@ -7,8 +7,14 @@
  * so the result reads exactly like an inline one. A failure is a `SidebandRestoreError`, never a
  * silently empty item.
  */
-import { SIDEBAND_KEYS, type CallToolResult, type ContentItem } from "@a2c-smcp/protocol";
-import { SidebandRestoreError } from "./errors.ts";
+import { constants as bufferConstants } from "node:buffer";
+import {
+  SIDEBAND_KEYS,
+  base64Length,
+  type CallToolResult,
+  type ContentItem,
+} from "@a2c-smcp/protocol";
+import { BlobTooLargeError, SidebandRestoreError } from "./errors.ts";
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
@@ -88,16 +94,34 @@ export function restoreItem(item: ContentItem, where: SidebandItem, bytes: Buffe
 }
 
 /**
- * Pulls every sidebanded item (one after another; each pull runs its own window) and returns a
- * new result with the bytes restored. `pull` must verify against `expectedSha256` /
- * `expectedSize`; the lengths are checked here again.
+ * Pulls every sidebanded item (one after another) and returns a new result with the bytes
+ * restored. `pull` must verify against `expectedSha256` / `expectedSize`; the lengths are checked
+ * here again. The items together are held in memory, as base64 strings: their sizes are checked
+ * against `maxBytes` (all items together) and against what one string holds before anything is
+ * pulled (D45).
  */
 export async function restoreSideband(
   result: CallToolResult,
   pull: (item: SidebandItem) => Promise<Buffer>,
+  maxBytes: number,
 ): Promise<CallToolResult> {
   const items = findSidebandItems(result);
   if (items.length === 0) return result;
+  let sum = 0;
+  for (const where of items) {
+    sum += where.totalSize;
+    const tooLarge =
+      sum > maxBytes
+        ? new BlobTooLargeError(sum, maxBytes, "limit")
+        : base64Length(where.totalSize) > bufferConstants.MAX_STRING_LENGTH
+          ? new BlobTooLargeError(where.totalSize, bufferConstants.MAX_STRING_LENGTH, "string")
+          : undefined;
+    if (tooLarge) {
+      throw new SidebandRestoreError(where.index, `cannot restore in memory: ${tooLarge.message}`, {
+        cause: tooLarge,
+      });
+    }
+  }
   const content = [...result.content];
   for (const where of items) {
     let bytes: Buffer;

@@ -55,6 +55,23 @@ export function base64Length(n: number): number {
   return 4 * Math.ceil(n / 3);
 }
 
+/** The char code of `=`, base64's padding. */
+const BASE64_PAD = 0x3d;
+
+/**
+ * The decoded byte length of padded standard base64 text of `length` characters whose last two
+ * characters have the char codes `last` and `beforeLast` (a string's `charCodeAt`, or the bytes
+ * of text not yet decoded): arithmetic on the length and the padding, never a decode. -1 when no
+ * padded base64 text has that length. For canonical base64 it is exact; whether the characters
+ * are base64 at all is for the decoder to say.
+ */
+export function base64DecodedLength(length: number, last: number, beforeLast: number): number {
+  if (!Number.isSafeInteger(length) || length < 0 || length % 4 !== 0) return -1;
+  if (length === 0) return 0;
+  const pad = last === BASE64_PAD ? (beforeLast === BASE64_PAD ? 2 : 1) : 0;
+  return (length / 4) * 3 - pad;
+}
+
 export interface ChunkEnvelope {
   blob_handle: string;
   mime_type: string;

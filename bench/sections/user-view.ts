@@ -17,7 +17,7 @@ import {
   DEFAULT_BASE64_CHUNK_BYTES,
   DEFAULT_BINARY_CHUNK_BYTES,
   DEFAULT_WINDOW,
-} from "../../agent/pull-types.ts";
+} from "../../agent/pull.ts";
 import type { Ctx } from "../lib/context.ts";
 import { writeContent } from "../lib/data.ts";
 import type { DriveResult } from "../lib/driver.ts";

@@ -33,13 +33,14 @@ function seat(i: number): Seat {
 /** A ChunkFetcher that times every `client:get_blob` the SDK's pull loop sends. */
 function timed(client: AgentClient, latencies: number[]): ChunkFetcher {
   return {
-    getBlobChunk: async (computer, handle, req) => {
+    fetchChunk: async (computer, handle, req) => {
       const t0 = performance.now();
-      const r = await client.getBlobChunk(computer, handle, req);
+      const r = await client.fetchChunk(computer, handle, req);
       latencies.push(performance.now() - t0);
       return r;
     },
     waitForComputer: (computer, opts) => client.waitForComputer(computer, opts),
+    pathTo: (computer) => client.pathTo(computer),
   };
 }
 

@@ -7,7 +7,7 @@
  * Computer, alone or while downloads run, on the same client.
  *
  * What an honest client must never see is counted from the SDK's public surface, independently
- * of what its `PullStats` report: every `getBlobChunk` the pull makes goes through this client
+ * of what its `PullStats` report: every chunk request the pull makes goes through this client
  * object, so its outcomes are observed there (busy answers by origin, local and relay timeouts),
  * and every line the SDK logs is kept by the logger it is given.
  */
@@ -173,12 +173,20 @@ async function connectClient(a: ConnectArgs): Promise<null> {
       warn: (obj, msg) => countLog("warn", obj, msg),
     },
   });
-  const fetchChunk = c.getBlobChunk.bind(c);
-  c.getBlobChunk = async (computer, handle, req) => {
+  // The pull's requests: `fetchChunk` since the pull checks and decodes answers in the client
+  // (D44); a build from before that pulled through `getBlobChunk`.
+  const method =
+    typeof (c as Partial<Client>).fetchChunk === "function" ? "fetchChunk" : "getBlobChunk";
+  const send = (c[method] as (...args: unknown[]) => Promise<unknown>).bind(c);
+  (c as unknown as Record<string, unknown>)[method] = async (
+    computer: string,
+    handle: string,
+    req: unknown,
+  ): Promise<unknown> => {
     const o = outcomesOf(handle);
     o.requests++;
     try {
-      const ret = await fetchChunk(computer, handle, req);
+      const ret = await send(computer, handle, req);
       o.answered++;
       return ret;
     } catch (err) {

@@ -1,8 +1,8 @@
 /**
  * What a download prints off a TTY, from the CLI as a process against a real stack: a progress
- * line every 10 % and a final line (file, size, sha256 verified, carriage, time, MB/s) on
- * stderr, nothing on stdout; `--quiet` prints nothing at all, `--json` only the JSON summary on
- * stdout.
+ * line every 10 % and a final line (file, size, sha256 verified, carriage, time, MB/s, round
+ * trip) on stderr, nothing on stdout; `--quiet` prints nothing at all, `--json` only the JSON
+ * summary (with the pull's statistics) on stdout.
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -30,7 +30,7 @@ void test("off a TTY: a line every 10 %, then the final line", async () => {
     final,
     new RegExp(
       `^wrote ${file}: 256\\.0 KiB \\(262144 bytes\\), sha256 ${ds.sha} verified, ` +
-        "binary carriage, \\d+\\.\\d+ s, \\d+\\.\\d MB/s$",
+        "binary carriage, \\d+\\.\\d+ s, \\d+\\.\\d MB/s, rtt [\\d.]+ m?s$",
     ),
   );
   // The bytes held after k of 16 chunks, printed when the tens digit of the percentage changes.
@@ -47,7 +47,7 @@ void test("--base64: the final line says so", async () => {
   const file = join(ds.stack.dir, "spec.bin");
   const r = await download(file, "--base64");
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stderr, /verified, base64 carriage, \d+\.\d+ s, \d+\.\d MB\/s\n$/);
+  assert.match(r.stderr, /verified, base64 carriage, \d+\.\d+ s, \d+\.\d MB\/s, rtt [\d.]+ m?s\n$/);
   assert.equal((await readFile(file)).length, SIZE);
 });
 
@@ -62,7 +62,8 @@ void test("--json: one JSON object on stdout, nothing on stderr", async () => {
   const r = await download(file, "--json");
   assert.equal(r.code, 0);
   assert.equal(r.stderr, "");
-  assert.deepEqual(JSON.parse(r.stdout), {
+  const { stats, ...answer } = JSON.parse(r.stdout) as { stats: Record<string, unknown> };
+  assert.deepEqual(answer, {
     name: "files",
     rel_path: "data.bin",
     mime_type: "application/octet-stream",
@@ -71,5 +72,22 @@ void test("--json: one JSON object on stdout, nothing on stderr", async () => {
     file,
     carriage: "binary",
   });
+  // The pull's statistics: every request answered at once on loopback, nothing asked twice.
+  assert.deepEqual(
+    { ...stats, rate_bytes_per_s: 0, rtt_ms: 0, elapsed_ms: 0 },
+    {
+      requests: 16,
+      bytes_received: SIZE,
+      busy: 0,
+      timeouts: 0,
+      resumes: 0,
+      restarts: 0,
+      rate_bytes_per_s: 0,
+      rtt_ms: 0,
+      elapsed_ms: 0,
+      from_cache: false,
+    },
+  );
+  assert.ok((stats.rate_bytes_per_s as number) > 0 && (stats.rtt_ms as number) > 0);
   assert.equal(r.stdout.split("\n").length, 2, "one line");
 });

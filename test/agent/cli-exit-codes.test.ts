@@ -1,7 +1,10 @@
 /**
- * The CLI's documented exit codes, each from a real process: 0 help, 2 usage, 3 protocol
- * (a 4018 refusal), 4 transport (nothing listening), 5 integrity (bytes failing their sha256).
- * The peer is the scripted fake Computer (a real socket.io server), so each outcome is exact.
+ * The CLI's documented exit codes (docs/configuration.md, "Agent CLI"), each from a real process:
+ * 0 help, 2 usage, 3 protocol (a 4018 refusal, a busy refusal), 4 transport (nothing listening,
+ * a 408 relay timeout), 5 integrity (bytes failing their sha256), 6 output (a size no file can
+ * hold). The full disk and the in-memory bound (6) are in cli-hostile-computer.test.ts, 130 and
+ * 143 in cli-interrupt.test.ts; 1 is left for failures nobody foresaw (a bug). The peer is the
+ * scripted fake Computer (a real socket.io server), so each outcome is exact.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
@@ -11,6 +14,7 @@ import { after, before, test } from "node:test";
 import { runCli } from "../support/agent-stack.ts";
 import {
   OFFICE,
+  answerFor,
   blobError,
   serve,
   sha256,
@@ -55,6 +59,40 @@ void test("a 4018 refusal is a protocol error (3) with its reason in --json", as
 void test("nothing listening is a transport failure (4)", async () => {
   const r = await runCli(["--server", "http://127.0.0.1:1", "--office", "x", "computers"]);
   assert.equal(r.code, 4, r.stderr);
+});
+
+void test("a busy refusal is a protocol error (3), a 408 a transport failure (4)", async () => {
+  fake.on("client:get_skills", () => ({
+    code: 500,
+    message: "Too many requests",
+    details: { reason: "busy", limit: "events_per_second" },
+  }));
+  const busy = await runCli([...base(), "skills", "pc"]);
+  assert.equal(busy.code, 3, busy.stderr);
+  assert.equal((JSON.parse(busy.stdout) as { exit_code: number }).exit_code, 3);
+  fake.on("client:get_skills", () => ({
+    code: 408,
+    message: "Computer did not answer in time",
+    details: { computer_name: "pc" },
+  }));
+  const late = await runCli([...base(), "skills", "pc"]);
+  assert.equal(late.code, 4, late.stderr);
+  const out = JSON.parse(late.stdout) as { error: { code: number; summary: string } };
+  assert.equal(out.error.code, 408);
+  assert.equal(out.error.summary, "Computer 'pc' did not answer in time (408)");
+});
+
+void test("a size no file can hold is an output failure (6), and no file is left", async () => {
+  const bytes = testBytes(5000, 4);
+  fake.on("client:get_blob", (req) => ({
+    ...answerFor(bytes, req, { total: 2 ** 60 }),
+    eof: false,
+  }));
+  const r = await runCli([...base(), "blob", "pc", "h", "-o", join(dir, "huge.bin")]);
+  assert.equal(r.code, 6, r.stderr);
+  const out = JSON.parse(r.stdout) as { error: { code: string; reason: string } };
+  assert.deepEqual([out.error.code, out.error.reason], ["BLOB_TOO_LARGE", "file"]);
+  assert.deepEqual(await readdir(dir), []);
 });
 
 void test("bytes that fail their sha256 are an integrity failure (5)", async () => {
