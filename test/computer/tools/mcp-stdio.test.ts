@@ -69,7 +69,10 @@ void test("the SDK's Client over it: an 8 MB result arrives whole, and the next 
 
 void test("a message over maxMessageBytes is an error that closes the transport", async () => {
   const client = new Client({ name: "test", version: "1.0.0" });
-  const transport = new StdioClientTransport({ ...(await demoServer()), maxMessageBytes: 256 * 1024 });
+  const transport = new StdioClientTransport({
+    ...(await demoServer()),
+    maxMessageBytes: 256 * 1024,
+  });
   const errors: Error[] = [];
   const closed = new Promise<void>((resolve) => (client.onclose = resolve));
   client.onerror = (err) => errors.push(err);
