@@ -1,7 +1,7 @@
 /**
  * The CLI's pino logger (the SDK itself logs only to a logger it is given: logger.ts), on
- * stderr so the CLI's stdout stays machine-readable. Level from `A2C_LOG_LEVEL` (default `warn`;
- * silent under `node --test` unless asked). Every line carries the base fields every role logs:
+ * stderr so the CLI's stdout stays machine-readable. Level from `A2C_LOG_LEVEL` (default `warn`).
+ * Every line carries the base fields every role logs:
  * `role`, `name`, `pid`, `hostname`. Human-readable lines on a TTY or with
  * `A2C_LOG_FORMAT=pretty` (docs/configuration.md, "Logs"). Never log a token.
  *
@@ -14,7 +14,7 @@ import type { DestinationStream, Logger, pino as Pino } from "pino";
 import type { AgentLogger } from "./logger.ts";
 
 const LEVELS = ["trace", "debug", "info", "warn", "error", "fatal"];
-const level = process.env.A2C_LOG_LEVEL ?? (process.env.NODE_TEST_CONTEXT ? "silent" : "warn");
+const level = process.env.A2C_LOG_LEVEL || "warn";
 const load = createRequire(import.meta.url);
 
 let prettyMissing = false;

@@ -115,7 +115,7 @@ function smallChunkGoal(r: Report, carriage: "base64" | "binary"): Goal {
       text,
       why(r.sections.sweep, "sweep") ||
         why(r.sections.ceiling, "ceiling") ||
-        `the sweep ran no chunk size up to ${formatBytes(SMALL_CHUNK_MAX)} (the quick plan sweeps 64 KiB only)`,
+        `the sweep ran no chunk size up to ${formatBytes(SMALL_CHUNK_MAX)}`,
     );
   }
   const ratios = pts.map((p) => p.ratio ?? 0);

@@ -1,7 +1,7 @@
 /**
- * The Computer's pino logger, on stderr. Level from `A2C_LOG_LEVEL`; under `node --test` the
- * default is `silent` so test output stays readable, elsewhere `info`. Every line carries the
- * base fields every role logs: `role`, `name` (the Computer's), `pid`, `hostname`.
+ * The Computer's pino logger, on stderr. Level from `A2C_LOG_LEVEL` (default `info`). Every
+ * line carries the base fields every role logs: `role`, `name` (the Computer's), `pid`,
+ * `hostname`.
  * Human-readable lines on a TTY or with `A2C_LOG_FORMAT=pretty` (docs/configuration.md, "Logs").
  * Never log a token or a key.
  */
@@ -10,9 +10,7 @@ import { hostname } from "node:os";
 import { pino, type DestinationStream, type Logger } from "pino";
 
 export function defaultLogLevel(): string {
-  const fromEnv = process.env.A2C_LOG_LEVEL;
-  if (fromEnv) return fromEnv;
-  return process.env.NODE_TEST_CONTEXT ? "silent" : "info";
+  return process.env.A2C_LOG_LEVEL || "info";
 }
 
 let prettyMissing = false;

@@ -2,37 +2,33 @@
  * Generates the demo data a Computer serves outside `npm run stack` (docker compose, or by hand):
  *
  *   <out>/home/           the demo skill home (A2C_SKILLS_DIR)
- *   <out>/mcp.json        MCP config running the demo MCP server (A2C_MCP_CONFIG)
+ *   <out>/mcp/            the demo MCP server, one self-contained JavaScript file
+ *   <out>/mcp.json        MCP config running it with plain node (A2C_MCP_CONFIG)
  *   <out>/manifest.json   sizes and sha256 of every resource, for the scripted Agent
  *
  * Usage: node --conditions=@a2c-smcp/source --import tsx scripts/demo-home.ts --out DIR
- *          [--big-mib N] [--demo-mcp BUILT_JS] [--force]
- * `--demo-mcp` names the built demo MCP server where the Computer runs (docker compose:
- * `/app/computer/dist/tools/demo-server.js` in the image); without it the config runs this
- * checkout's source through tsx.
+ *          [--big-mib N] [--force]
+ * A Computer reading `<out>` at the same path (docker compose mounts it at /demo in every
+ * container) needs nothing else: no checkout, no package beyond its own.
  * Existing data is kept unless --force (a restarted container serves the same bytes).
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { standaloneDemoMcpServer } from "./demo/mcp-command.ts";
 import { DEFAULT_BIG_SIZE, generateDemoHome, writeDemoMcpConfig } from "./stack/demo-data.ts";
 
-const REPO_ROOT = resolve(import.meta.dirname, "..");
-
-function main(): number {
+async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       out: { type: "string" },
       "big-mib": { type: "string" },
-      "demo-mcp": { type: "string" },
       force: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help || !values.out) {
-    process.stderr.write(
-      "Usage: scripts/demo-home.ts --out DIR [--big-mib N] [--demo-mcp BUILT_JS] [--force]\n",
-    );
+    process.stderr.write("Usage: scripts/demo-home.ts --out DIR [--big-mib N] [--force]\n");
     return values.help ? 0 : 2;
   }
   const out = resolve(values.out);
@@ -49,7 +45,9 @@ function main(): number {
   rmSync(join(out, "home"), { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
   const manifest = generateDemoHome(join(out, "home"), { bigSize: bigMib * 1048576 });
-  writeDemoMcpConfig(join(out, "mcp.json"), REPO_ROOT, values["demo-mcp"]);
+  const server = join(out, "mcp", "demo-server.mjs");
+  await standaloneDemoMcpServer(server);
+  writeDemoMcpConfig(join(out, "mcp.json"), { command: "node", args: [server] });
   // The manifest is written last: its presence means the data is complete.
   writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
   process.stdout.write(
@@ -58,4 +56,4 @@ function main(): number {
   return 0;
 }
 
-process.exitCode = main();
+process.exitCode = await main();

@@ -1,7 +1,6 @@
 /**
  * The Server's structured logger (pino) on stderr, so stdout stays free for the one
- * `listening on` line of main.ts. Level from `A2C_LOG_LEVEL`; inside Node's test runner the
- * default is `silent` so test output stays readable. Every line carries the base fields every
+ * `listening on` line of main.ts. Level from `A2C_LOG_LEVEL` (default `info`). Every line carries the base fields every
  * role logs: `role`, `name`, `pid`, `hostname`. Human-readable lines on a TTY or with
  * `A2C_LOG_FORMAT=pretty` (docs/configuration.md, "Logs"). Never log a token or a key.
  */
@@ -12,9 +11,7 @@ import { pino, type DestinationStream, type Logger } from "pino";
 export type { Logger };
 
 export function defaultLogLevel(): string {
-  const fromEnv = process.env.A2C_LOG_LEVEL;
-  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
-  return process.env.NODE_TEST_CONTEXT !== undefined ? "silent" : "info";
+  return process.env.A2C_LOG_LEVEL || "info";
 }
 
 let prettyMissing = false;

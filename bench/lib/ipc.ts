@@ -6,12 +6,11 @@
  * Every child answers the built-in `stats` command (CPU time, RSS, event-loop delay), so the parent
  * can report each process's cost for exactly the window of one data point.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { IntervalHistogram } from "node:perf_hooks";
+import { NODE_FLAGS, startScript } from "../../scripts/launch/roles.ts";
 import { ELD_RESOLUTION_MS, startEldMonitor, summarizeEld, type EldSummary } from "./eld.ts";
-import { fileURLToPath } from "node:url";
 import { IntegrityError } from "./integrity.ts";
-import { NODE_FLAGS } from "../../scripts/stack/nodes.ts";
 
 interface RequestMsg {
   kind: "req";
@@ -187,8 +186,6 @@ function rebuildError(child: string, e: AnswerMsg["error"]): Error {
   return err;
 }
 
-const root = fileURLToPath(new URL("../..", import.meta.url));
-
 /**
  * glibc malloc settings of every process the bench starts, ours and the bare relay's alike
  * (`A2C_BENCH_MALLOC=default` leaves glibc's own). By default glibc serves a big Buffer (> 128 KiB,
@@ -212,8 +209,8 @@ export function mallocEnv(): Record<string, string> {
 }
 
 /**
- * Node flags of every process the bench starts, ours and the bare relay's alike: the ones
- * `npm run server` / `npm run computer` use (scripts/stack/nodes.ts `NODE_FLAGS` says why).
+ * Node flags of every process the bench starts, ours and the bare relay's alike: the ones of the
+ * roles' bins (scripts/launch/roles.ts `NODE_FLAGS` says why).
  * `A2C_BENCH_NODE_FLAGS=default` leaves V8's defaults.
  */
 export function benchNodeFlags(): string[] {
@@ -221,7 +218,9 @@ export function benchNodeFlags(): string[] {
 }
 
 /**
- * Forks `script` (a path relative to the repository root) through tsx and waits for its `ready`.
+ * Starts `script` (a path from the repository root) compiled, on plain node, with an IPC channel
+ * (scripts/launch/roles.ts): the roles it hosts are the packages' shipped build, as an
+ * application embedding them loads it. Resolves once the child announced `ready`.
  */
 export async function spawnChild(
   name: string,
@@ -229,26 +228,23 @@ export async function spawnChild(
   env: Record<string, string> = {},
   timeoutMs = 60_000,
 ): Promise<Child> {
-  const proc = fork(script, [], {
-    cwd: root,
+  const launched = await startScript(script, {
+    name,
+    ipc: true,
     // A2C_BENCH_EXEC_ARGV adds Node flags to every child (e.g. `--cpu-prof --cpu-prof-dir=DIR`
     // to profile each process of a point: NODE_OPTIONS refuses --cpu-prof).
-    execArgv: [
+    nodeFlags: [
       ...benchNodeFlags(),
-      "--conditions=@a2c-smcp/source",
-      "--import",
-      "tsx",
       ...(process.env.A2C_BENCH_EXEC_ARGV ?? "").split(" ").filter(Boolean),
     ],
     env: {
-      ...process.env,
       A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent",
       ...mallocEnv(),
       ...env,
     },
-    stdio: ["ignore", "ignore", "pipe", "ipc"],
-    serialization: "advanced",
+    keepBytes: 64 * 1024,
   });
+  const proc = launched.child;
   const child = new Child(name, proc);
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {

@@ -117,7 +117,8 @@ export function makePlan(quick: boolean): Plan {
     return {
       quick,
       micro: { sizes: [16 * KiB, 256 * KiB, MiB], timeMs: 40 },
-      chunkSizes: [64 * KiB],
+      // One small chunk size (the small-chunk goals) besides the largest that fits each buffer.
+      chunkSizes: [32 * KiB],
       windows: [1, 4],
       bigBufferWindows: [1],
       carriages: ["base64", "binary"],

@@ -8,7 +8,7 @@ import {
   maxChunkBytes,
   type Carriage,
   type ChunkEnvelope,
-} from "../../protocol/index.ts";
+} from "@a2c-smcp/protocol";
 
 /** Largest chunk whose ack fits `buffer` for this envelope (WebSocket, the measured transport). */
 export function largestFit(buffer: number, carriage: Carriage, envelope: ChunkEnvelope): number {

@@ -6,7 +6,7 @@
  * scraped: the Computer has no HTTP listener.
  */
 import { serve } from "../lib/ipc.ts";
-import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import { startComputer, type RunningComputer } from "@a2c-smcp/computer";
 
 interface StartArgs {
   url: string;

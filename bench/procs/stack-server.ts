@@ -4,8 +4,7 @@
  * open Engine.IO sessions (for the half-open handshake check of section 7).
  */
 import { serve } from "../lib/ipc.ts";
-import { startServer, type RunningServer } from "../../server/server.ts";
-import type { TransportOption } from "../../server/transport/index.ts";
+import { startServer, type RunningServer, type TransportOption } from "@a2c-smcp/server";
 
 let server: RunningServer | null = null;
 

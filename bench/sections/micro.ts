@@ -8,12 +8,14 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { availableParallelism } from "node:os";
+import { pathToFileURL } from "node:url";
 import { Piscina } from "piscina";
 import { Bench } from "tinybench";
 import { largestAckMessage, maxChunkBytes, type ChunkEnvelope } from "../../protocol/index.ts";
 import { HandleCodec } from "../../computer/blob/handle.ts";
 import { AckTextDecoder, AckTextEncoder } from "../../server/transport/raw-acks.ts";
 import { Decoder, Encoder, type Packet } from "socket.io-parser";
+import { compileScript } from "../../scripts/launch/compile.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import type { MicroTask } from "../lib/micro-worker.ts";
 import { formatBytes, KiB } from "../lib/stats.ts";
@@ -52,11 +54,10 @@ export async function runMicro(ctx: Ctx): Promise<MicroData> {
   const { sizes, timeMs } = ctx.plan.micro;
   const threads = Math.min(2, availableParallelism());
   const pool = new Piscina<MicroTask, string>({
-    filename: new URL("../lib/micro-worker.ts", import.meta.url).href,
+    filename: pathToFileURL(await compileScript("bench/lib/micro-worker.ts")).href,
     minThreads: threads,
     maxThreads: threads,
     idleTimeout: 60_000,
-    execArgv: ["--conditions=@a2c-smcp/source", "--import", "tsx"],
   });
   const bench = new Bench({
     time: timeMs,

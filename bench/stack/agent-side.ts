@@ -1,16 +1,16 @@
 /**
  * Agent-side commands for our stack, run inside the bench's Agent process: connect Agents with the
- * real SDK (`agent/client.ts`), get handles through the SKILL channel, drive raw chunks
+ * real SDK (`@a2c-smcp/agent`, its built package), get handles through the SKILL channel, drive raw chunks
  * (`getBlobChunk`, for the sweep) and run the SDK's own pull loop (`readBlobWithInfo`, for the
  * default-settings goal, the many-Agents, rewrite and user-view sections) with per-chunk timing.
  */
-import { AgentClient } from "../../agent/client.ts";
 import {
+  AgentClient,
   readBlobWithInfo,
   type Carriage,
   type ChunkFetcher,
   type PullOptions,
-} from "../../agent/pull.ts";
+} from "@a2c-smcp/agent";
 import type { Handler } from "../lib/ipc.ts";
 import type { FetchChunk } from "../lib/driver.ts";
 import { IntegrityError, sha256Hex } from "../lib/integrity.ts";

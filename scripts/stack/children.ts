@@ -1,15 +1,13 @@
 /**
- * Child processes of the stack, each the leader of its own process group.
- *
- * WHY process groups: a Computer starts its MCP servers as children of its own; killing only the
- * Computer's pid would orphan them. Every child is spawned `detached` (setsid), so `kill(-pid)`
- * reaches the child and everything it started, and a Ctrl-C in the terminal reaches only the
- * stack, which then stops the groups in order. Nothing is left behind on a normal exit, a failed
- * scenario, SIGINT or SIGTERM.
+ * The child processes of the stack (and of tests that start several), each the leader of its own
+ * process group (scripts/launch/process.ts says why), its output appended to `<logDir>/<name>.log`.
+ * Nothing is left behind on a normal exit, a failed scenario, SIGINT or SIGTERM: `stopAll` stops
+ * the groups in reverse start order.
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream, type WriteStream } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
+import { groupAlive, launch, waitGroupGone, type LaunchedProcess } from "../launch/process.ts";
+import { startRole, startScript, type Role, type StartSpec } from "../launch/roles.ts";
 
 export interface ChildSpec {
   /** Short label used in logs and error messages (e.g. `server`, `computer-1`, `agent-2`). */
@@ -20,7 +18,7 @@ export interface ChildSpec {
   cwd: string;
   /** Open an IPC channel (scripted Agents report progress through it). */
   ipc?: boolean;
-  /** Called with each complete stdout line, after it was written to the log file. */
+  /** Called with each complete output line, after it was written to the log file. */
   onLine?: (line: string) => void;
 }
 
@@ -35,40 +33,15 @@ export interface ManagedChild {
   tail(): string[];
 }
 
-const TAIL_LINES = 30;
-const MAX_LINE = 300;
-const SIGNAL_NUMBERS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
-
-/** True while at least one process of group `pgid` exists. */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    // EPERM means a process exists but belongs to someone else: still alive.
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // Group already gone.
-  }
-}
-
-/**
- * Waits until no process of group `pgid` is left, up to `ms`. Grandchildren are not our
- * children, so no exit event exists for them: checking the group is the only way.
- */
-export async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (groupAlive(pgid)) {
-    if (Date.now() >= deadline) return false;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return true;
+function managed(proc: LaunchedProcess, logFile: string): ManagedChild {
+  return {
+    name: proc.name,
+    process: proc.child,
+    pid: proc.pid,
+    logFile,
+    exited: proc.exited.then((e) => e.status),
+    tail: () => proc.tail(),
+  };
 }
 
 export class ChildSet {
@@ -88,59 +61,43 @@ export class ChildSet {
     return this.#stopping;
   }
 
+  #refuseWhileStopping(name: string): void {
+    if (this.#stopping) throw new Error(`not starting ${name}: the stack is stopping`);
+  }
+
+  #track(proc: LaunchedProcess, logFile: string): ManagedChild {
+    const child = managed(proc, logFile);
+    this.#children.push(child);
+    return child;
+  }
+
+  /** Any command (redis-server, nginx, an installed bin). */
   spawn(spec: ChildSpec): ManagedChild {
-    if (this.#stopping) throw new Error(`not starting ${spec.name}: the stack is stopping`);
+    this.#refuseWhileStopping(spec.name);
     const logFile = join(this.#logDir, `${spec.name}.log`);
-    const log: WriteStream = createWriteStream(logFile, { flags: "a" });
-    const child = spawn(spec.command, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      detached: true,
-      stdio: spec.ipc ? ["ignore", "pipe", "pipe", "ipc"] : ["ignore", "pipe", "pipe"],
-    });
-    if (child.pid === undefined) throw new Error(`could not start ${spec.name}`);
-    const pid = child.pid;
-    const tail: string[] = [];
-    const keep = (line: string): void => {
-      // A stack trace of transpiled code can be one enormous line: keep its start only.
-      tail.push(line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line);
-      if (tail.length > TAIL_LINES) tail.shift();
-    };
-    let partial = "";
-    child.stdout?.on("data", (chunk: Buffer) => {
-      log.write(chunk);
-      const text = partial + chunk.toString("utf8");
-      const lines = text.split("\n");
-      partial = lines.pop() ?? "";
-      for (const line of lines) {
-        keep(line);
-        spec.onLine?.(line);
-      }
-    });
-    child.stderr?.on("data", (chunk: Buffer) => {
-      log.write(chunk);
-      for (const line of chunk.toString("utf8").split("\n")) if (line) keep(line);
-    });
-    const exited = new Promise<number>((resolve) => {
-      child.once("exit", (code, signal) => {
-        resolve(code ?? 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 0) : 0));
-      });
-      // A spawn failure (ENOENT, EACCES) emits `error` and possibly no `exit`.
-      child.once("error", (err) => {
-        keep(`spawn error: ${err.message}`);
-        resolve(127);
-      });
-    }).finally(() => log.end());
-    const managed: ManagedChild = {
-      name: spec.name,
-      process: child,
-      pid,
+    const proc = launch({
+      ...spec,
+      group: true,
       logFile,
-      exited,
-      tail: () => [...tail],
-    };
-    this.#children.push(managed);
-    return managed;
+      ...(spec.onLine ? { onLine: (line: string) => spec.onLine!(line) } : {}),
+    });
+    return this.#track(proc, logFile);
+  }
+
+  /** A role's shipped bin (scripts/launch/roles.ts). */
+  role(role: Role, spec: StartSpec & { name: string }): ManagedChild {
+    this.#refuseWhileStopping(spec.name);
+    const logFile = join(this.#logDir, `${spec.name}.log`);
+    const proc = startRole(role, { ...spec, group: true, logFile });
+    return this.#track(proc, logFile);
+  }
+
+  /** A TypeScript script of this repo, compiled, on plain node (scripts/launch/roles.ts). */
+  async script(script: string, spec: StartSpec & { name: string }): Promise<ManagedChild> {
+    this.#refuseWhileStopping(spec.name);
+    const logFile = join(this.#logDir, `${spec.name}.log`);
+    const proc = await startScript(script, { ...spec, group: true, logFile });
+    return this.#track(proc, logFile);
   }
 
   /**
@@ -163,5 +120,13 @@ export class ChildSet {
   /** Synchronous last resort for `process.on("exit")`: SIGKILL every group still alive. */
   killAllNow(): void {
     for (const c of this.#children) if (groupAlive(c.pid)) signalGroup(c.pid, "SIGKILL");
+  }
+}
+
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch {
+    // Group already gone.
   }
 }

@@ -18,7 +18,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { makePng } from "./png.ts";
+import type { StdioCommand } from "../demo/mcp-command.ts";
+import { makePng } from "../demo/png.ts";
 
 export interface DemoFile {
   /** Skill name as the Agent addresses it. */
@@ -246,23 +247,9 @@ export function generateDemoHome(home: string, opts: DemoOptions = {}): DemoMani
 
 /**
  * MCP config (the Computer's `A2C_MCP_CONFIG`) that runs the demo MCP server over stdio under
- * bundle_id `demo`, so its tools are exposed as `demo__<tool>`: from this checkout's source
- * through tsx, or, given `builtServer` (the built `dist/tools/demo-server.js` where the
- * Computer will run, e.g. in the image), with plain node.
+ * bundle_id `demo`, so its tools are exposed as `demo__<tool>` (scripts/demo/mcp-command.ts says
+ * how `server` runs it).
  */
-export function writeDemoMcpConfig(file: string, repoRoot: string, builtServer?: string): void {
-  const demo = builtServer
-    ? { command: "node", args: [builtServer] }
-    : {
-        command: process.execPath,
-        args: [
-          "--conditions=@a2c-smcp/source",
-          "--import",
-          "tsx",
-          join(repoRoot, "computer", "tools", "demo-server.ts"),
-        ],
-        cwd: repoRoot,
-      };
-  const config = { mcpServers: { demo } };
-  writeFileSync(file, JSON.stringify(config, null, 2));
+export function writeDemoMcpConfig(file: string, server: StdioCommand): void {
+  writeFileSync(file, JSON.stringify({ mcpServers: { demo: server } }, null, 2));
 }

@@ -8,7 +8,7 @@
  */
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { DemoManifest } from "./demo-data.ts";
 import { SCENARIOS, type AgentPlan } from "./plan.ts";
 
@@ -44,7 +44,6 @@ export function planFromEnv(env: NodeJS.ProcessEnv = process.env): AgentPlan {
     },
     manifest,
     scenarios: SCENARIOS.map((s) => s.id).filter((id) => only.length === 0 || only.includes(id)),
-    repoRoot: resolve(import.meta.dirname, "..", ".."),
     // Created by the scenario that writes there (cli-download).
     workDir: join(tmpdir(), `a2c-agent-${process.pid}`),
   };

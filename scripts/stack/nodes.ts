@@ -1,34 +1,11 @@
 /**
- * The Server side of the stack as processes: one node (`server/main.ts`) or several on a
- * `redis-server` the stack starts itself (loopback, free port, temp dir, no persistence).
- * Both are children of a ChildSet, so they stop as process groups with everything else.
+ * The Server side of the stack as processes: one node (the shipped `a2c-server`) or several on a
+ * `redis-server` the stack starts itself (loopback, free port, temp dir, no persistence). Both
+ * are children of a ChildSet, so they stop as process groups with everything else.
  */
 import { mkdirSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import type { ChildSet, ManagedChild } from "./children.ts";
-
-/**
- * How every child runs: through tsx, with `NODE_FLAGS` (as package.json's `server` / `computer`
- * scripts and docker-compose.yml run them). A process moving big binary chunks allocates
- * ArrayBuffers (received frames) much faster than JS objects, and V8 counts that external memory
- * against the old generation's limit. Dead chunks are freed by scavenges, but when a full
- * mark-compact comes first it also empties the young generation, so no scavenge ever runs and
- * every ~12 MB of chunks costs a mark-compact of the whole heap: a stable state, as is its
- * opposite (measured 2026-12-03: the same Server at 1.5–3.1 ms per 512 KiB chunk in one, 0.5–0.7
- * in the other, depending on what it had served before). Hence: the young generation capped at
- * 4 MB (scavenges come often) and the old generation's growing factor pinned at 4, the top of
- * V8's own dynamic range (a mark-compact only after the heap grew 3× its live size, far beyond
- * what dies between two scavenges). docs/configuration.md ("Process tuning") has the numbers.
- */
-export const NODE_FLAGS = ["--max-semi-space-size=4", "--heap-growing-percent=300"] as const;
-
-export const NODE_TSX = [
-  process.execPath,
-  ...NODE_FLAGS,
-  "--conditions=@a2c-smcp/source",
-  "--import",
-  "tsx",
-] as const;
 
 export interface RunningNode {
   name: string;
@@ -161,34 +138,23 @@ export interface NodeSpec {
   token: string;
   redisUrl: string | null;
   env: NodeJS.ProcessEnv;
-  cwd: string;
 }
 
-/** Spawns one Server node; `listening` resolves with the URL it prints. */
+/** Starts one Server node (`a2c-server`); `listening` resolves with the URL it prints. */
 export function spawnNode(
   set: ChildSet,
   spec: NodeSpec,
 ): { child: ManagedChild; listening: Promise<string> } {
   let announced: (url: string) => void = () => {};
   const listening = new Promise<string>((r) => (announced = r));
-  const child = set.spawn({
+  const child = set.role("server", {
     name: spec.name,
-    command: NODE_TSX[0],
-    args: [
-      ...NODE_TSX.slice(1),
-      "server/main.ts",
-      ...(spec.redisUrl ? ["--redis", spec.redisUrl] : []),
-    ],
-    cwd: spec.cwd,
-    env: {
-      ...spec.env,
-      A2C_HOST: "127.0.0.1",
-      A2C_PORT: String(spec.port),
-      A2C_TOKENS: spec.token,
-    },
-    // server/main.ts prints exactly one stdout line: `listening on http://HOST:PORT`.
-    onLine: (line) => {
-      const m = /^listening on (\S+)/.exec(line);
+    args: spec.redisUrl ? ["--redis", spec.redisUrl] : [],
+    inheritEnv: spec.env,
+    env: { A2C_HOST: "127.0.0.1", A2C_PORT: String(spec.port), A2C_TOKENS: spec.token },
+    // The Server prints exactly one stdout line: `listening on http://HOST:PORT`.
+    onLine: (line, stream) => {
+      const m = stream === "stdout" ? /^listening on (\S+)/.exec(line) : null;
       if (m) announced(m[1]!);
     },
   });

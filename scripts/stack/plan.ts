@@ -81,8 +81,6 @@ export interface AgentPlan {
   neighbour: Neighbour;
   manifest: DemoManifest;
   scenarios: string[];
-  /** Repository root (for spawning `agent/cli.ts`). */
-  repoRoot: string;
   /** Scratch directory for downloads. */
   workDir: string;
 }

@@ -1,6 +1,7 @@
 /**
  * The launcher behind `npm run stack`: fresh token, demo home, Server, Computers and scripted
- * Agents as separate processes on loopback; live progress; the summary; a clean stop.
+ * Agents as separate processes on loopback, each on the shipped build (scripts/launch/); live
+ * progress; the summary; a clean stop.
  *
  * Order of events:
  *   1. temp dir (home, state dirs, logs), token, demo data, MCP config
@@ -14,10 +15,12 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { demoMcpCommand } from "../demo/mcp-command.ts";
+import { compileScript, REPO_ROOT } from "../launch/compile.ts";
 import { ChildSet, type ManagedChild } from "./children.ts";
 import { generateDemoHome, writeDemoMcpConfig } from "./demo-data.ts";
-import { NODE_TSX, nodeReady, spawnNode, startRedis, type RunningRedis } from "./nodes.ts";
+import { nodeReady, spawnNode, startRedis, type RunningRedis } from "./nodes.ts";
 import type { StackOptions } from "./options.ts";
 import {
   assignScenarios,
@@ -30,7 +33,7 @@ import { agentNode, computerNode, nodeName, otherNode } from "./placement.ts";
 import { ProgressView } from "./progress.ts";
 import type { StackReport } from "./report.ts";
 
-export const REPO_ROOT = resolve(import.meta.dirname, "..", "..");
+export { REPO_ROOT };
 
 /** Whole-run deadline: the whole stack must finish within 2 minutes on 2 cores. */
 const RUN_DEADLINE_MS = Number(process.env.A2C_STACK_DEADLINE_MS ?? 110_000);
@@ -140,7 +143,6 @@ export async function runStack(
         token,
         redisUrl: redis?.url ?? null,
         env: baseEnv,
-        cwd: REPO_ROOT,
       };
       return { name, ...spawnNode(children, spec) };
     });
@@ -149,7 +151,7 @@ export async function runStack(
     const manifestPath = join(tmp, "manifest.json");
     writeFileSync(manifestPath, JSON.stringify(manifest, null, 2));
     const mcpConfig = join(tmp, "mcp.json");
-    writeDemoMcpConfig(mcpConfig, REPO_ROOT);
+    writeDemoMcpConfig(mcpConfig, await demoMcpCommand());
     say(
       `demo home ${manifest.home}: ${manifest.skills.length} skills, big file ${(manifest.files.big.size / 1048576).toFixed(0)} MiB`,
     );
@@ -174,13 +176,10 @@ export async function runStack(
         const node = nodes[computerNode(i, k, nodes.length)]!;
         const stateDir = join(tmp, "state", name);
         mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-        const c = children.spawn({
+        const c = children.role("computer", {
           name,
-          command: NODE_TSX[0],
-          args: [...NODE_TSX.slice(1), "computer/main.ts"],
-          cwd: REPO_ROOT,
+          inheritEnv: baseEnv,
           env: {
-            ...baseEnv,
             A2C_SERVER_URL: node.url,
             A2C_OFFICE_ID: office.officeId,
             A2C_COMPUTER_NAME: name,
@@ -217,6 +216,8 @@ export async function runStack(
       new Map(plan.map((ids, i) => [`agent-${i + 1}`, ids.length])),
     );
 
+    // The scripted Agents run the SDK as an application does: its built package, plain node.
+    const agentMain = await compileScript("scripts/stack/agent-main.ts");
     // "done", "aborted", or why the run stopped early.
     const outcome = await new Promise<string>((settle) => {
       let ready = 0;
@@ -251,7 +252,6 @@ export async function runStack(
           neighbour: { officeId: neighbour.officeId, computer: neighbour.computers[0]! },
           manifest,
           scenarios,
-          repoRoot: REPO_ROOT,
           workDir: join(workDir, name),
         };
         mkdirSync(agentPlan.workDir, { recursive: true });
@@ -260,8 +260,8 @@ export async function runStack(
         laneSizes.set(name, scenarios.length);
         const child = children.spawn({
           name,
-          command: NODE_TSX[0],
-          args: [...NODE_TSX.slice(1), "scripts/stack/agent-main.ts", planFile],
+          command: process.execPath,
+          args: [agentMain, planFile],
           cwd: REPO_ROOT,
           env: baseEnv,
           ipc: true,

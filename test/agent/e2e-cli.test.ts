@@ -7,14 +7,14 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { RunningComputer } from "../../computer/computer.ts";
-import { pngOfAbout } from "../../computer/tools/demo-content.ts";
+import { pngOfAbout } from "../../scripts/demo/content.ts";
 import {
-  REPO_ROOT,
   inProcessComputer,
   runCli,
   startAgentStack,
   type AgentStack,
 } from "../support/agent-stack.ts";
+import { demoServer } from "../support/tools-harness.ts";
 import { startCli } from "../support/cli-process.ts";
 
 let stack: AgentStack;
@@ -27,16 +27,7 @@ before(async () => {
     mcp,
     JSON.stringify({
       mcpServers: {
-        demo: {
-          command: process.execPath,
-          args: [
-            "--conditions=@a2c-smcp/source",
-            "--import",
-            "tsx",
-            join(REPO_ROOT, "computer/tools/demo-server.ts"),
-          ],
-          cwd: REPO_ROOT,
-        },
+        demo: await demoServer(),
       },
     }),
   );

@@ -9,13 +9,9 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { AgentClient } from "../../agent/client.ts";
 import type { RunningComputer } from "../../computer/computer.ts";
-import { pngOfAbout } from "../../computer/tools/demo-content.ts";
-import {
-  REPO_ROOT,
-  inProcessComputer,
-  startAgentStack,
-  type AgentStack,
-} from "../support/agent-stack.ts";
+import { pngOfAbout } from "../../scripts/demo/content.ts";
+import { inProcessComputer, startAgentStack, type AgentStack } from "../support/agent-stack.ts";
+import { demoServer } from "../support/tools-harness.ts";
 
 let stack: AgentStack;
 let computer: RunningComputer;
@@ -27,16 +23,7 @@ before(async () => {
     mcp,
     JSON.stringify({
       mcpServers: {
-        demo: {
-          command: process.execPath,
-          args: [
-            "--conditions=@a2c-smcp/source",
-            "--import",
-            "tsx",
-            join(REPO_ROOT, "computer/tools/demo-server.ts"),
-          ],
-          cwd: REPO_ROOT,
-        },
+        demo: await demoServer(),
       },
     }),
   );

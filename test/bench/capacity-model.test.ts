@@ -1,3 +1,4 @@
+// @pure
 // The capacity model derives every Server figure from one measurement: section twoNode's warm
 // in-memory and cross-node pulls when it ran (so its MB/s per core agrees with the two-node
 // table for both carriages), else the sweep's SDK-default reads; it states the network, Redis and

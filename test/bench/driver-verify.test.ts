@@ -1,3 +1,4 @@
+// @pure
 // The windowed driver accepts exactly the right bytes: a wrong offset, a flipped byte, a short
 // chunk or a wrong reported sha256 is an IntegrityError, never a data point.
 import { test } from "node:test";

@@ -1,3 +1,4 @@
+// @pure
 // The event-loop delay the bench and the soak report is the time beyond the monitor's tick:
 // monitorEventLoopDelay records whole tick intervals (an idle loop at resolution 10 reads ~10 ms),
 // so summarizeEld subtracts the resolution from every percentile and the max, never going below 0,

@@ -1,3 +1,4 @@
+// @pure
 // The report's machine line says how the kernel hands out transparent huge pages and whether the
 // bench's processes asked glibc for them: the in-memory reads of the user view move by almost 2x
 // with them (docs/bench/README.md, "The two user-view goals pull against each other on this

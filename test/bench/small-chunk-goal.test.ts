@@ -1,3 +1,4 @@
+// @pure
 // The small-chunk goals judge the fixed per-request cost: the median paired ratio of the sweep's
 // 16–32 KiB points per carriage, and nothing else. A larger chunk's ratio does not move them.
 import { test } from "node:test";

@@ -1,3 +1,4 @@
+// @pure
 // The sweep marks a chunk size as exceeding the buffer exactly where protocol/sizing.ts says the
 // ack stops fitting: the largest fit is measured, one base64 quantum more is marked, not sent.
 import { test } from "node:test";

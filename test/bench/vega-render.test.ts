@@ -1,3 +1,4 @@
+// @pure
 // Charts render to SVG in Node with Vega alone: no canvas module, no browser. Ids are scoped to
 // their chart (two charts inline on one page do not share a clip path), and a specification Vega
 // warns about is refused instead of drawn wrong.

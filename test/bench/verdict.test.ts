@@ -1,3 +1,4 @@
+// @pure
 // The bench's verdict line: PASS only when every goal was measured and met; a partial run says
 // how many goals it measured and which it did not; a missed goal is named; a failed section or a
 // wrong byte is FAIL, the only verdict that exits non-zero.

@@ -1,3 +1,4 @@
+// @pure
 /**
  * The chunk scheduler (computer/dispatch.ts `ChunkScheduler`, D47–D50) against a link it is told
  * about through its transport seam: answers handed over add to the socket's unsent bytes, and

@@ -1,3 +1,4 @@
+// @pure
 /**
  * `--relay-timeout-ms` / `A2C_RELAY_TIMEOUT_MS` (the Server's relay window, read under the same
  * variable the Server reads) and `--max-unsent-bytes` / `A2C_MAX_UNSENT_BYTES` reach the chunk

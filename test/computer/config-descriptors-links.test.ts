@@ -1,3 +1,4 @@
+// @pure
 /**
  * `--fd-cache-entries` / `A2C_FD_CACHE_ENTRIES` reach the blob engine's descriptor bound and
  * `--allow-hard-links` / `A2C_ALLOW_HARD_LINKS=1` the skill sandbox (flag wins over env; 0

@@ -1,3 +1,4 @@
+// @both-transports
 /**
  * Final connect failures stop the Computer with a clear, typed error instead of a silent
  * reconnect loop: a refused token (401, D4) and a protocol version the Server does not speak

@@ -1,3 +1,4 @@
+// @pure
 /**
  * The derived-resource store (computer/blob/derived.ts) on real files: one production per content
  * signature however many ask at once (in the real worker pool), the file tier bounded with the

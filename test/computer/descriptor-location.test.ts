@@ -1,3 +1,4 @@
+// @pure
 /**
  * The engine's check of where an opened descriptor lives (D18 with the SKILL sandbox): a file
  * renamed over after the open is `replaced` (the engine opens again: a legitimate atomic rewrite

@@ -1,3 +1,4 @@
+// @both-transports
 /**
  * The Computer's dispatch, seen from the relay's side. A bare socket.io server plays a relay that
  * forwards anything (buggy or hostile), so the Computer's own checks are what answers:

@@ -1,3 +1,4 @@
+// @pure
 /**
  * `--stock-transport` and `A2C_COMPUTER_TRANSPORT` map to `StartComputerOptions.transport`:
  * absent means the default (fast); either turns the stock transport on; anything else is a usage

@@ -1,3 +1,4 @@
+// @pure
 /**
  * The descriptor cache never keeps a file whose last name is gone (computer/blob/descriptors.ts):
  * after a cached file is deleted or renamed over, the next request (for any file) leaves no

@@ -1,3 +1,4 @@
+// @pure
 /**
  * The descriptor cache's lifetime rules: a descriptor is never closed while a reader holds it,
  * an invalidated one closes when its last reader lets go, idle ones close on the sweep, and

@@ -1,3 +1,4 @@
+// @pure
 /**
  * Descriptor reuse between chunks (computer/blob/fd-cache.ts): pulls of an unchanged file open it
  * once, yet every pull still serves what a fresh open would: a rewrite (in place or by rename) is

@@ -1,3 +1,4 @@
+// @pure
 /**
  * Fuzz: 10,000 random and mutated handles are all `4018 invalid_handle`, decided before
  * any file-system access: the engine opens no file and the producer is never asked.

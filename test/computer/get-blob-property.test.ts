@@ -1,3 +1,4 @@
+// @pure
 /**
  * Property: for random resource sizes, buffer limits, chunk requests, req_id lengths,
  * carriages and transports, draining from offset 0 reassembles the source exactly, `eof` is set

@@ -1,3 +1,4 @@
+// @pure
 /**
  * `client:get_blob` behaviour (protocol.md §6.2–§6.7; D15–D19): every 4018 reason,
  * offsets, `max_chunk_bytes` clamping, empty resources, idempotence, any-order offsets, binary

@@ -1,3 +1,4 @@
+// @pure
 /**
  * Handle codec and key store (D14): round trip, kind binding, no readable path, rejection of
  * everything that does not authenticate, key file permissions, reuse across restarts, one key for

@@ -1,8 +1,9 @@
+// @both-transports
 /**
  * The Computers of the Computer tests run the transport `testTransport` names: fast (every fast
- * path on) normally, stock (none) under `A2C_TEST_COMPUTER_TRANSPORT=stock` (the conformance run of
- * test/repo/computer-stock-transport.test.ts, which includes this file so that a stock run that
- * silently ran the fast paths fails).
+ * path on) normally, stock (none) under `A2C_TEST_COMPUTER_TRANSPORT=stock` (the second run of
+ * every file tagged `@both-transports`, this one included so that a stock run that silently ran
+ * the fast paths fails: scripts/run-tests.ts).
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";

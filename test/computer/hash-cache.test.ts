@@ -1,3 +1,4 @@
+// @pure
 /**
  * The hash cache (D18): every chunk of a 64 MiB file is served with one hash computation (in the
  * piscina pool), concurrent first requests share it (single flight), and a rewrite — atomic

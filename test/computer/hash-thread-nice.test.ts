@@ -1,3 +1,4 @@
+// @pure
 /**
  * A pooled hash runs its thread at the cache's nice offset and leaves the main thread alone: on
  * Linux setpriority(PRIO_PROCESS, 0) from a thread changes that thread only, which this checks

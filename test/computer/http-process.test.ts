@@ -1,18 +1,15 @@
-// `npm run computer -- --http-port P`: flags and env of the endpoint (off unless a port is given,
+// `a2c-computer --http-port P`: flags and env of the endpoint (off unless a port is given,
 // loopback unless a host is given), and the real process serving /healthz 200 once joined and
 // leaving cleanly on SIGTERM with the endpoint open.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { after, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { parseComputerArgs, UsageError } from "../../computer/config.ts";
+import { startRole } from "../../scripts/launch/roles.ts";
 import { ServerHarness, TEST_TOKEN } from "../support/server-harness.ts";
 
-const MAIN = fileURLToPath(new URL("../../computer/main.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "a2c-http-main-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -41,52 +38,27 @@ void test("--http-port / A2C_HTTP_PORT turn the endpoint on; host defaults to lo
 
 void test("the process serves /healthz 200 once joined, then stops cleanly on SIGTERM", async () => {
   const h = await ServerHarness.start();
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=@a2c-smcp/source",
-      "--import",
-      "tsx",
-      MAIN,
-      "--server",
-      h.url,
-      "--office",
-      "office-1",
-      "--name",
-      "pc-http",
-      "--state-dir",
-      join(dir, "state"),
-      "--workers",
-      "0",
-      "--http-port",
-      "0",
+  const pc = startRole("computer", {
+    args: [
+      ...["--server", h.url, "--office", "office-1", "--name", "pc-http"],
+      ...["--state-dir", join(dir, "state"), "--workers", "0", "--http-port", "0"],
     ],
-    {
-      stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, A2C_LOG_LEVEL: "info", A2C_TOKEN: TEST_TOKEN },
-    },
-  );
-  const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    env: { A2C_LOG_LEVEL: "info", A2C_TOKEN: TEST_TOKEN },
+  });
   try {
     // JSON log lines on stderr: the endpoint's port, then "joined office".
-    let port = 0;
-    const lines = createInterface({ input: child.stderr });
-    for await (const line of lines) {
-      const entry = JSON.parse(line) as { msg?: string; port?: number };
-      if (entry.msg?.startsWith("http endpoint listening")) port = entry.port ?? 0;
-      if (entry.msg === "joined office") break;
-    }
+    const listening = await pc.waitFor(/"msg":"http endpoint listening/);
+    const port = (JSON.parse(listening.input) as { port?: number }).port ?? 0;
+    await pc.waitFor(/"msg":"joined office"/);
     assert.ok(port > 0, "the endpoint logged its port");
     const res = await fetch(`http://127.0.0.1:${port}/healthz`);
     assert.equal(res.status, 200);
     assert.equal(((await res.json()) as { status: string }).status, "ok");
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     assert.match(metrics, /^process_resident_memory_bytes\{computer="pc-http"\} \d+/m);
-    child.stderr.resume();
-    child.kill("SIGTERM");
-    assert.equal(await exited, 0);
+    assert.equal((await pc.stop("SIGTERM", 30_000)).code, 0);
   } finally {
-    child.kill("SIGKILL");
+    await pc.kill();
     await h.close();
   }
 });

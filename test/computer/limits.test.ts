@@ -1,3 +1,4 @@
+// @pure
 /**
  * Concurrency limits of chunk answers (computer/dispatch.ts `ChunkScheduler` over the real blob
  * engine): at most `maxInFlight` chunk reads run, at most `maxQueue` wait, and anything beyond

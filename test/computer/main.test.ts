@@ -1,18 +1,16 @@
 /**
- * `npm run computer`: flags and env (flags win), usage errors (exit 2), and the real process
+ * `a2c-computer`: flags and env (flags win), usage errors (exit 2), and the real process
  * joining its office and leaving cleanly on SIGTERM (exit 0).
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { parseComputerArgs, UsageError } from "../../computer/config.ts";
+import { startRole } from "../../scripts/launch/roles.ts";
 import { ServerHarness, TEST_TOKEN, waitFor } from "../support/server-harness.ts";
 
-const MAIN = fileURLToPath(new URL("../../computer/main.ts", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "a2c-main-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -46,19 +44,12 @@ void test("flags win over env; env fills the rest; integers are checked", () => 
 });
 
 void test("bad usage exits 2 with the usage text", async () => {
-  const child = spawn(
-    process.execPath,
-    ["--conditions=@a2c-smcp/source", "--import", "tsx", MAIN, "--office", "o"],
-    {
-      stdio: ["ignore", "ignore", "pipe"],
-      env: { ...process.env, A2C_LOG_LEVEL: "silent", A2C_SERVER_URL: "" },
-    },
-  );
-  let stderr = "";
-  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  assert.equal(code, 2);
-  assert.match(stderr, /missing --server, --name/);
+  const pc = startRole("computer", {
+    args: ["--office", "o"],
+    env: { A2C_LOG_LEVEL: "silent", A2C_SERVER_URL: "" },
+  });
+  assert.equal((await pc.exited).code, 2);
+  assert.match(pc.stderr(), /missing --server, --name/);
 });
 
 void test("the process joins its office and leaves cleanly on SIGTERM", async () => {
@@ -71,35 +62,20 @@ void test("the process joins its office and leaves cleanly on SIGTERM", async ()
       (n) => n.computer === "pc-main",
       30_000,
     );
-    const child = spawn(
-      process.execPath,
-      [
-        "--conditions=@a2c-smcp/source",
-        "--import",
-        "tsx",
-        MAIN,
-        "--server",
-        h.url,
-        "--office",
-        "office-1",
-        "--name",
-        "pc-main",
-        "--state-dir",
-        join(dir, "state"),
-        "--workers",
-        "0",
+    const pc = startRole("computer", {
+      args: [
+        ...["--server", h.url, "--office", "office-1", "--name", "pc-main"],
+        ...["--state-dir", join(dir, "state"), "--workers", "0"],
       ],
-      { stdio: "ignore", env: { ...process.env, A2C_LOG_LEVEL: "silent", A2C_TOKEN: TEST_TOKEN } },
-    );
-    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      env: { A2C_LOG_LEVEL: "silent", A2C_TOKEN: TEST_TOKEN },
+    });
     await entered;
     const left = waitFor<{ computer?: string }>(
       agent,
       "notify:leave_office",
       (n) => n.computer === "pc-main",
     );
-    child.kill("SIGTERM");
-    assert.equal(await exited, 0);
+    assert.equal((await pc.stop("SIGTERM", 30_000)).code, 0);
     await left;
   } finally {
     await h.close();

@@ -1,3 +1,4 @@
+// @both-transports
 /**
  * Through the real Server (protocol.md §6.2–§6.4, D16, D19): a plain socket.io-client Agent pulls a
  * whole file from a real Computer, in base64 and in binary carriage, including a request for a

@@ -1,3 +1,4 @@
+// @both-transports
 /**
  * Through the real Server: a `client:get_blob` that waits in the Computer's chunk queue so long
  * that its answer would reach the Server after the relay window (`relayTimeoutMs`, D50) gets the

@@ -1,3 +1,4 @@
+// @both-transports
 /**
  * Events the Computer does not handle, from a relay that forwards anything (a bare socket.io
  * server): with an ack, the flat 404 unknown_event at once, whatever the name (future events,

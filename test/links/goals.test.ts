@@ -1,3 +1,4 @@
+// @pure
 /**
  * The links section's goals and report rows (bench/goals-links.ts, bench/report/build-links.ts),
  * judged on section data built here: every goal is met by clean figures, missed by the figure it

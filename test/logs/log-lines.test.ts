@@ -1,16 +1,16 @@
 /**
  * What every role writes to stderr, from real processes: by default JSON lines that all carry
  * `role`, `name`, `pid` and `hostname`; with `A2C_LOG_FORMAT=pretty` (what a TTY gets by
- * default) readable lines from pino-pretty. The Server and the
- * Computer are their `main.ts`; the Agent is a process logging through the SDK's logger.
+ * default) readable lines from pino-pretty. The Server and the Computer are their shipped bins;
+ * the Agent is a process logging through the CLI's logger (the built `agent/dist/log.js`).
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { REPO_ROOT } from "../support/agent-stack.ts";
+import { launch, type LaunchedProcess } from "../../scripts/launch/process.ts";
+import { REPO_ROOT, startRole } from "../../scripts/launch/roles.ts";
 import { ServerHarness, TEST_TOKEN } from "../support/server-harness.ts";
 
 let h: ServerHarness;
@@ -28,7 +28,7 @@ after(async () => {
 interface Role {
   role: string;
   name: string;
-  args: string[];
+  start(env: Record<string, string>): LaunchedProcess;
   /** The message of a line every run writes. */
   msg: string;
 }
@@ -37,63 +37,65 @@ const roles = (): Role[] => [
   {
     role: "server",
     name: "a2c-server",
-    args: ["server/main.ts", "--port", "0", "--token", TEST_TOKEN],
+    start: (env) =>
+      startRole("server", { args: ["--port", "0", "--token", TEST_TOKEN], env: info(env) }),
     msg: "server listening",
   },
   {
     role: "computer",
     name: "pc-logs",
-    args: [
-      ...["computer/main.ts", "--server", h.url, "--office", "logs", "--name", "pc-logs"],
-      ...["--token", TEST_TOKEN, "--state-dir", join(dir, "state"), "--workers", "0"],
-    ],
+    start: (env) =>
+      startRole("computer", {
+        args: [
+          ...["--server", h.url, "--office", "logs", "--name", "pc-logs", "--token", TEST_TOKEN],
+          ...["--state-dir", join(dir, "state"), "--workers", "0"],
+        ],
+        env: info(env),
+      }),
     msg: "joined office",
   },
   {
     role: "agent",
     name: "cli-logs",
-    args: [
-      "--input-type=module",
-      "-e",
-      'const m = await import("./agent/log.ts"); m.setLogName("cli-logs"); m.log.warn("agent says hello");',
-    ],
+    start: (env) =>
+      launch({
+        name: "agent logger",
+        command: process.execPath,
+        args: [
+          "--input-type=module",
+          "-e",
+          'const m = await import("./agent/dist/log.js"); m.setLogName("cli-logs"); m.log.warn("agent says hello");',
+        ],
+        cwd: REPO_ROOT,
+        env: { ...process.env, ...info(env) },
+      }),
     msg: "agent says hello",
   },
 ];
 
-/** Runs `args` until a stderr line contains `msg`, then stops it; resolves with its stderr. */
-function stderrUntil(
-  args: string[],
-  msg: string,
+const info = (env: Record<string, string>): Record<string, string> => ({
+  A2C_LOG_LEVEL: "info",
+  ...env,
+});
+
+/** Runs `role` until a stderr line contains its message, then stops it; resolves with its stderr. */
+async function stderrUntil(
+  role: Role,
   env: Record<string, string>,
 ): Promise<{ pid: number; stderr: string }> {
-  const child = spawn(
-    process.execPath,
-    ["--conditions=@a2c-smcp/source", "--import", "tsx", ...args],
-    {
-      cwd: REPO_ROOT,
-      env: { ...process.env, A2C_LOG_LEVEL: "info", ...env },
-      stdio: ["ignore", "ignore", "pipe"],
-    },
-  );
-  let stderr = "";
-  return new Promise((resolve, reject) => {
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d;
-      if (stderr.includes(msg) && stderr.endsWith("\n")) child.kill("SIGTERM");
-    });
-    child.on("error", reject);
-    child.on("close", () => {
-      if (stderr.includes(msg)) resolve({ pid: child.pid!, stderr });
-      else reject(new Error(`no '${msg}' in:\n${stderr}`));
-    });
-  });
+  const p = role.start(env);
+  try {
+    await p.waitFor(new RegExp(role.msg), 60_000);
+  } finally {
+    await p.stop("SIGTERM");
+  }
+  return { pid: p.pid, stderr: p.stderr() };
 }
 
 for (const r of ["server", "computer", "agent"]) {
   void test(`${r}: JSON lines on stderr, each with role, name, pid and hostname`, async () => {
     const role = roles().find((x) => x.role === r)!;
-    const { pid, stderr } = await stderrUntil(role.args, role.msg, { A2C_LOG_FORMAT: "json" });
+    const { pid, stderr } = await stderrUntil(role, { A2C_LOG_FORMAT: "json" });
     const lines = stderr.trimEnd().split("\n");
     for (const line of lines) {
       const entry = JSON.parse(line) as Record<string, unknown>;
@@ -108,7 +110,7 @@ for (const r of ["server", "computer", "agent"]) {
 
   void test(`${r}: A2C_LOG_FORMAT=pretty prints readable lines`, async () => {
     const role = roles().find((x) => x.role === r)!;
-    const { pid, stderr } = await stderrUntil(role.args, role.msg, { A2C_LOG_FORMAT: "pretty" });
+    const { pid, stderr } = await stderrUntil(role, { A2C_LOG_FORMAT: "pretty" });
     // pino-pretty: `[time] LEVEL (name/pid): message`, the other fields indented below (it
     // leaves out the hostname: a person at a terminal knows it).
     const heading = new RegExp(

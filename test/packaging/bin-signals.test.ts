@@ -12,9 +12,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { AgentClient } from "../../agent/index.ts";
-import { groupAlive } from "../../scripts/stack/children.ts";
+import { groupAlive } from "../../scripts/launch/process.ts";
 import { writeRandomFile, writeSkill } from "../support/agent-stack.ts";
 import { Bins, installProject, packAll, stopWith } from "../support/packaging.ts";
+import { standaloneDemoMcpServer } from "../../scripts/demo/mcp-command.ts";
 
 const SIGNALS = ["SIGTERM", "SIGINT"] as const;
 
@@ -32,7 +33,9 @@ before(async () => {
   await writeSkill(home, "demo", "# Demo\n");
   await writeRandomFile(join(home, "user/demo/assets/blob.bin"), 8 * 1024 * 1024);
   mcpConfig = join(root, "mcp.json");
-  const demo = join(project, "node_modules/@a2c-smcp/computer/dist/tools/demo-server.js");
+  // The demo MCP server ships in no package: one self-contained file, outside the repo.
+  const demo = join(root, "mcp", "demo-server.mjs");
+  await standaloneDemoMcpServer(demo);
   await writeFile(
     mcpConfig,
     JSON.stringify({ mcpServers: { demo: { command: process.execPath, args: [demo] } } }),

@@ -12,6 +12,7 @@ import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { standaloneDemoMcpServer } from "../../scripts/demo/mcp-command.ts";
 import { writeRandomFile, writeSkill } from "../support/agent-stack.ts";
 import {
   Bins,
@@ -106,7 +107,9 @@ void test("the installed bins serve a skill asset; downloadBlob pulls and verifi
   await writeSkill(home, "demo", "# Demo\n");
   const sha256 = await writeRandomFile(join(home, "user/demo/assets/blob.bin"), ASSET_BYTES);
   const mcpConfig = join(work, "mcp.json");
-  const demoServer = join(full, "node_modules/@a2c-smcp/computer/dist/tools/demo-server.js");
+  // The demo MCP server ships in no package: one self-contained file, outside the repo.
+  const demoServer = join(work, "mcp", "demo-server.mjs");
+  await standaloneDemoMcpServer(demoServer);
   await writeFile(
     mcpConfig,
     JSON.stringify({ mcpServers: { demo: { command: process.execPath, args: [demoServer] } } }),

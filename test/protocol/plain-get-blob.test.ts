@@ -1,3 +1,4 @@
+// @pure
 // D7 stays the schema's decision: the zod-free check of a get_blob payload (the per-chunk hot path
 // of the Server's relay and the Computer's dispatch) only ever accepts what GetBlobReqSchema
 // accepts, and it does accept the usual request.

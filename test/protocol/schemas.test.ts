@@ -1,3 +1,4 @@
+// @pure
 /**
  * Every wire schema accepts the spec's own examples, rejects each required field missing or
  * mistyped, and (answers, requests alike) keeps unknown keys: receivers MUST tolerate them.

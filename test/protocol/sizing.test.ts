@@ -1,3 +1,4 @@
+// @pure
 /**
  * D16 size math driven against the real socket.io-parser encoder: for random buffer limits,
  * handle, req_id and MIME lengths, the computed chunk's encoded ack is <= the limit, and one byte

@@ -1,3 +1,4 @@
+// @pure
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {

@@ -33,7 +33,7 @@ before(async () => {
   await writeSkill(join(dir, "home"), "alpha", {});
   await writeFile(join(dir, "tokens"), `${OPEN}\n${SCOPED} office-a\n`);
   server = await spawnServer(0, { A2C_TOKENS_FILE: join(dir, "tokens"), A2C_LOG_LEVEL: "trace" });
-  computer = spawnComputerProc({
+  computer = await spawnComputerProc({
     url: server.url,
     office: "office-a",
     name: "pc",

@@ -24,7 +24,7 @@ let agent: AgentClient;
 let pc: Proc | undefined;
 const sha: string[] = [];
 
-function startPc(): Proc {
+function startPc(): Promise<Proc> {
   return spawnComputerProc({
     url: h.url,
     office: OFFICE,
@@ -45,7 +45,7 @@ before(async () => {
   agent = new AgentClient({ url: h.url, token: TEST_TOKEN, name: "agent-k" });
   await agent.connect();
   await agent.joinOffice(OFFICE);
-  pc = startPc();
+  pc = await startPc();
   await agent.waitForComputer("pc", { timeoutMs: 60_000 });
 });
 after(async () => {
@@ -85,8 +85,8 @@ void test("Computer SIGKILLed at 3 random points of 20 downloads: 20 of 20 verif
       kills++;
       const victim = pc;
       pc = undefined;
-      restarting = victim.kill("SIGKILL").then(() => {
-        pc = startPc();
+      restarting = victim.kill("SIGKILL").then(async () => {
+        pc = await startPc();
       });
     }
   };

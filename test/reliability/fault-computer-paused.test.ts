@@ -29,7 +29,7 @@ before(async () => {
   const root = await writeSkill(join(dir, "home"), "data", {});
   sha = await writeRandomFile(join(root, "big.bin"), SIZE);
   h = await ServerHarness.start({ relayTimeoutMs: 1_000 });
-  pc = spawnComputerProc({
+  pc = await spawnComputerProc({
     url: h.url,
     office: OFFICE,
     name: "pc",

@@ -11,7 +11,19 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { HANDLE_KEY_FILE } from "../../computer/blob/handle.ts";
-import { CLIENT_EVENTS, Events, isErrorPayload, NAMESPACE } from "../../protocol/index.ts";
+import {
+  CallToolResultSchema,
+  CLIENT_EVENTS,
+  ERROR_CODES,
+  ErrorPayloadSchema,
+  Events,
+  GetBlobRetSchema,
+  GetSkillRetSchema,
+  GetSkillsRetSchema,
+  GetToolsRetSchema,
+  ListRoomRetSchema,
+  NAMESPACE,
+} from "../../protocol/index.ts";
 import { hostileCases, type HostileCase } from "../support/reliability-hostile.ts";
 import {
   ask,
@@ -89,13 +101,34 @@ function base(event: string): Record<string, unknown> {
   }
 }
 
-/** A flat error: numeric code, string message, optional plain-object details, nothing nested. */
-function assertFlat(event: string, answer: unknown, c: HostileCase): void {
-  if (!isErrorPayload(answer)) return;
-  const where = `${event} ${JSON.stringify(c.args).slice(0, 200)}`;
-  assert.ok(Number.isInteger(answer.code), where);
-  const d = (answer as { details?: unknown }).details;
-  assert.ok(d === undefined || (typeof d === "object" && d !== null && !Array.isArray(d)), where);
+/** What a successful answer of each request looks like (protocol/messages/). */
+const ANSWERS: Record<string, { safeParse(v: unknown): { success: boolean } }> = {
+  [Events.GetTools]: GetToolsRetSchema,
+  [Events.ToolCall]: CallToolResultSchema,
+  [Events.GetSkills]: GetSkillsRetSchema,
+  [Events.GetSkill]: GetSkillRetSchema,
+  [Events.GetBlob]: GetBlobRetSchema,
+  [Events.ListRoom]: ListRoomRetSchema,
+};
+
+/**
+ * An answer with a `code` is a flat error (protocol/errors.ts): a registered integer code, a
+ * message, `details` a plain object if present, no `error` wrapper. Any other answer is what the
+ * event's answer schema accepts. Nothing else passes.
+ */
+function assertAnswer(event: string, answer: unknown, what: string): void {
+  const shown = `${event} ${what}: ${JSON.stringify(answer)?.slice(0, 300)}`;
+  assert.ok(typeof answer === "object" && answer !== null && !Array.isArray(answer), shown);
+  if ("code" in answer || "error" in answer) {
+    const flat = ErrorPayloadSchema.safeParse(answer);
+    assert.ok(flat.success && !("error" in answer), `not a flat error: ${shown}`);
+    assert.ok(flat.data.code in ERROR_CODES, `unregistered code: ${shown}`);
+    assert.notEqual(flat.data.message, "", `empty message: ${shown}`);
+    return;
+  }
+  const schema = ANSWERS[event];
+  assert.ok(schema, `${event} answers only errors here: ${shown}`);
+  assert.ok(schema.safeParse(answer).success, `neither a flat error nor a valid answer: ${shown}`);
 }
 
 /** Sends the cases 32 at a time; acked ones must be answered (guard timeout = failure). */
@@ -143,10 +176,18 @@ const checkAnswer =
       return;
     }
     if (event.startsWith("server:update") || event === Events.ToolCallCancel) return;
-    assert.equal(typeof answer[0], "object", `${event}: an answer object`);
-    assert.notEqual(answer[0], null);
-    assertFlat(event, answer[0], c);
+    assertAnswer(event, answer[0], JSON.stringify(c.args).slice(0, 200));
   };
+
+/**
+ * A Computer's answer as the Server would send it on: with raw acks the Server holds an answer as
+ * the text it arrived in (server/transport/), which says what it is through `toJSON`.
+ */
+function asSent(answer: unknown): unknown {
+  const raw = answer as { toJSON?: unknown } | null;
+  if (raw === null || typeof raw !== "object" || raw instanceof Uint8Array) return answer;
+  return typeof raw.toJSON === "function" ? (JSON.parse(JSON.stringify(raw)) as unknown) : answer;
+}
 
 function viaSocket(socket: Socket, event: string) {
   return (c: HostileCase, ack?: (...a: unknown[]) => void): void => {
@@ -190,7 +231,7 @@ void test("10,000 hostile payloads: flat answers, no crash, no leak, no pollutio
         pcSocket
           .timeout(30_000)
           .emit(event as never, ...(c.args as never[]), (err: Error | null, ...a: unknown[]) =>
-            ack(err ? err : a[0]),
+            ack(err ? err : asSent(a[0])),
           );
       else pcSocket.emit(event as never, ...(c.args as never[]));
     };
@@ -225,4 +266,28 @@ void test("10,000 hostile payloads: flat answers, no crash, no leak, no pollutio
   assert.deepEqual(hygieneViolations(seenErrors, secrets), []);
   for (const text of [stack.serverLog(), stack.computerLog()])
     assert.ok(!text.includes(TEST_TOKEN), "no token in the logs");
+});
+
+void test("the answer check refuses what is neither a flat error nor a valid answer", () => {
+  const chunk = {
+    ...{ blob_handle: "h", mime_type: "text/plain", total_size: 2, sha256: "a".repeat(64) },
+    ...{ chunk_offset: 0, eof: true, blob: "aGk=", req_id: "r" },
+  };
+  assertAnswer(Events.GetBlob, chunk, "a chunk");
+  assertAnswer(Events.GetBlob, { code: 4018, message: "gone", details: { reason: "gone" } }, "");
+  for (const bad of [
+    { code: "4018", message: "a string code" },
+    { code: 4018.5, message: "not an integer" },
+    { code: 4999, message: "unregistered" },
+    { code: 400, message: "" },
+    { code: 400, message: "m", details: ["an", "array"] },
+    { error: { code: 400, message: "wrapped" } },
+    { ...chunk, total_size: -1 },
+    { hello: "world" },
+    null,
+    "text",
+  ]) {
+    assert.throws(() => assertAnswer(Events.GetBlob, bad, "self-check"), assert.AssertionError);
+  }
+  assert.throws(() => assertAnswer(Events.ToolCallCancel, {}, "no answer schema"));
 });

@@ -55,7 +55,7 @@ before(async () => {
     A2C_OUTBOUND_STALL_MS: String(STALL_MS),
   }));
   for (const office of ["office-a", "office-b"]) {
-    const pc = spawnComputerProc({
+    const pc = await spawnComputerProc({
       url,
       office,
       name: "pc",

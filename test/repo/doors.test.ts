@@ -1,3 +1,4 @@
+// @pure
 /**
  * The doors between rooms: roles import the protocol as `@a2c-smcp/protocol`, never each other,
  * and protocol/ imports no role and does no I/O; each package's sources import exactly the

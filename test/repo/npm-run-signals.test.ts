@@ -9,7 +9,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { groupAlive, waitGroupGone } from "../../scripts/stack/children.ts";
+import { groupAlive, waitGroupGone } from "../../scripts/launch/process.ts";
 import { REPO_ROOT } from "../support/agent-stack.ts";
 
 const HANG_GUARD_MS = 15_000;
@@ -20,7 +20,7 @@ async function npmRun(script: string, args: string[], ready: RegExp): Promise<nu
     cwd: REPO_ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NODE_TEST_CONTEXT: "", A2C_LOG_LEVEL: "info" },
+    env: { ...process.env, A2C_LOG_LEVEL: "info" },
   });
   const pid = child.pid!;
   await new Promise<void>((resolve, reject) => {

@@ -1,3 +1,4 @@
+// @pure
 /**
  * The repo explains itself. No tracked text file may cite a document a clone does not contain
  * (an outside protocol text or its checklist, outside measurement notes, a tracker number, a

@@ -1,9 +1,9 @@
+// @pure
 /**
  * Every process or thread that runs our TypeScript through tsx also passes
  * `--conditions=@a2c-smcp/source`, so `@a2c-smcp/protocol` resolves to protocol/index.ts. A
  * child without it would load protocol/dist/ instead: missing before a build, stale after one.
- * (The test runner's per-file processes inherit the flag from scripts/run-tests.mjs; a spawned
- * child or a worker given its own execArgv does not.)
+ * (The test runner compiles the test files with the same condition: scripts/run-tests.ts.)
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";

@@ -4,7 +4,6 @@
  * socket.io-client sockets for wire-level checks, and a failover TCP "load balancer".
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -25,8 +24,10 @@ import { NAMESPACE, PROTOCOL_VERSION } from "../../protocol/index.ts";
 import type { AdapterKind } from "../../server/redis/cluster.ts";
 import { RedisOfficeRegistry } from "../../server/redis/registry.ts";
 import { startServer, type RunningServer } from "../../server/server.ts";
+import type { LaunchedProcess } from "../../scripts/launch/process.ts";
+import { startServerProcess } from "../../scripts/launch/roles.ts";
 import { TEST_TRANSPORT } from "../support/server-harness.ts";
-import { demoServer, REPO_ROOT } from "../support/tools-harness.ts";
+import { demoServer } from "../support/tools-harness.ts";
 
 export const TOKEN = "scaleout-token-0123456789";
 export const quiet = pino({ level: process.env.A2C_LOG_LEVEL ?? "silent" });
@@ -84,64 +85,34 @@ export async function startNode(redisUrl: string, opts: NodeOptions): Promise<Te
 
 export interface NodeProcess {
   readonly url: string;
-  readonly child: ChildProcess;
+  readonly proc: LaunchedProcess;
   /** SIGKILL (no clean close: no leave, no deregistration) and wait for the exit. */
   kill(): Promise<void>;
 }
 
-/** A Server node as a real process (`npm run server -- --redis URL`; no Redis: a plain node). */
+/** A Server node as a real process (`a2c-server --redis URL`; no Redis: a plain node). */
 export async function spawnNode(
   redisUrl: string,
   prefix: string,
   adapter: AdapterKind = "classic",
   timing: { nodeTtlMs: number } = { nodeTtlMs: TEST_NODE_TTL_MS },
 ): Promise<NodeProcess> {
-  const child = spawn(
-    process.execPath,
-    [
-      "--conditions=@a2c-smcp/source",
-      "--import",
-      "tsx",
-      join(REPO_ROOT, "server/main.ts"),
-      "--port",
-      "0",
-      ...(redisUrl
-        ? ["--redis", redisUrl, "--redis-prefix", prefix, "--redis-adapter", adapter]
-        : []),
-    ],
-    {
-      cwd: REPO_ROOT,
-      env: {
-        ...process.env,
-        NODE_TEST_CONTEXT: undefined,
-        A2C_TOKENS: TOKEN,
-        A2C_REDIS_NODE_TTL_MS: String(timing.nodeTtlMs),
-        ...(TEST_TRANSPORT === "stock" ? { A2C_SERVER_TRANSPORT: "stock" } : {}),
-        A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent",
-      },
-      stdio: ["ignore", "pipe", "inherit"],
+  const { proc, url } = await startServerProcess({
+    name: `server node ${prefix}`,
+    args: redisUrl
+      ? ["--redis", redisUrl, "--redis-prefix", prefix, "--redis-adapter", adapter]
+      : [],
+    env: {
+      A2C_TOKENS: TOKEN,
+      A2C_REDIS_NODE_TTL_MS: String(timing.nodeTtlMs),
+      ...(TEST_TRANSPORT === "stock" ? { A2C_SERVER_TRANSPORT: "stock" } : {}),
     },
-  );
-  const exited = once(child, "exit");
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = "";
-    const onData = (d: Buffer): void => {
-      out += d.toString();
-      const m = /listening on (\S+)/.exec(out);
-      if (m?.[1]) {
-        child.stdout?.off("data", onData);
-        resolve(m[1]);
-      }
-    };
-    child.stdout?.on("data", onData);
-    void exited.then(([code]) => reject(new Error(`server node exited early (${String(code)})`)));
   });
   return {
     url,
-    child,
+    proc,
     kill: async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await exited;
+      await proc.kill();
     },
   };
 }
@@ -221,12 +192,13 @@ export async function skillHome(size: number): Promise<SkillHome> {
 }
 
 /** The real Computer with the SKILL service (home of `skillHome`) and the demo MCP tools. */
-export function computer(
+export async function computer(
   serverUrl: string,
   office: string,
   name: string,
   home: SkillHome,
 ): Promise<RunningComputer> {
+  const demo = await demoServer();
   return startComputer({
     server: serverUrl,
     office,
@@ -248,7 +220,7 @@ export function computer(
       (ctx) =>
         createToolService({
           config: ctx.config,
-          servers: { demo: demoServer() },
+          servers: { demo },
           minter: ctx.minter,
           log: ctx.log,
         }),

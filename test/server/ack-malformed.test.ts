@@ -1,3 +1,4 @@
+// @both-transports
 // A Computer that acks with text that is not a JSON array (hostile or broken): the Server does not
 // crash and forwards nothing an Agent could not decode; as with socket.io's own parser that
 // Computer's connection is closed, so the Agent's request is answered 404 `disconnected` (D11) at

@@ -1,3 +1,4 @@
+// @pure
 // D4 configuration: the tokens file format, env/flag merging, --no-auth, and refusal to start
 // without any credential source.
 import assert from "node:assert/strict";

@@ -1,3 +1,4 @@
+// @both-transports
 // Bad input: every client:* and server:* event sent with no payload, null, a string, a number,
 // an array, a Buffer, wrong field types, huge strings, extra arguments — answered where an ack was
 // asked (400 / (false, reason) / empty ack), never delivered, never a crash or unhandled rejection.

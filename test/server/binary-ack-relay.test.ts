@@ -1,3 +1,4 @@
+// @both-transports
 // D13 + D19: acks are relayed byte-identical — a 900 KB binary attachment and a base64 string
 // whose ack is just under maxHttpBufferSize. An ack over the limit drops the Computer (socket.io
 // rule) and the Agent's request is answered 404 `disconnected` at once (D11).

@@ -1,3 +1,4 @@
+// @both-transports
 // D11: a Computer that disconnects with 50 requests in flight → all 50 are answered at once with
 // 404 {details: {computer_name, reason: "disconnected"}} — within 1 s, not at the relay timeout
 // (socket.io itself never fails server-side pending acks on disconnect). The 50 chunk requests

@@ -1,3 +1,4 @@
+// @both-transports
 // The in-flight table is released on every answer path: a schema refusal (never entered), a
 // request socket.io-parser cannot encode (an array nested 100,000 deep), an answer it cannot
 // encode for the Agent, a Computer's error, a relay timeout, the Computer or the Agent

@@ -1,3 +1,4 @@
+// @pure
 // The per-client limits (protocol.md §5.5) on the command line: `npm run server` defaults to 100
 // connections per address and 2000 events a second per socket; flags win over env; 0 turns a
 // limit off; bad numbers are configuration errors. startServer() alone defaults to no limit.

@@ -1,3 +1,4 @@
+// @both-transports
 // protocol.md §5.5 (bound each client's request rate, log abnormal rates): a token bucket per
 // connection over incoming events and CONNECT packets. Over the rate an event never reaches its handler; it gets a flat
 // `busy` ack, is counted in /metrics and logged at WARNING (throttled, no token); another socket

@@ -1,3 +1,4 @@
+// @both-transports
 /**
  * `/metrics` of a real Server and a real Computer after real traffic (a base64 pull, a binary
  * pull and an inline SKILL.md body): both parse as Prometheus text, follow Prometheus' naming

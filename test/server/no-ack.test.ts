@@ -1,3 +1,4 @@
+// @both-transports
 // A client:* without an ack callback cannot receive an answer: the Server routes nothing and
 // stays healthy; server:* events without acks work as usual.
 import assert from "node:assert/strict";

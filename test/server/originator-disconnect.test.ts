@@ -1,3 +1,4 @@
+// @both-transports
 // protocol.md §2.4, D12: the Agent disconnecting with requests in flight does not crash the Server;
 // its requests are dropped, late Computer answers are discarded, and the office hears only the
 // ordinary notify:leave_office (no "originator gone" event).

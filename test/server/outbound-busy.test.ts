@@ -1,3 +1,4 @@
+// @both-transports
 // Bytes the Server may come to hold for a client are bounded before a request is forwarded
 // (server/outbound.ts): each forwarded request reserves the most its answer can take, and a
 // request that would take its Agent over `maxQueuedBytes` (or the Server over

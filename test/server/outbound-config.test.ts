@@ -1,3 +1,4 @@
+// @pure
 // The outbound bounds on the command line (server/config.ts): flags win over env, 0 turns a bound
 // off, bad numbers are configuration errors, and nothing is set when neither is given
 // (startServer's defaults then apply: 64 MiB per connection, 512 MiB in all, 8 MiB unread, 30 s

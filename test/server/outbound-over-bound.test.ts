@@ -1,3 +1,4 @@
+// @both-transports
 // A connection that stays over its bound is dropped even while it reads (server/outbound.ts):
 // one answer larger than `maxQueuedBytes` is still admitted (nothing was held), but a client
 // that takes it only trickle by trickle stays over the bound; after `outboundStallMs` of that it

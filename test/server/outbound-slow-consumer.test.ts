@@ -1,3 +1,4 @@
+// @both-transports
 // A raw client that stops reading its TCP socket and keeps asking for big chunks (server/
 // outbound.ts): the Server stops forwarding its requests once the answers it already holds or
 // expects for it reach `maxQueuedBytes` (busy, never relayed), drops the connection once its

@@ -1,3 +1,4 @@
+// @both-transports
 // The unread bound (server/outbound.ts, `maxUnreadBytes`; D29, D52): the bytes queued for a
 // connection (answers it has not read) may exceed what it took lately by `maxUnreadBytes`, no
 // more. A client that stops reading and keeps asking for chunks is refused `busy` with

@@ -1,3 +1,4 @@
+// @both-transports
 // D10: a Computer that does not ack within the relay timeout → 408 {details: {computer_name}};
 // client:get_* use the configured relay timeout, client:tool_call its own `timeout` + grace.
 // (The timeouts are set small here; the defaults are 30 s and timeout + 5 s.)

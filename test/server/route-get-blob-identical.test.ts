@@ -1,3 +1,4 @@
+// @both-transports
 // protocol.md §4.2, D13: a same-office client:get_blob reaches the Computer with an identical
 // payload (the original object, unknown fields included) and the Computer's ack — success or a
 // flat ErrorPayload — reaches the Agent unchanged.

@@ -1,3 +1,4 @@
+// @both-transports
 // protocol.md §4.2: parallel client:get_blob requests with different offsets are each routed and
 // acked independently — answered in reverse order by the Computer, each reaches its own caller.
 import assert from "node:assert/strict";

@@ -1,3 +1,4 @@
+// @pure
 // The Server's raw-ack parser (server/transport/raw-acks.ts): a text ACK is kept as its JSON text
 // and written back verbatim; every other packet decodes and encodes exactly as socket.io-parser
 // does; serialized by anyone else (an adapter carrying it to another node) it is the value it

@@ -1,3 +1,4 @@
+// @both-transports
 // The Server says which transport fast paths it runs: in the "server listening" log line, in
 // /healthz (`fast_paths`) and as `a2c_transport_fast_path{name,state}`. With the installed
 // (pinned) socket.io, engine.io, socket.io-parser and ws every probe passes, so a dependency

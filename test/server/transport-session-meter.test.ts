@@ -1,3 +1,4 @@
+// @both-transports
 // server/transport/session-writes.ts (the session meter) counts a session's outbound bytes from engine.io's events, and reads
 // engine.io / ws internals to do it. This holds it to what the installed engine.io really holds:
 // a slow WebSocket Agent's backlog is all counted (write buffer and transport), every count

@@ -1,3 +1,4 @@
+// @both-transports
 // Events the Server does not handle, sent by a raw client (none of socket.io-client's checks):
 // with an ack, a flat 404 unknown_event at once, whatever the name (future events, other roles'
 // events, prototype names, numbers, 10,000 characters, cut to 64 and said so); without an ack,

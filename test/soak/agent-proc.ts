@@ -23,8 +23,7 @@ import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
-import { AgentClient } from "../../agent/client.ts";
-import { ProtocolError } from "../../agent/errors.ts";
+import { AgentClient, ProtocolError } from "@a2c-smcp/agent";
 import { slowConsumerRound } from "../support/slow-consumer.ts";
 import { awaitSchedule, phaseAt, untilLoaded, type Schedule } from "./schedule.ts";
 

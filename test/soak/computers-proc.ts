@@ -5,7 +5,7 @@
  * every one joined; closes them all on SIGTERM.
  */
 import { parseArgs } from "node:util";
-import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import { startComputer, type RunningComputer } from "@a2c-smcp/computer";
 
 const { values: a } = parseArgs({
   options: {

@@ -36,13 +36,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
+import { demoMcpCommand } from "../../scripts/demo/mcp-command.ts";
 import { writeDemoMcpConfig } from "../../scripts/stack/demo-data.ts";
 import {
   ROOT,
   rssOf,
   spawnComputerProc,
+  spawnScript,
   spawnServer,
-  spawnTs,
   type CpuClass,
   type Proc,
 } from "../support/reliability-procs.ts";
@@ -125,7 +126,7 @@ async function main(): Promise<number> {
     writeFileSync(join(root, `${name}.bin`), bytes);
     sums[name] = createHash("sha256").update(bytes).digest("hex");
   }
-  writeDemoMcpConfig(join(dir, "mcp.json"), ROOT);
+  writeDemoMcpConfig(join(dir, "mcp.json"), await demoMcpCommand());
   const env = (role: string): NodeJS.ProcessEnv => ({
     A2C_LOG_LEVEL: "warn",
     A2C_SOAK_TRACE: traceDir,
@@ -149,7 +150,7 @@ async function main(): Promise<number> {
     ["pc-slow", "soak-slow", false],
   ];
   for (const [key, office, mcp] of pcs) {
-    procs[key] = spawnComputerProc({
+    procs[key] = await spawnComputerProc({
       url: server.url,
       office,
       name: "pc",
@@ -164,7 +165,7 @@ async function main(): Promise<number> {
   }
   const common = ["--url", server.url, "--token", TOKEN];
   if (many > 0) {
-    procs["pcs-many"] = spawnTs(
+    procs["pcs-many"] = await spawnScript(
       "test/soak/computers-proc.ts",
       [...common, "--skills", home, "--state", join(dir, "state-many"), "--count", String(many)],
       env("pcs-many"),
@@ -191,7 +192,7 @@ async function main(): Promise<number> {
   const agents: Record<string, Proc> = {};
   for (const [key, args] of agentArgs) {
     const out = join(dir, `${key}.json`);
-    agents[key] = procs[key] = spawnTs(
+    agents[key] = procs[key] = await spawnScript(
       "test/soak/agent-proc.ts",
       [...common, ...args, "--schedule", schedFile, "--out", out, "--sums", JSON.stringify(sums)],
       env(key),

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { ChildSet, groupAlive } from "../../scripts/stack/children.ts";
+import { groupAlive } from "../../scripts/launch/process.ts";
+import { ChildSet } from "../../scripts/stack/children.ts";
 import { alive } from "../support/stack-harness.ts";
 
 // A parent that starts a grandchild ignoring SIGTERM, prints the grandchild's pid, then waits.

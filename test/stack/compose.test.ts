@@ -1,3 +1,4 @@
+// @pure
 /**
  * No Docker engine runs here, so the compose file and Dockerfile are checked statically: they
  * parse, every command runs something that exists in its image (a bin of the packages in the
@@ -203,13 +204,18 @@ void test("every A2C_* variable a service or the image sets is read by the proce
   }
 });
 
-void test("the demo data's MCP config runs the demo MCP server the Computers' image built", () => {
+void test("the demo data, MCP server included, is written where the Computers mount it", () => {
   const cmd = services["demo-data"]!.command!;
-  const built = cmd[cmd.indexOf("--demo-mcp") + 1]!;
-  const workdir = last(runtime, "WORKDIR")!.args;
-  assert.ok(built.startsWith(`${workdir}/computer/dist/`), `${built} is in the final stage's tree`);
-  const source = built.slice(`${workdir}/`.length).replace("/dist/", "/").replace(/\.js$/, ".ts");
-  assert.ok(existsSync(join(root, source)), `${source} is built into ${built}`);
+  assert.ok(cmd.includes("scripts/demo-home.ts"), cmd.join(" "));
+  const out = cmd[cmd.indexOf("--out") + 1]!;
+  const mounted = (name: string): string | undefined =>
+    services[name]!.volumes?.find((v) => v.startsWith("demo:"))?.slice("demo:".length);
+  assert.equal(mounted("demo-data"), out);
+  // scripts/demo-home.ts writes the MCP config with the server's absolute path under --out.
+  for (const c of ["computer", "computer-b"]) {
+    assert.equal(mounted(c), out, `${c} mounts the demo data at the path it was written to`);
+    assert.equal(processEnv(services[c]!).A2C_MCP_CONFIG, `${out}/mcp.json`);
+  }
 });
 
 /** `http://server-a:7100` → its service name, after checking it is a node on its own port. */

@@ -1,3 +1,4 @@
+// @pure
 /**
  * The demo home matches its manifest byte for byte (the scenarios verify against it), and an
  * atomic rewrite yields a new file (new inode) with the reported sha256.
@@ -9,8 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { generateDemoHome, rewriteFileAtomically } from "../../scripts/stack/demo-data.ts";
-import { pngSize } from "../../scripts/stack/png.ts";
-import { readPngHeader } from "../../computer/tools/png.ts";
+import { pngSize, readPngHeader } from "../../scripts/demo/png.ts";
 
 const sha = (b: Buffer | string): string => createHash("sha256").update(b).digest("hex");
 

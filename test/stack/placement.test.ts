@@ -1,3 +1,4 @@
+// @pure
 /**
  * `--nodes N` placement: with several nodes every Agent has a Computer of its office on another
  * node (its requests cross the Redis bus), the nodes share the processes evenly, and one node

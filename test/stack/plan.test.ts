@@ -1,3 +1,4 @@
+// @pure
 /** Scenario assignment: every scenario exactly once; the adversary's CLI download comes last. */
 import assert from "node:assert/strict";
 import { test } from "node:test";

@@ -71,8 +71,9 @@ void test("every scenario passes; --keep serves the printed CLI command; SIGINT 
     // Kept: the Server and Computers still run; the printed command works from elsewhere.
     sample();
     const running = descendants(stack.child.pid!).map(cmdline).join("\n");
-    assert.match(running, /server\/main\.ts/);
-    assert.equal(running.match(/computer\/main\.ts/g)?.length, 2, running);
+    // The shipped bins (scripts/launch/).
+    assert.match(running, /server\/dist\/main\.js/);
+    assert.equal(running.match(/computer\/dist\/main\.js/g)?.length, 2, running);
     const run = await sh(command!, here);
     assert.equal(run.code, 0, run.out);
     const manifest = JSON.parse(readFileSync(manifestPath!, "utf8")) as DemoManifest;

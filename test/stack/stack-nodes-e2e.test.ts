@@ -73,7 +73,7 @@ void test("--nodes 2: every scenario passes across two nodes on one Redis; Ctrl-
     assert.match(seen.get(report.redis.pid) ?? "", /redis-server/);
     for (const n of report.nodes) {
       const cmd = seen.get(n.pid) ?? "";
-      assert.match(cmd, /server\/main\.ts/);
+      assert.match(cmd, /server\/dist\/main\.js/);
       assert.ok(cmd.includes(`--redis ${report.redis.url}`), `${n.name} uses the Redis: ${cmd}`);
     }
 

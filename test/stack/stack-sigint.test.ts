@@ -12,10 +12,14 @@ void test("SIGINT while Agents run leaves no process behind", async () => {
   await stack.waitFor(/^agent-\d\s+\[\d+\/\d+\] \S/);
   const pids = descendants(stack.child.pid!);
   const cmds = pids.map(cmdline).join("\n");
-  assert.match(cmds, /server\/main\.ts/);
-  assert.equal(cmds.match(/computer\/main\.ts/g)?.length, 2, cmds);
-  assert.equal(cmds.match(/agent-main\.ts/g)?.length, 2, cmds);
-  assert.ok((cmds.match(/demo-server\.ts/g)?.length ?? 0) >= 1, `MCP servers running:\n${cmds}`);
+  // The shipped bins and the compiled scripts (scripts/launch/).
+  assert.match(cmds, /server\/dist\/main\.js/);
+  assert.equal(cmds.match(/computer\/dist\/main\.js/g)?.length, 2, cmds);
+  assert.equal(cmds.match(/scripts__stack__agent-main\.mjs/g)?.length, 2, cmds);
+  assert.ok(
+    (cmds.match(/scripts__demo__mcp-server\.mjs/g)?.length ?? 0) >= 1,
+    `MCP servers:\n${cmds}`,
+  );
 
   stack.child.kill("SIGINT");
   const { code } = await stack.exited;

@@ -1,15 +1,16 @@
 /**
  * A real stack for Agent SDK end-to-end tests: the real Server (token auth, port 0), a skill home
- * on disk, and a Computer either in-process (`startComputer`) or as its own process
- * (`node --conditions=@a2c-smcp/source --import tsx computer/main.ts`, so a test can kill and restart it).
+ * on disk, and a Computer either in-process (`startComputer`) or as its own process (the shipped
+ * `a2c-computer`, scripts/launch/, so a test can kill and restart it); and the Agent CLI.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, open, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startComputer, type RunningComputer } from "../../computer/computer.ts";
+import { runAgent, startComputerProcess } from "../../scripts/launch/roles.ts";
 import { ServerHarness, TEST_TOKEN } from "./server-harness.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -111,38 +112,20 @@ export async function inProcessComputer(
   });
 }
 
-/** A Computer as its own process (`computer/main.ts`); kill it with `child.kill("SIGKILL")`. */
+/** A Computer as its own process (`a2c-computer`); kill it with `child.kill("SIGKILL")`. */
 export function spawnComputer(stack: AgentStack, name: string): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      "--conditions=@a2c-smcp/source",
-      "--import",
-      "tsx",
-      join(REPO_ROOT, "computer/main.ts"),
-      "--server",
-      stack.url,
-      "--office",
-      stack.office,
-      "--name",
-      name,
-      "--token",
-      stack.token,
-      "--skills",
-      stack.home,
-      "--state-dir",
-      join(stack.dir, `state-${name}`),
-      "--workers",
-      "0",
-      "--max-size",
-      String(1024 * 1024 * 1024),
-    ],
+  return startComputerProcess(
     {
-      cwd: REPO_ROOT,
-      stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "error" },
+      server: stack.url,
+      office: stack.office,
+      name,
+      token: stack.token,
+      skills: stack.home,
+      stateDir: join(stack.dir, `state-${name}`),
+      extra: ["--workers", "0", "--max-size", String(1024 * 1024 * 1024)],
     },
-  );
+    { env: { A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "error" } },
+  ).child;
 }
 
 /** Resolves when the process has exited (or already had). */
@@ -151,32 +134,13 @@ export function exited(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
-/** Runs the Agent CLI as a process; resolves with its exit code and output. */
-export function runCli(
+/** Runs the Agent CLI (`a2c-agent`) as a process; resolves with its exit code and output. */
+export async function runCli(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        "--conditions=@a2c-smcp/source",
-        "--import",
-        "tsx",
-        join(REPO_ROOT, "agent/cli.ts"),
-        ...args,
-      ],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, A2C_LOG_LEVEL: "silent", ...env },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  const { code, stdout, stderr } = await runAgent(args, {
+    env: { A2C_LOG_LEVEL: "silent", ...env },
   });
+  return { code, stdout, stderr };
 }

@@ -1,14 +1,15 @@
 /**
- * The Agent CLI as a process, for tests that watch it while it runs: `startCli` (stderr seen
+ * The Agent CLI (`a2c-agent`, the shipped build: scripts/launch/) as a process, for tests that
+ * watch it while it runs: `startCli` (stderr seen
  * line by line, so a test can signal it at a known point) and `runCliTty` (under a
  * pseudo-terminal, through util-linux `script`, so stderr is a TTY and the progress bar draws),
  * and `useDownloadStack`, the real stack a download test pulls a file from.
  */
-import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
 import { after, before } from "node:test";
 import type { RunningComputer } from "../../computer/computer.ts";
+import { roleCommand, startRole } from "../../scripts/launch/roles.ts";
 import {
   REPO_ROOT,
   inProcessComputer,
@@ -18,52 +19,50 @@ import {
   type AgentStack,
 } from "./agent-stack.ts";
 
-const CLI = ["--conditions=@a2c-smcp/source", "--import", "tsx", join(REPO_ROOT, "agent/cli.ts")];
-
 export interface CliProcess {
-  child: ChildProcessByStdio<null, Readable, Readable>;
+  child: ChildProcess;
   /** Resolves with the first stderr line matching `re` (rejects if the process exits first). */
   stderrLine(re: RegExp): Promise<string>;
   /** Exit code and everything written. */
   done: Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>;
 }
 
+/** `a2c-agent ARGS` (the shipped build), watched while it runs. */
 export function startCli(args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, [...CLI, ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, A2C_LOG_LEVEL: "silent", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
+  const seen: string[] = [];
   const waiters: { re: RegExp; resolve: (line: string) => void }[] = [];
-  const scan = (): void => {
-    for (const line of stderr.split("\n")) {
+  const cli = startRole("agent", {
+    args,
+    env: { A2C_LOG_LEVEL: "silent", ...env },
+    keepBytes: 64 * 1024 * 1024,
+    onLine: (line, stream) => {
+      if (stream !== "stderr") return;
+      seen.push(line);
       for (const w of [...waiters]) {
         if (w.re.test(line)) {
           waiters.splice(waiters.indexOf(w), 1);
           w.resolve(line);
         }
       }
-    }
-  };
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-    scan();
+    },
   });
-  const done = new Promise<Awaited<CliProcess["done"]>>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  const done = cli.exited.then((e) => ({
+    code: e.code,
+    signal: e.signal,
+    stdout: cli.stdout(),
+    stderr: cli.stderr(),
+  }));
   return {
-    child,
+    child: cli.child,
     done,
     stderrLine: (re) =>
       new Promise<string>((resolve, reject) => {
+        const line = seen.find((l) => re.test(l));
+        if (line !== undefined) return resolve(line);
         waiters.push({ re, resolve });
-        scan();
-        void done.then(() => reject(new Error(`exited before a line matched ${re}:\n${stderr}`)));
+        void done.then((d) =>
+          reject(new Error(`exited before a line matched ${re}:\n${d.stderr}`)),
+        );
       }),
   };
 }
@@ -81,7 +80,7 @@ export function runCliTty(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<{ code: number; screen: string }> {
-  const command = [process.execPath, ...CLI, ...args].map(shellQuote).join(" ");
+  const command = [...roleCommand("agent"), ...args].map(shellQuote).join(" ");
   return new Promise((resolve, reject) => {
     const child = spawn("script", ["-qec", command, "/dev/null"], {
       cwd: REPO_ROOT,

@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { TestContext } from "node:test";
-import { ChildSet, waitGroupGone, type ManagedChild } from "../../scripts/stack/children.ts";
+import { waitGroupGone } from "../../scripts/launch/process.ts";
+import { ChildSet, type ManagedChild } from "../../scripts/stack/children.ts";
 import { REPO_ROOT } from "./agent-stack.ts";
 
 export { REPO_ROOT };
@@ -27,12 +28,13 @@ export type PackageDir = (typeof PACKAGE_DIRS)[number];
 /**
  * The environment of a process a user would start: ours without what npm, the test runner or a
  * loader put in it (npm_* settings would steer the scratch installs; NODE_OPTIONS could load
- * tsx; NODE_TEST_CONTEXT silences our loggers).
+ * tsx; the runner's NODE_TEST_CONTEXT and A2C_LOG_LEVEL are the suite's, not a user's).
  */
 export function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith("npm_") || k === "NODE_OPTIONS" || k === "NODE_TEST_CONTEXT") continue;
+    if (k === "A2C_LOG_LEVEL") continue;
     env[k] = v;
   }
   return { ...env, ...extra };

@@ -17,7 +17,8 @@
  *
  * `A2C_TEST_SERVER_TRANSPORT=stock` runs every harness Server with its transport fast paths off
  * (`transport: "stock"`: socket.io, engine.io and ws as shipped), so the same tests check the wire
- * contract both ways (test/server-stock/). A test of one fast path's mechanism skips then.
+ * contract both ways: the test runner runs every file tagged `@both-transports` a second time so
+ * (scripts/run-tests.ts). A test of one fast path's mechanism skips then.
  */
 import { after, before } from "node:test";
 import { io as connectIo, type Socket } from "socket.io-client";

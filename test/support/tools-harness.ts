@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { pino } from "pino";
+import { demoMcpCommand } from "../../scripts/demo/mcp-command.ts";
 import { BlobEngine } from "../../computer/blob/engine.ts";
 import { HandleCodec } from "../../computer/blob/handle.ts";
 import { HashCache } from "../../computer/blob/hash-cache.ts";
@@ -24,16 +25,10 @@ import {
 } from "../../protocol/index.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
-export const DEMO_SERVER = join(REPO_ROOT, "computer/tools/demo-server.ts");
 
-/** Stdio config that runs the demo MCP server with the tsx loader. */
-export function demoServer(env?: Record<string, string>): StdioServerConfig {
-  return {
-    command: process.execPath,
-    args: ["--conditions=@a2c-smcp/source", "--import", "tsx", DEMO_SERVER],
-    cwd: REPO_ROOT,
-    ...(env ? { env } : {}),
-  };
+/** Stdio config that runs the demo MCP server (scripts/demo/) on plain node. */
+export async function demoServer(env?: Record<string, string>): Promise<StdioServerConfig> {
+  return { ...(await demoMcpCommand()), cwd: REPO_ROOT, ...(env ? { env } : {}) };
 }
 
 export const quietLog = pino({ level: process.env.A2C_LOG_LEVEL ?? "silent" });
@@ -90,7 +85,7 @@ export async function toolFixture(opts: ToolFixtureOptions = {}): Promise<ToolFi
   });
   const service = await createToolService({
     config,
-    servers: opts.servers ?? { demo: demoServer() },
+    servers: opts.servers ?? { demo: await demoServer() },
     minter: engine,
     log: quietLog,
     ...(opts.skillsHome ? { skillsHome: opts.skillsHome } : {}),

@@ -1,49 +1,35 @@
 /**
- * The big file downloaded to disk by the Agent CLI (`agent/cli.ts`) as a process of its own.
- * The CLI is an Agent too, and an office holds one Agent: the scripted Agent leaves its office
- * for the download and joins again afterwards.
+ * The big file downloaded to disk by the Agent CLI (`a2c-agent`, the shipped build) as a process
+ * of its own. The CLI is an Agent too, and an office holds one Agent: the scripted Agent leaves
+ * its office for the download and joins again afterwards.
  */
-import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { startRole } from "../../launch/roles.ts";
 import { cliDownloadArgs } from "../connect-help.ts";
 import { check, sha256, type Scenario } from "./context.ts";
 
 /** Runs the CLI; resolves with its exit code and output (bounded). */
-function runCli(
-  cwd: string,
+async function runCli(
   args: string[],
   signal: AbortSignal,
   onPercent: (pct: number) => void,
 ): Promise<{ code: number; out: string }> {
-  return new Promise((resolveRun, reject) => {
-    const child = spawn(
-      process.execPath,
-      ["--conditions=@a2c-smcp/source", "--import", "tsx", "agent/cli.ts", ...args],
-      {
-        cwd,
-        env: { ...process.env, A2C_LOG_LEVEL: "warn" },
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let out = "";
-    const keep = (b: Buffer): void => {
-      out = (out + b.toString("utf8")).slice(-4000);
-    };
-    child.stdout.on("data", keep);
-    child.stderr.on("data", (b: Buffer) => {
-      keep(b);
-      // Off a TTY the CLI prints `<label>: NN% <bytes>/<total> ...` every 10 %.
-      for (const m of b.toString("utf8").matchAll(/: +(\d+)% /g)) onPercent(Number(m[1]));
-    });
-    const onAbort = (): void => void child.kill("SIGTERM");
-    signal.addEventListener("abort", onAbort, { once: true });
-    child.once("error", reject);
-    child.once("exit", (code, sig) => {
-      signal.removeEventListener("abort", onAbort);
-      resolveRun({ code: code ?? (sig ? 128 : 1), out });
-    });
+  const cli = startRole("agent", {
+    args,
+    env: { A2C_LOG_LEVEL: "warn" },
+    keepBytes: 4000,
+    // Off a TTY the CLI prints `<label>: NN% <bytes>/<total> ...` every 10 %.
+    onLine: (line, stream) => {
+      if (stream !== "stderr") return;
+      for (const m of line.matchAll(/: +(\d+)% /g)) onPercent(Number(m[1]));
+    },
   });
+  const onAbort = (): void => void cli.stop("SIGTERM");
+  signal.addEventListener("abort", onAbort, { once: true });
+  const exit = await cli.exited;
+  signal.removeEventListener("abort", onAbort);
+  return { code: exit.status, out: cli.output() };
 }
 
 export const cliDownload: Scenario = async ({ client, plan, computer, progress, signal }) => {
@@ -61,7 +47,7 @@ export const cliDownload: Scenario = async ({ client, plan, computer, progress, 
   const started = Date.now();
   progress(0, big.size);
   try {
-    run = await runCli(plan.repoRoot, args, signal, (pct) =>
+    run = await runCli(args, signal, (pct) =>
       progress(Math.round((big.size * pct) / 100), big.size),
     );
   } finally {
@@ -84,6 +70,6 @@ export const cliDownload: Scenario = async ({ client, plan, computer, progress, 
     bytes: big.size,
     verified: true,
     restarts: 0,
-    detail: `agent/cli.ts wrote ${out.split("/").pop()} (${size} B) in ${Date.now() - started} ms, ${carriage} carriage`,
+    detail: `a2c-agent wrote ${out.split("/").pop()} (${size} B) in ${Date.now() - started} ms, ${carriage} carriage`,
   };
 };

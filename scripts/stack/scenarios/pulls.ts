@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { readBlobWithInfo } from "../../../agent/index.ts";
 import { rewriteFileAtomically, type DemoFile } from "../demo-data.ts";
-import { pngSize } from "../png.ts";
+import { pngSize } from "../../demo/png.ts";
 import { check, sha256, type Outcome, type Scenario, type ScenarioContext } from "./context.ts";
 
 /** Pulls each file by handle with `window` chunks in flight, checking bytes against the manifest. */

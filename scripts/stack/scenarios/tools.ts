@@ -7,9 +7,8 @@ import {
   DEFAULT_TOOL_TIMEOUT_MARGIN_MS,
   readBlobWithInfo,
 } from "../../../agent/index.ts";
-import { encodePng } from "../../../computer/tools/png.ts";
+import { encodePng, pngSize } from "../../demo/png.ts";
 import type { CallToolResult } from "../../../protocol/index.ts";
-import { pngSize } from "../png.ts";
 import { check, sha256, type Scenario } from "./context.ts";
 
 const PNG_TOOL = "demo__png";

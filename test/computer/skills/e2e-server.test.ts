@@ -1,3 +1,4 @@
+// @both-transports
 // End to end through the real Server and the real Computer (startComputer with a skill home):
 // get_skill mints a handle, a full client:get_blob pull agrees on total_size and sha256
 // (protocol.md §6.4), and an edit burst in the home reaches the office Agent as exactly one

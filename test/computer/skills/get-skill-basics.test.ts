@@ -1,3 +1,4 @@
+// @pure
 // client:get_skills / client:get_skill answers on real packages (protocol.md §7.2, §7.4–§7.8).
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";

@@ -1,3 +1,4 @@
+// @pure
 // A small text file that get_skill read whole but could not inline (not valid UTF-8) is minted as
 // a handle: its digest, computed once at mint, is reused by the pull (one hash per content, D18).
 // Content younger than the settle window is not recorded (the pull hashes it itself).

@@ -1,3 +1,4 @@
+// @pure
 // With the engine's HashCache wired in, a raw file hashed by get_skill at mint time is not hashed
 // again by the pull, and both report the same digest; a rewrite is hashed afresh.
 import assert from "node:assert/strict";

@@ -1,3 +1,4 @@
+// @pure
 // The pull-time sandbox answered from the engine's descriptor (computer/skills/sandbox.ts,
 // HeldSandbox): a second pull of an unchanged file skips the component walk, and after any change
 // between two chunks (the file or a directory swapped for a symlink, a hard link made, the file

@@ -1,3 +1,4 @@
+// @pure
 // Pull time: the blob transport (protocol.md §6) for skill handles through the real blob engine, and the D17
 // re-authorization outcomes when the package changes after minting.
 import assert from "node:assert/strict";

@@ -1,3 +1,4 @@
+// @pure
 // The pure rules of the SKILL channel: the name lexer (protocol.md §7.2), the MIME table and text rule (protocol.md §7.8),
 // the D21 fence rule, and the documented `allowed-tools` split rule.
 import assert from "node:assert/strict";

@@ -1,3 +1,4 @@
+// @pure
 // The registry: sources, names, discovery order, optional metadata, orphans (protocol.md §7.1, §7.4), and
 // bad packages left out with an ERROR log line (never served).
 import assert from "node:assert/strict";

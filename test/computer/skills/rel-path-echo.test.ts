@@ -1,3 +1,4 @@
+// @pure
 // A 4017 echoes a relative rel_path in details.rel_path (diagnostic, protocol.md §7.6) but leaves out an
 // absolute one (POSIX or Windows): details.rel_path is optional, and an error must never carry
 // something that reads like a real path (D23).

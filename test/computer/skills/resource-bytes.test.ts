@@ -1,3 +1,4 @@
+// @pure
 // too_large (protocol.md §7.7) and the resource-bytes rules of D21: frontmatter stripping (CRLF,
 // BOM, nested SKILL.md, no closing fence), the hard cap on the bytes actually served, and the
 // inline body falling back to a handle when the ack would not fit the Server's buffer.

@@ -1,3 +1,4 @@
+// @pure
 // Property test of the sandbox on a real package full of traps: for rel_paths built from hostile
 // fragments, get_skill either refuses with 4017 or serves a file that really is inside the
 // package and is not .skillenv; the producer agrees; and no answer carries an outside secret.

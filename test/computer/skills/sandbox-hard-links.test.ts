@@ -1,3 +1,4 @@
+// @pure
 // Hard links (computer/skills/sandbox.ts): a hard link is the same file under another name, so no
 // path check can tell a file linked in from outside the package, or a `.skillenv` linked under an
 // innocent name. A regular file with more than one link is refused as `forbidden` (4017 at mint

@@ -1,3 +1,4 @@
+// @pure
 /**
  * A large SKILL.md body is derived once into a content-addressed file and served from it like a
  * raw file: get_skill and every pull after it cost no further derivation or hash (the engine knows

@@ -1,3 +1,4 @@
+// @pure
 // Live updates (protocol.md §7.10): a burst of edits in the skill home refreshes the
 // registry and calls notify("server:update_skills") exactly once, only while attached. Edits are
 // written synchronously so the whole burst lands inside one debounce window whatever the load.

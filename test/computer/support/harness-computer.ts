@@ -15,8 +15,8 @@ import { TEST_TOKEN, type ServerHarness } from "../../support/server-harness.ts"
 
 /**
  * The transport every Computer of the Computer tests runs: `fast`, or `stock` with
- * `A2C_TEST_COMPUTER_TRANSPORT=stock` (test/repo/computer-stock-transport.test.ts runs the
- * Computer's conformance tests that way, on the libraries' stock behaviour).
+ * `A2C_TEST_COMPUTER_TRANSPORT=stock` (the test runner runs the files tagged `@both-transports`
+ * that way too, on the libraries' stock behaviour: scripts/run-tests.ts).
  */
 export function testTransport(): TransportMode {
   return process.env.A2C_TEST_COMPUTER_TRANSPORT === "stock" ? "stock" : "fast";

@@ -1,3 +1,4 @@
+// @both-transports
 /**
  * End to end through the real Server and the real Computer (`startComputer --mcp-config`): a plain
  * socket.io-client Agent lists tools, calls the demo server's png tool, finds the sidebanded item
@@ -12,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { RunningComputer } from "../../../computer/computer.ts";
-import { encodePng } from "../../../computer/tools/png.ts";
+import { encodePng } from "../../../scripts/demo/png.ts";
 import {
   CallToolResultSchema,
   GetBlobRetSchema,
@@ -32,7 +33,7 @@ let agent: Socket;
 
 before(async () => {
   const mcpConfig = join(dir, "mcp.json");
-  writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { demo: demoServer() } }));
+  writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { demo: await demoServer() } }));
   h = await ServerHarness.start();
   agent = await h.agent("office-1", "agent-1");
   pc = await startHarnessComputer(h, dir, { mcpConfig });

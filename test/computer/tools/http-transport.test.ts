@@ -4,47 +4,24 @@
  * through the same sideband.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
 import { after, before, test } from "node:test";
-import { encodePng } from "../../../computer/tools/png.ts";
-import {
-  DEMO_SERVER,
-  REPO_ROOT,
-  sidebandOf,
-  textOf,
-  toolFixture,
-  type ToolFixture,
-} from "../../support/tools-harness.ts";
+import { DEMO_MCP_SCRIPT } from "../../../scripts/demo/mcp-command.ts";
+import { encodePng } from "../../../scripts/demo/png.ts";
+import type { LaunchedProcess } from "../../../scripts/launch/process.ts";
+import { startScript } from "../../../scripts/launch/roles.ts";
+import { sidebandOf, textOf, toolFixture, type ToolFixture } from "../../support/tools-harness.ts";
 
-let child: ChildProcess;
+let demo: LaunchedProcess | undefined;
 let fx: ToolFixture;
 
 before(async () => {
-  child = spawn(
-    process.execPath,
-    ["--conditions=@a2c-smcp/source", "--import", "tsx", DEMO_SERVER, "--http", "0"],
-    {
-      cwd: REPO_ROOT,
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  let out = "";
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once("exit", (code) => reject(new Error(`demo server exited (${code})`)));
-    child.stdout!.on("data", (d: Buffer) => {
-      out += d.toString();
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-  });
+  demo = await startScript(DEMO_MCP_SCRIPT, { name: "demo MCP server", args: ["--http", "0"] });
+  const port = Number((await demo.waitFor(/^listening (\d+)/))[1]);
   fx = await toolFixture({ servers: { web: { url: `http://127.0.0.1:${port}/mcp` } } });
 });
 after(async () => {
   await fx?.close();
-  const exited = once(child, "exit");
-  child.kill();
-  await exited;
+  await demo?.stop();
 });
 
 void test("tools of an HTTP MCP server are listed and callable", async () => {

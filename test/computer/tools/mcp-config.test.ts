@@ -1,3 +1,4 @@
+// @pure
 /**
  * `--mcp-config FILE` parsing: both spellings of the server map, stdio and HTTP entries, disabled
  * entries dropped, and clear errors for bad bundle ids, bad shapes, bad JSON and missing files.

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createSkillService, type SkillService } from "../../../computer/skills/index.ts";
-import { encodePng } from "../../../computer/tools/png.ts";
+import { encodePng } from "../../../scripts/demo/png.ts";
 import { GetSkillsRetSchema } from "../../../protocol/index.ts";
 import {
   nextReqId,

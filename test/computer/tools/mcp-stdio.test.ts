@@ -20,7 +20,7 @@ import { after, before, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { StdioClientTransport } from "../../../computer/tools/mcp-stdio.ts";
-import { encodePng } from "../../../computer/tools/png.ts";
+import { encodePng } from "../../../scripts/demo/png.ts";
 import type { ToolService } from "../../../computer/tools/service.ts";
 import { CallToolResultSchema } from "../../../protocol/index.ts";
 import { request, ServerHarness, type Socket } from "../../support/server-harness.ts";
@@ -43,7 +43,7 @@ after(async () => {
 async function demoClient(maxMessageBytes?: number): Promise<Client> {
   const client = new Client({ name: "test", version: "1.0.0" });
   const transport = new StdioClientTransport({
-    ...demoServer(),
+    ...(await demoServer()),
     ...(maxMessageBytes !== undefined ? { maxMessageBytes } : {}),
   });
   await client.connect(transport);
@@ -69,7 +69,10 @@ void test("the SDK's Client over it: an 8 MB result arrives whole, and the next 
 
 void test("a message over maxMessageBytes is an error that closes the transport", async () => {
   const client = new Client({ name: "test", version: "1.0.0" });
-  const transport = new StdioClientTransport({ ...demoServer(), maxMessageBytes: 256 * 1024 });
+  const transport = new StdioClientTransport({
+    ...(await demoServer()),
+    maxMessageBytes: 256 * 1024,
+  });
   const errors: Error[] = [];
   const closed = new Promise<void>((resolve) => (client.onclose = resolve));
   client.onerror = (err) => errors.push(err);
@@ -118,7 +121,7 @@ void test("framing: split anywhere, several per read, CRLF, a bad line skipped",
 
 void test("a real Computer's tool service uses it; a big result reaches the Agent", async () => {
   const mcpConfig = join(dir, "mcp.json");
-  writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { demo: demoServer() } }));
+  writeFileSync(mcpConfig, JSON.stringify({ mcpServers: { demo: await demoServer() } }));
   const pc = await startHarnessComputer(h, dir, { mcpConfig });
   try {
     const tools = pc.services.find((s) => "connection" in s) as ToolService;

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { inflateSync } from "node:zlib";
 import { after, before, describe, test } from "node:test";
-import { encodePng, readPngHeader } from "../../../computer/tools/png.ts";
-import { patternBytes, pngOfAbout } from "../../../computer/tools/demo-content.ts";
+import { encodePng, readPngHeader } from "../../../scripts/demo/png.ts";
+import { patternBytes, pngOfAbout } from "../../../scripts/demo/content.ts";
 import { encodedAckBytes } from "../../../protocol/index.ts";
 import { sidebandOf, textOf, toolFixture, type ToolFixture } from "../../support/tools-harness.ts";
 

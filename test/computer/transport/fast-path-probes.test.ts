@@ -1,3 +1,4 @@
+// @pure
 /**
  * Each fast path's probe (computer/transport/index.ts `FAST_PATHS`) checks behaviour on the
  * installed libraries' real classes, so a library upgrade that keeps the members but changes what

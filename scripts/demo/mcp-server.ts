@@ -1,5 +1,6 @@
 /**
- * The demo MCP server (stdio), run by `npm run demo-mcp`, the stack and the tests. Its tools
+ * The demo MCP server (stdio), run by `npm run demo-mcp`, the stack, docker compose's Computers
+ * and the tests (mcp-command.ts says how it runs; no package ships it). Its tools
  * produce every kind of content the binary sideband has to handle, and it offers a small SKILL
  * package as `skill://` resources (staging mode `resources`, D20).
  *
@@ -12,15 +13,11 @@ import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
-// The role-door rule matches any `server/` path; these are the MCP SDK's server classes, not ours.
-// eslint-disable-next-line no-restricted-imports
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-// eslint-disable-next-line no-restricted-imports
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-// eslint-disable-next-line no-restricted-imports
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
-import { patternBytes, pngOfAbout } from "./demo-content.ts";
+import { patternBytes, pngOfAbout } from "./content.ts";
 import { encodePng } from "./png.ts";
 
 const MAX_DEMO_BYTES = 256 * 1024 * 1024;

@@ -1,5 +1,6 @@
 /**
- * A tiny PNG encoder for the demo MCP server: 8-bit RGB, no interlace, zlib-deflated scanlines,
+ * A tiny PNG encoder for the demo MCP server and the demo skill home, and the check the stack's
+ * scenarios and the tests use on what they pulled: 8-bit RGB, no interlace, zlib-deflated scanlines,
  * CRC32 per chunk (Node 20 has no zlib.crc32, so the table is computed here). The picture is a
  * deterministic pattern plus, optionally, seeded noise so a "big" PNG stays big after deflate.
  */
@@ -106,4 +107,18 @@ export function readPngHeader(png: Buffer): { width: number; height: number } {
   }
   if (!dims) throw new Error("no IHDR");
   return dims;
+}
+
+/** A real, seeded-noise RGB PNG (incompressible, so the demo has real bytes to move). */
+export function makePng(width: number, height: number, seed = 1): Buffer {
+  return encodePng({ width, height, noiseSeed: seed });
+}
+
+/** Width and height when `buf` is a well-formed PNG (signature, chunk CRCs, IHDR); else `null`. */
+export function pngSize(buf: Buffer): { width: number; height: number } | null {
+  try {
+    return readPngHeader(buf);
+  } catch {
+    return null;
+  }
 }

@@ -1,6 +1,6 @@
 /**
  * Deterministic content of the demo MCP server, shared with the tests that check what they pull
- * (importing `demo-server.ts` itself would start a server on stdin).
+ * (importing `mcp-server.ts` itself would start a server on stdin).
  */
 import { encodePng } from "./png.ts";
 
