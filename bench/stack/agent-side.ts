@@ -6,6 +6,7 @@
  */
 import {
   AgentClient,
+  ComputerPath,
   readBlobWithInfo,
   type Carriage,
   type ChunkFetcher,
@@ -20,6 +21,10 @@ interface Seat {
   client: AgentClient;
   office: string;
   computer: string;
+  /** Latencies of the chunk requests of the SDK reads in progress (see `timed`). */
+  latencies: number[];
+  /** The fetcher and path those reads share, as the client's own pulls share its path. */
+  timed?: ChunkFetcher;
 }
 
 const seats: Seat[] = [];
@@ -30,9 +35,17 @@ function seat(i: number): Seat {
   return s;
 }
 
-/** A ChunkFetcher that times every `client:get_blob` the SDK's pull loop sends. */
-function timed(client: AgentClient, latencies: number[]): ChunkFetcher {
-  return {
+/**
+ * A ChunkFetcher that times every `client:get_blob` the SDK's pull sends, with one path of its own
+ * per seat: every read of the seat shares it, as every pull through one client shares the
+ * client's path (a read does not start again from the path's first estimates), and the path's
+ * requests go through the timing. Chunks go back to the client's decode buffers as in a plain pull.
+ */
+function timed(s: Seat): ChunkFetcher {
+  if (s.timed) return s.timed;
+  const { client, latencies } = s;
+  let path: ComputerPath | undefined;
+  const fetcher: ChunkFetcher = {
     fetchChunk: async (computer, handle, req) => {
       const t0 = performance.now();
       const r = await client.fetchChunk(computer, handle, req);
@@ -40,8 +53,10 @@ function timed(client: AgentClient, latencies: number[]): ChunkFetcher {
       return r;
     },
     waitForComputer: (computer, opts) => client.waitForComputer(computer, opts),
-    pathTo: (computer) => client.pathTo(computer),
+    pathTo: (computer) => (path ??= new ComputerPath(fetcher, computer)),
+    releaseChunk: (bytes) => client.releaseChunk(bytes),
   };
+  return (s.timed = fetcher);
 }
 
 export function stackFetcher(
@@ -95,8 +110,8 @@ export interface SdkReadArgs {
 /** Whole reads with the SDK's pull loop until the time is up; each verified against `sha256`. */
 async function sdkRead(args: SdkReadArgs): Promise<SdkReadResult> {
   const s = seat(args.agent);
-  const latencies: number[] = [];
-  const fetcher = timed(s.client, latencies);
+  const fetcher = timed(s);
+  const firstLatency = s.latencies.length;
   const start = performance.now();
   let reads = 0;
   let bytes = 0;
@@ -123,6 +138,8 @@ async function sdkRead(args: SdkReadArgs): Promise<SdkReadResult> {
     restarts += info.stats.restarts;
   } while (more());
   const seconds = (performance.now() - start) / 1000;
+  // Taken out of the seat's list, so it does not grow with every read of a long run.
+  const latencies = s.latencies.splice(firstLatency);
   return {
     reads,
     bytes,
@@ -295,7 +312,7 @@ export const stackHandlers: Record<string, Handler> = {
       await client.connect();
       await client.joinOffice(a.office);
       await client.waitForComputer(a.computer, { timeoutMs: 30_000 });
-      seats.push({ client, office: a.office, computer: a.computer });
+      seats.push({ client, office: a.office, computer: a.computer, latencies: [] });
     }
     return { agents: seats.length };
   },

@@ -65,11 +65,7 @@ void test("every section completes and every byte is verified; the run exits 0",
 void test("every goal is judged from data, but for the cases the quick plan has none of", () => {
   const unmeasured = r.goals.filter((g) => g.status === "not measured");
   for (const g of unmeasured) {
-    assert.match(
-      g.why ?? "",
-      /plan has no (?:\w+ )?case|skipped/,
-      `${g.id} not measured: ${g.why}`,
-    );
+    assert.match(g.why ?? "", /plan has no [^.]*case|skipped/, `${g.id} not measured: ${g.why}`);
   }
   assert.ok(r.goals.some((g) => g.status !== "not measured"));
   if (unmeasured.length > 0) assert.equal(r.verdict.status, "PARTIAL");
