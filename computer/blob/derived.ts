@@ -226,7 +226,7 @@ export class DerivedStore {
       if (signature !== signatureOf(seen)) return CHANGED;
       return Number(st.size) <= limits.inMemoryUpTo
         ? this.#deriveInMemory(fd, st, key, derivation, limits.maxBytes)
-        : await this.#deriveToFile(fd, signature, key, derivation, limits.maxBytes);
+        : await this.#deriveToFile(fd, st, key, derivation, limits.maxBytes);
     } finally {
       closeSync(fd);
     }
@@ -261,7 +261,7 @@ export class DerivedStore {
 
   async #deriveToFile(
     fd: number,
-    signature: string,
+    st: BigIntStats,
     key: string,
     derivation: DerivationName,
     maxBytes: number,
@@ -273,14 +273,16 @@ export class DerivedStore {
     await this.#dirReady;
     const task = {
       fd,
-      signature,
+      signature: signatureOf(st),
       derivation,
       dir: this.dir,
       maxBytes,
       nice: this.#hashes.hashNice,
     };
     try {
-      const r = this.#pool ? await this.#pool.derive(task) : await deriveFile(task);
+      const r = this.#pool
+        ? await this.#pool.derive(task, Number(st.size))
+        : await deriveFile(task);
       if ("changed" in r) return CHANGED;
       if ("tooLarge" in r) return { ok: false, reason: "too_large", size: r.tooLarge };
       this.productions.file++;
