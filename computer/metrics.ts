@@ -50,6 +50,10 @@ export interface ComputerMetrics {
   readonly hashWaitSeconds: Histogram<"lane">;
   /** Hash jobs refused (answered busy) because their lane's queue was full, by lane. */
   readonly hashRefusals: Counter<"lane">;
+  /** Writes to the spool or the derived store that failed for a disk fault (D57). */
+  readonly storageFailures: Counter<"store" | "reason">;
+  /** 1 while a store's writes fail for a disk fault (from the first failure to the next success). */
+  readonly storageFailing: Gauge<"store">;
   /** Derived resources produced (SKILL.md bodies), by tier: memory or file. */
   readonly derivedProductions: Counter<"tier">;
   /** Bytes of derived resources held, by tier. */
@@ -166,6 +170,18 @@ export function createComputerMetrics(name: string): ComputerMetrics {
       name: "a2c_computer_hash_refusals_total",
       help: "hash jobs refused busy because their lane's queue was full, by lane",
       labelNames: ["lane"],
+      registers,
+    }),
+    storageFailures: new Counter({
+      name: "a2c_computer_storage_failures_total",
+      help: "writes to the state directory that failed for a disk fault, by store (spool, derived) and reason (storage_full: ENOSPC/EDQUOT; storage_error: EIO/EROFS)",
+      labelNames: ["store", "reason"],
+      registers,
+    }),
+    storageFailing: new Gauge({
+      name: "a2c_computer_storage_failing",
+      help: "1 while a store's writes fail for a disk fault (first failure to the next success), by store",
+      labelNames: ["store"],
       registers,
     }),
     derivedProductions: new Counter({

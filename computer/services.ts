@@ -65,6 +65,7 @@ export function defaultServices(options: DefaultServiceOptions): ServiceFactory[
         mcpConfigPath,
         minter: ctx.minter,
         log: ctx.log,
+        storageFaults: ctx.metrics,
         ...(options.skills !== undefined ? { skillsHome: options.skills } : {}),
         onSkillsChanged: () => {
           skills?.refresh().catch((err: unknown) => ctx.log.error({ err }, "skill rescan failed"));

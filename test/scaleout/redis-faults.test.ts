@@ -12,14 +12,13 @@
  * Each bound is measured from the moment Redis answers again and printed (`bound:` lines).
  */
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { after, afterEach, test } from "node:test";
-import { pino, type Logger } from "pino";
 import { AgentClient, JoinOfficeError } from "../../agent/index.ts";
 import { ComputerConnectError, type RunningComputer } from "../../computer/computer.ts";
 import { JOIN_RETRY_MAX_MS } from "../../computer/connection.ts";
 import { parseJoinRefusal } from "../../protocol/index.ts";
 import { REMOVAL_RETRY_MAX_MS } from "../../server/membership.ts";
+import { logLines } from "../support/log-lines.ts";
 import { startRedis, type RedisInstance } from "../support/redis.ts";
 import {
   TOKEN,
@@ -211,38 +210,10 @@ void test("Redis killed and restarted empty: every client reconnects and joins a
   assert.deepEqual(await holders(b), [pc.socket.id]);
 });
 
-/** A logger whose lines a test can wait for (`seen(msg, n)`: the n-th line with that `msg`). */
-function watchedLogger(): { logger: Logger; seen(msg: string, n: number): Promise<void> } {
-  const counts = new Map<string, number>();
-  const waiters: { msg: string; n: number; resolve: () => void }[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split("\n")) {
-        if (!line) continue;
-        const msg = String((JSON.parse(line) as { msg?: unknown }).msg);
-        const count = (counts.get(msg) ?? 0) + 1;
-        counts.set(msg, count);
-        for (const w of waiters.filter((x) => x.msg === msg && x.n <= count)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve();
-        }
-      }
-      done();
-    },
-  });
-  return {
-    logger: pino({ level: "info" }, stream),
-    seen: (msg, n) =>
-      (counts.get(msg) ?? 0) >= n
-        ? Promise.resolve()
-        : new Promise((resolve) => waiters.push({ msg, n, resolve })),
-  };
-}
-
 void test("a join while Redis is down is retried by the Computer and the SDK, not given up", async () => {
   const { redis, a, b } = await cluster("faults-down", true);
   await redis.kill();
-  const logs = watchedLogger();
+  const logs = logLines();
   const pc = computer(a.url, OFFICE, "pc", home!, logs.logger);
   pc.catch(() => undefined);
   cleanups.push(async () => (await pc).close());
