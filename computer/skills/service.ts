@@ -31,6 +31,8 @@ export interface SkillServiceOptions {
   pollMs?: number;
   /** Use `fs.watch` triggers (default true); `false` leaves only the periodic scan. */
   fsWatch?: boolean;
+  /** Entries of one package read per change scan (default 10,000; watcher.ts, D58). */
+  watchEntries?: number;
   /** Called after each watcher-driven registry rebuild (attached or not). */
   onRefresh?: () => void;
   /**
@@ -127,6 +129,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
           debounceMs: opts.debounceMs ?? 300,
           pollMs: opts.pollMs ?? 5000,
           fsWatch: opts.fsWatch ?? true,
+          ...(opts.watchEntries !== undefined ? { maxPackageEntries: opts.watchEntries } : {}),
           onChange: async () => {
             await refresh();
             opts.onRefresh?.();
