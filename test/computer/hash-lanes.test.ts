@@ -5,7 +5,8 @@
  *   mints are answered at their usual latency, on the small lane (before, they waited behind
  *   the huge hash until the Server's relay timeout, 408);
  * - the large lane's queue is bounded: with its thread busy and 16 jobs waiting, one more huge
- *   mint is answered `busy` at once and counted.
+ *   mint is answered `busy` at once and counted; a pull that needs a hash the lane cannot queue
+ *   is answered the same (the blob engine, with a lane that queues nothing).
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -14,8 +15,11 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { AgentClient, ProtocolError } from "../../agent/index.ts";
 import { startComputer, type RunningComputer } from "../../computer/computer.ts";
-import { DEFAULT_LARGE_QUEUE } from "../../computer/workers/pool.ts";
+import { createComputerMetrics } from "../../computer/metrics.ts";
+import { createHashPool, DEFAULT_LARGE_QUEUE } from "../../computer/workers/pool.ts";
+import { busy } from "../../protocol/index.ts";
 import { startAgentStack, writeSkill, type AgentStack } from "../support/agent-stack.ts";
+import { blobReq, engineFixture } from "./support/test-producer.ts";
 
 const HUGE = 256 * 1024 ** 3;
 const SMALL = 2 * 1024 * 1024;
@@ -137,4 +141,41 @@ void test("with the large lane's thread busy and its queue full, one more huge m
     total_size?: number;
   };
   assert.equal(got.total_size, SMALL);
+});
+
+void test("a pull whose hash its lane cannot queue is answered busy at once", async () => {
+  const metrics = createComputerMetrics("pc-1");
+  const pool = createHashPool(1, {
+    largeQueue: 0,
+    metrics: {
+      queued: metrics.hashQueued,
+      waitSeconds: metrics.hashWaitSeconds,
+      refusals: metrics.hashRefusals,
+    },
+  })!;
+  const f = engineFixture({ pool, metrics });
+  try {
+    const files = [0, 1].map((i) => join(f.dir, `huge-${i}.bin`));
+    for (const file of files) {
+      await writeFile(file, "");
+      await truncate(file, HUGE);
+    }
+    const first = f.engine.getBlob(blobReq(f.fileHandle(files[0]!)));
+    first.catch(() => undefined);
+    await until("the large lane's thread to take the first hash", async () => {
+      const waits = (await f.metrics.hashWaitSeconds.get()).values;
+      return waits.some((v) => v.labels.lane === "large" && v.metricName?.endsWith("_count"));
+    });
+    const t0 = performance.now();
+    const second = await f.engine.getBlob(blobReq(f.fileHandle(files[1]!)));
+    assert.deepEqual(
+      second,
+      busy("Too many files waiting to be hashed (large files); retry later"),
+    );
+    assert.ok(performance.now() - t0 < 1_000);
+  } finally {
+    await pool.close();
+    await f.engine.close();
+    f.close();
+  }
 });
