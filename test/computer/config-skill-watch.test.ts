@@ -1,3 +1,4 @@
+// @pure
 /**
  * `--skill-watch-entries` / `A2C_SKILL_WATCH_ENTRIES` (entries of one skill package read per
  * change scan, D58): flag wins over env, at least 1, unset when neither is given.

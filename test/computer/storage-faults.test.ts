@@ -1,3 +1,4 @@
+// @pure
 /**
  * Which errno codes are disk faults and how an episode is told (D57). ENOSPC is exercised for
  * real in storage-full.test.ts (a filled tmpfs); EDQUOT, EIO and EROFS cannot be provoked without

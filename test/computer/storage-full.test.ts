@@ -74,10 +74,10 @@ before(async () => {
           ...(ctx.hashCache ? { fileHasher: ctx.hashCache } : {}),
           ...(ctx.derived ? { derived: ctx.derived } : {}),
         }),
-      (ctx) =>
+      async (ctx) =>
         createToolService({
           config: ctx.config,
-          servers: { demo: demoServer() },
+          servers: { demo: await demoServer() },
           minter: ctx.minter,
           log: ctx.log,
           storageFaults: ctx.metrics,

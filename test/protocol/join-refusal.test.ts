@@ -1,3 +1,4 @@
+// @pure
 /**
  * A refused join's reason (docs/protocol.md §3.5, D55): `"<token>: <text>"`, read back by clients
  * to decide whether to retry. Only the known passing tokens are transient; an unknown token, a
