@@ -9,6 +9,7 @@ import {
   EnterOfficeNotificationSchema,
   Events,
   ListRoomRetSchema,
+  parseJoinRefusal,
   UpdateComputerConfigReqSchema,
   type A2CSkillRef,
   type SMCPTool,
@@ -25,6 +26,41 @@ import {
 
 /** Rejoin attempts after a reconnect when the Server still holds our old seat. */
 export const REJOIN_ATTEMPTS = 8;
+
+/** Longest wait between two tries of a join refused for a reason that passes (D55). */
+export const JOIN_RETRY_MAX_MS = 2_000;
+
+/** Options of `joinOffice`. */
+export interface JoinOfficeOptions {
+  /**
+   * How long a join refused for a reason that passes (`registry_unavailable`, ...: D55) is tried
+   * again, with a backoff of 250 ms doubling to `JOIN_RETRY_MAX_MS`. Default: the client's
+   * `requestTimeoutMs`; 0 = no retry. Other refusals are thrown at once.
+   */
+  retryForMs?: number;
+  signal?: AbortSignal;
+}
+
+/** The wait before try `attempt + 1` of a refused join: doubling, capped, ±25 %. */
+function joinRetryDelay(attempt: number): number {
+  const base = Math.min(JOIN_RETRY_MAX_MS, 250 * 2 ** Math.min(attempt - 1, 16));
+  return Math.round(base * (0.75 + Math.random() * 0.5));
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
 
 /** Office membership and Computer tracking on top of the connection. */
 export abstract class OfficeClient extends ClientConnection {
@@ -52,10 +88,25 @@ export abstract class OfficeClient extends ClientConnection {
   // ---------------------------------------------------------------------------------------------
   // Office
 
-  /** Joins `officeId` as the Agent; `(false, reason)` is a `JoinOfficeError`. */
-  async joinOffice(officeId: string, name?: string): Promise<void> {
+  /**
+   * Joins `officeId` as the Agent; `(false, reason)` is a `JoinOfficeError`, thrown at once for a
+   * refusal that will not pass and after `opts.retryForMs` of retries for one that will (D55).
+   */
+  async joinOffice(officeId: string, name?: string, opts: JoinOfficeOptions = {}): Promise<void> {
     if (name !== undefined) this.name = name;
-    await this.sendJoin(officeId);
+    const deadline = Date.now() + (opts.retryForMs ?? this.requestTimeoutMs);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.sendJoin(officeId);
+        break;
+      } catch (err) {
+        const delayMs = joinRetryDelay(attempt);
+        if (!this.refusedForNow(err, attempt, delayMs) || Date.now() + delayMs > deadline) {
+          throw err;
+        }
+        await sleep(delayMs, opts.signal);
+      }
+    }
     this.office = officeId;
     this.joined = true;
     await this.refreshComputers();
@@ -70,6 +121,21 @@ export abstract class OfficeClient extends ClientConnection {
     if (ok !== true) {
       throw new JoinOfficeError(typeof reason === "string" && reason ? reason : "refused");
     }
+  }
+
+  /**
+   * True when `err` is a join refused for a reason that passes (D55); logged at attempts 1, 2,
+   * 4, 8, ... so a long outage is visible without a line per try.
+   */
+  private refusedForNow(err: unknown, attempt: number, retryInMs: number): boolean {
+    if (!(err instanceof JoinOfficeError) || !parseJoinRefusal(err.reason).transient) return false;
+    if ((attempt & (attempt - 1)) === 0) {
+      this.logger.warn(
+        { reason: err.reason, attempt, retryInMs },
+        "join refused for now; retrying",
+      );
+    }
+    return true;
   }
 
   /** Leaves the office (and stops tracking its Computers). */
@@ -219,9 +285,11 @@ export abstract class OfficeClient extends ClientConnection {
       this.emit("reconnected");
       return;
     }
-    // The Server may not have noticed our old session's end yet ("Room already has an agent"):
-    // retry the join a few times with a backoff while this connection lasts.
+    // The Server may not have noticed our old session's end yet (`agent_present`): retry the
+    // join a few times with a backoff while this connection lasts; a refusal that passes
+    // (`registry_unavailable`, D55) is retried for as long as the connection lasts.
     const socket = this.socket;
+    let refused = 0;
     for (let attempt = 0; ; attempt++) {
       try {
         await this.sendJoin(office);
@@ -231,13 +299,17 @@ export abstract class OfficeClient extends ClientConnection {
         this.emit("reconnected");
         return;
       } catch (err) {
+        const passingDelayMs = joinRetryDelay(attempt + 1);
+        const passing = this.refusedForNow(err, attempt + 1, passingDelayMs);
         const retry =
-          err instanceof JoinOfficeError && attempt < REJOIN_ATTEMPTS && socket?.connected;
+          socket?.connected &&
+          (passing || (err instanceof JoinOfficeError && refused++ < REJOIN_ATTEMPTS));
         if (!retry) {
           this.refreshFailed(null, err);
           return;
         }
-        await new Promise((r) => setTimeout(r, Math.min(250 * 2 ** attempt, 5000)));
+        const delayMs = passing ? passingDelayMs : Math.min(250 * 2 ** (refused - 1), 5000);
+        await new Promise((r) => setTimeout(r, delayMs));
         if (this.socket !== socket || !socket.connected || this.office !== office) return;
       }
     }

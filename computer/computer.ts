@@ -62,6 +62,8 @@ export interface StartComputerOptions {
   stateDir?: string;
   /** Skill home (D20). Used by the default SKILL service. */
   skills?: string;
+  /** Entries of one skill package read per change scan (skills/watcher.ts, D58). */
+  skillWatchEntries?: number;
   /** MCP servers config file. Used by the default tool service. */
   mcpConfig?: string;
   maxHttpBufferSize?: number;

@@ -30,6 +30,8 @@ export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [
   --hash-nice N                nice offset of the hashing threads, 0-19, default 10 (env A2C_HASH_NICE)
   --fd-cache-entries N         file descriptors kept open between chunks, default 16; 0 = none
                                (env A2C_FD_CACHE_ENTRIES)
+  --skill-watch-entries N      entries of one skill package read per change scan, default
+                               10000 (env A2C_SKILL_WATCH_ENTRIES)
   --allow-hard-links           serve skill files that have more than one hard link (refused as
                                forbidden by default; env A2C_ALLOW_HARD_LINKS=1)
   --http-port P                serve GET /healthz and /metrics on this port; off when unset,
@@ -66,6 +68,7 @@ const INT_FLAGS = {
   "hash-nice": { env: "A2C_HASH_NICE", min: 0, max: 19 },
   "fd-cache-entries": { env: "A2C_FD_CACHE_ENTRIES", min: 0, max: 4096 },
   "http-port": { env: "A2C_HTTP_PORT", min: 0, max: 65535 },
+  "skill-watch-entries": { env: "A2C_SKILL_WATCH_ENTRIES", min: 1 },
 } as const;
 
 /** `null` when `--help` was asked for. Throws `UsageError` on bad input. */
@@ -142,6 +145,7 @@ export function parseComputerArgs(
   assign("relayTimeoutMs", int("relay-timeout-ms"));
   const maxUnsentBytes = int("max-unsent-bytes");
   if (maxUnsentBytes !== undefined) out.blob = { maxUnsentBytes };
+  assign("skillWatchEntries", int("skill-watch-entries"));
   const fdCacheEntries = int("fd-cache-entries");
   if (fdCacheEntries !== undefined) out.blob = { ...out.blob, fdCacheEntries };
   const hardLinks = env.A2C_ALLOW_HARD_LINKS;

@@ -4,8 +4,11 @@
  *
  * - A join left unanswered is asked again (a starved or restarting Server may answer late;
  *   joining the office one is in under the same name is a no-op on the Server).
- * - A refused join before the first success is final (`join_refused`); after a reconnect the
- *   Server may still hold the old session for a moment, so a refused rejoin is retried.
+ * - A join refused for a reason that passes (`registry_unavailable`, ...: D55) is asked again
+ *   with a backoff (250 ms doubling to `JOIN_RETRY_MAX_MS`, jittered), logged at attempts 1, 2,
+ *   4, 8, ...; any other refusal before the first success is final (`join_refused`). After a
+ *   reconnect the Server may still hold the old session for a moment, so a refused rejoin is
+ *   retried with the same backoff.
  * - A final `connect_error` (refused token, protocol version: connect-error.ts) ends it; anything
  *   else is left to socket.io's reconnection. A Server-side disconnect stops socket.io's
  *   reconnection, so the Computer connects again itself.
@@ -19,6 +22,7 @@ import {
   Events,
   NAMESPACE,
   PROTOCOL_VERSION,
+  parseJoinRefusal,
   VERSION_QUERY_PARAM,
   type ClientToServerEvents,
   type ServerToClientEvents,
@@ -68,6 +72,9 @@ export interface Connection {
 
 const JOIN_TIMEOUT_MS = 10_000;
 const REJOIN_DELAY_MS = 1_000;
+const JOIN_RETRY_MIN_MS = 250;
+/** Longest wait between two tries of a refused join: rejoined this soon after the cause passes. */
+export const JOIN_RETRY_MAX_MS = 2_000;
 const DEFAULT_START_TIMEOUT_MS = 30_000;
 const LEAVE_TIMEOUT_MS = 1_000;
 
@@ -87,6 +94,8 @@ export function connection(options: ConnectionOptions, events: ConnectionEvents)
   let everJoined = false;
   let closing = false;
   let rejoinTimer: NodeJS.Timeout | undefined;
+  /** Refused joins in a row (the backoff's exponent); 0 after a join lands. */
+  let refusals = 0;
   let settleStart: { resolve: () => void; reject: (err: Error) => void } | undefined;
 
   const fatal = (err: Error): void => {
@@ -101,8 +110,15 @@ export function connection(options: ConnectionOptions, events: ConnectionEvents)
     if (joined) s.emit(event, { computer: name });
   };
 
-  const retryJoin = (): void => {
-    rejoinTimer = setTimeout(() => s.connected && join(), REJOIN_DELAY_MS);
+  const retryJoin = (delayMs = REJOIN_DELAY_MS): void => {
+    rejoinTimer = setTimeout(() => s.connected && join(), delayMs);
+  };
+
+  /** The next wait after a refused join: doubling, capped, ±25 % so Computers do not align. */
+  const refusedBackoff = (): number => {
+    const base = Math.min(JOIN_RETRY_MAX_MS, JOIN_RETRY_MIN_MS * 2 ** Math.min(refusals, 16));
+    refusals += 1;
+    return Math.round(base * (0.75 + Math.random() * 0.5));
   };
 
   const join = (): void => {
@@ -117,12 +133,27 @@ export function connection(options: ConnectionOptions, events: ConnectionEvents)
         }
         if (ok !== true) {
           const why = reason ?? "refused";
-          if (!everJoined) {
-            return fatal(new ComputerConnectError("join_refused", `join refused: ${why}`));
+          const refusal = parseJoinRefusal(reason);
+          if (!refusal.transient && !everJoined) {
+            return fatal(
+              new ComputerConnectError("join_refused", `join refused: ${why}`, undefined, {
+                reason: refusal.token,
+              }),
+            );
           }
-          log.warn({ reason: why }, "rejoin refused; retrying");
-          return retryJoin();
+          const attempt = refusals + 1;
+          const delayMs = refusedBackoff();
+          // Logged at attempts 1, 2, 4, 8, ...: a long outage is visible without a line a second.
+          if ((attempt & (attempt - 1)) === 0) {
+            log.warn(
+              { reason: why, attempt, retryInMs: delayMs },
+              everJoined ? "rejoin refused; retrying" : "join refused for now; retrying",
+            );
+          }
+          return retryJoin(delayMs);
         }
+        if (refusals > 0) log.info({ attempts: refusals + 1 }, "join accepted after refusals");
+        refusals = 0;
         joined = true;
         everJoined = true;
         log.info({ office }, "joined office");
@@ -134,6 +165,7 @@ export function connection(options: ConnectionOptions, events: ConnectionEvents)
   };
 
   s.on("connect", () => {
+    clearTimeout(rejoinTimer); // a retry of the last connection's join is moot now
     log.info({ transport: s.io.engine?.transport?.name }, "connected");
     join();
   });

@@ -56,7 +56,8 @@ export interface HeldFiles {
 
 /** Pull-time outcome of re-authorizing a handle (D15, D17). */
 export type ResolveResult =
-  { ok: true; source: BlobSource } | { ok: false; reason: "forbidden" | "gone" };
+  | { ok: true; source: BlobSource }
+  | { ok: false; reason: "forbidden" | "gone" | "storage_full" | "storage_error" };
 
 export interface Producer {
   readonly kind: HandleKind;

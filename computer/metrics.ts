@@ -44,6 +44,16 @@ export interface ComputerMetrics {
   readonly blobFileOpens: Counter;
   /** Descriptors the blob engine holds open (being read, or kept for the next chunk). */
   readonly openDescriptors: Gauge;
+  /** Hash jobs waiting for a thread, by lane (workers/pool.ts). */
+  readonly hashQueued: Gauge<"lane">;
+  /** Time a hash job waited for a thread, by lane. */
+  readonly hashWaitSeconds: Histogram<"lane">;
+  /** Hash jobs refused (answered busy) because their lane's queue was full, by lane. */
+  readonly hashRefusals: Counter<"lane">;
+  /** Writes to the spool or the derived store that failed for a disk fault (D57). */
+  readonly storageFailures: Counter<"store" | "reason">;
+  /** 1 while a store's writes fail for a disk fault (from the first failure to the next success). */
+  readonly storageFailing: Gauge<"store">;
   /** Derived resources produced (SKILL.md bodies), by tier: memory or file. */
   readonly derivedProductions: Counter<"tier">;
   /** Bytes of derived resources held, by tier. */
@@ -141,6 +151,37 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     openDescriptors: new Gauge({
       name: "a2c_computer_blob_open_descriptors",
       help: "file descriptors the blob engine holds open (being read or kept for the next chunk)",
+      registers,
+    }),
+    hashQueued: new Gauge({
+      name: "a2c_computer_hash_queued",
+      help: "hash jobs waiting for a thread, by lane (small: files up to 16 MiB; large)",
+      labelNames: ["lane"],
+      registers,
+    }),
+    hashWaitSeconds: new Histogram({
+      name: "a2c_computer_hash_wait_seconds",
+      help: "time a hash job waited for a thread, by lane",
+      labelNames: ["lane"],
+      buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 2, 10, 30],
+      registers,
+    }),
+    hashRefusals: new Counter({
+      name: "a2c_computer_hash_refusals_total",
+      help: "hash jobs refused busy because their lane's queue was full, by lane",
+      labelNames: ["lane"],
+      registers,
+    }),
+    storageFailures: new Counter({
+      name: "a2c_computer_storage_failures_total",
+      help: "writes to the state directory that failed for a disk fault, by store (spool, derived) and reason (storage_full: ENOSPC/EDQUOT; storage_error: EIO/EROFS)",
+      labelNames: ["store", "reason"],
+      registers,
+    }),
+    storageFailing: new Gauge({
+      name: "a2c_computer_storage_failing",
+      help: "1 while a store's writes fail for a disk fault (first failure to the next success), by store",
+      labelNames: ["store"],
       registers,
     }),
     derivedProductions: new Counter({

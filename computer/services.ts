@@ -31,6 +31,8 @@ export type ServiceFactory = (ctx: ServiceContext) => ComputerService | Promise<
 export interface DefaultServiceOptions {
   /** Skill home (D20): the SKILL service. */
   skills?: string;
+  /** Entries of one skill package read per change scan (skills/watcher.ts). */
+  skillWatchEntries?: number;
   /** MCP servers config file: the tool service. */
   mcpConfig?: string;
 }
@@ -51,6 +53,9 @@ export function defaultServices(options: DefaultServiceOptions): ServiceFactory[
         minter: ctx.minter,
         log: ctx.log,
         sandboxChecks: ctx.metrics.sandboxChecks,
+        ...(options.skillWatchEntries !== undefined
+          ? { watchEntries: options.skillWatchEntries }
+          : {}),
         ...(ctx.hashCache ? { fileHasher: ctx.hashCache } : {}),
         ...(ctx.derived ? { derived: ctx.derived } : {}),
       });
@@ -65,6 +70,7 @@ export function defaultServices(options: DefaultServiceOptions): ServiceFactory[
         mcpConfigPath,
         minter: ctx.minter,
         log: ctx.log,
+        storageFaults: ctx.metrics,
         ...(options.skills !== undefined ? { skillsHome: options.skills } : {}),
         onSkillsChanged: () => {
           skills?.refresh().catch((err: unknown) => ctx.log.error({ err }, "skill rescan failed"));

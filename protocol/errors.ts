@@ -67,6 +67,10 @@ export const SkillResourceReason = {
   Forbidden: "forbidden",
   NotFound: "not_found",
   TooLarge: "too_large",
+  /** The Computer's disk is full (ENOSPC, EDQUOT): retry once space is free (D57). */
+  StorageFull: "storage_full",
+  /** The Computer's disk failed a write (EIO, EROFS) (D57). */
+  StorageError: "storage_error",
 } as const;
 export type SkillResourceReason = (typeof SkillResourceReason)[keyof typeof SkillResourceReason];
 
@@ -76,6 +80,10 @@ export const BlobReason = {
   Forbidden: "forbidden",
   Gone: "gone",
   Range: "range",
+  /** The Computer's disk is full (ENOSPC, EDQUOT): retry once space is free (D57). */
+  StorageFull: "storage_full",
+  /** The Computer's disk failed a write (EIO, EROFS) (D57). */
+  StorageError: "storage_error",
 } as const;
 export type BlobReason = (typeof BlobReason)[keyof typeof BlobReason];
 

@@ -1,8 +1,12 @@
 /**
  * `server:join_office`, `server:leave_office`, `server:list_room` and the clean-up on disconnect
  * (docs/protocol.md, "Offices"; D5–D6). Joins and leaves answer with the two-argument tuple
- * `(true, null)` / `(false, "<reason>")`; `notify:enter_office` / `notify:leave_office` go to the
- * OTHER members of the office (the sender is skipped, D6).
+ * `(true, null)` / `(false, "<token>: <text>")` (D55); `notify:enter_office` /
+ * `notify:leave_office` go to the OTHER members of the office (the sender is skipped, D6).
+ *
+ * A socket that is gone must not keep its seat: when its removal fails (the registry's Redis is
+ * unreachable), the removal is retried, every `REMOVAL_RETRY_MAX_MS` at the longest, until it
+ * lands (D56). The others were told of the leave when the socket dropped.
  */
 import type { Counter } from "prom-client";
 import {
@@ -14,6 +18,8 @@ import {
   badRequest,
   forbidden,
   internalError,
+  JoinRefusal,
+  joinRefusal,
   notInOffice,
   type EnterOfficeNotification,
   type ErrorPayload,
@@ -25,8 +31,17 @@ import type { Logger } from "./log.ts";
 import type { Member, OfficeRegistry } from "./offices.ts";
 import { takeAck } from "./relay.ts";
 
-const INVALID = "Invalid request payload";
-const REGISTRY_DOWN = "Office registry unavailable: try again";
+const INVALID = joinRefusal(JoinRefusal.InvalidPayload, "Invalid request payload");
+const REGISTRY_DOWN_TEXT = "Office registry unavailable, try again";
+const REGISTRY_DOWN = joinRefusal(JoinRefusal.RegistryUnavailable, REGISTRY_DOWN_TEXT);
+
+/** First retry of a failed removal, doubled per failure up to `REMOVAL_RETRY_MAX_MS`. */
+const REMOVAL_RETRY_MIN_MS = 100;
+/**
+ * Longest wait between two tries of a failed removal: a seat of a gone socket is free at most
+ * this long (plus one registry round trip) after the registry answers again (D56).
+ */
+export const REMOVAL_RETRY_MAX_MS = 1_000;
 
 export interface MembershipOptions {
   nsp: SmcpNamespace;
@@ -44,7 +59,21 @@ export function officeNotification(member: Member): EnterOfficeNotification {
 }
 
 export class Membership {
+  /** Sockets that are gone but whose removal from the registry has not landed yet, by sid. */
+  private readonly unremoved = new Map<string, Member | null>();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryDelayMs = REMOVAL_RETRY_MIN_MS;
+  private retrying = false;
+  /** Removals landed by retries since the registry last failed one (for the closing log line). */
+  private retried = 0;
+  private closed = false;
+
   constructor(private readonly opts: MembershipOptions) {}
+
+  /** Gone sockets whose removal from the registry is still being retried. */
+  get pendingRemovals(): number {
+    return this.unremoved.size;
+  }
 
   join(socket: SmcpSocket, args: unknown[]): Promise<void> {
     const { rest, ack } = takeAck(args);
@@ -60,7 +89,10 @@ export class Membership {
       if (state.lockedRole !== null && state.lockedRole !== req.role) {
         return reply(
           false,
-          `Role cannot change on the same connection (joined as ${state.lockedRole})`,
+          joinRefusal(
+            JoinRefusal.RoleLocked,
+            `Role cannot change on the same connection (joined as ${state.lockedRole})`,
+          ),
         );
       }
       if (!mayJoin(state.principal, req.office_id)) {
@@ -68,7 +100,10 @@ export class Membership {
           { principal: state.principal.id, office: req.office_id },
           "join refused: credential not scoped to this office",
         );
-        return reply(false, "Not authorized to join this office");
+        return reply(
+          false,
+          joinRefusal(JoinRefusal.NotAuthorized, "Not authorized to join this office"),
+        );
       }
       const outcome = await this.opts.registry.join({
         sid: socket.id,
@@ -156,7 +191,7 @@ export class Membership {
     } catch (err) {
       // Registry unreachable (Redis down): a flat error now, never a client-side timeout.
       this.opts.logger.error({ err, sid: socket.id }, "list_room failed");
-      return ack(internalError(REGISTRY_DOWN));
+      return ack(internalError(REGISTRY_DOWN_TEXT));
     }
     const answer: ListRoomRet = {
       sessions: members.map((m) => ({
@@ -171,14 +206,87 @@ export class Membership {
     ack(answer);
   }
 
-  /** Disconnect or shutdown: leave the office (others are told) after any pending join/leave. */
+  /**
+   * Disconnect or shutdown: leave the office (others are told) after any pending join/leave. A
+   * removal the registry refuses is retried until it lands (D56).
+   */
   disconnect(socket: SmcpSocket): Promise<void> {
     const state = socket.data;
     return serialize(state, this.opts.logger, async () => {
       const member = state.member;
-      if (member) await this.detach(socket, member);
-      else await this.opts.registry.remove(socket.id);
+      try {
+        if (member) await this.detach(socket, member);
+        else await this.opts.registry.remove(socket.id);
+      } catch (err) {
+        this.removeLater(socket.id, member, err);
+      }
     });
+  }
+
+  /** Stops retrying removals (the Server is closing; other nodes reap what is left). */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    if (this.unremoved.size > 0) {
+      this.opts.logger.warn(
+        { members: this.unremoved.size },
+        "closing with removals from the office registry not landed; other nodes reap them",
+      );
+    }
+  }
+
+  private removeLater(sid: string, member: Member | null, err: unknown): void {
+    if (this.closed) return;
+    const first = this.unremoved.size === 0;
+    this.unremoved.set(sid, member);
+    // One line when removals start failing; the retry says when they land.
+    if (first) {
+      this.opts.logger.error(
+        { err, sid, member: member?.name, office: member?.officeId },
+        "office registry unreachable: removal of a gone socket will be retried until it lands",
+      );
+    }
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    if (this.retryTimer !== undefined || this.retrying || this.closed) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.retryRemovals();
+    }, this.retryDelayMs);
+    this.retryTimer.unref();
+  }
+
+  private async retryRemovals(): Promise<void> {
+    this.retrying = true;
+    try {
+      for (const [sid, member] of this.unremoved) {
+        if (this.closed) return;
+        await this.opts.registry.remove(sid);
+        this.unremoved.delete(sid);
+        this.retried += 1;
+        if (member) {
+          this.opts.logger.info(
+            { sid, role: member.role, member: member.name, office: member.officeId },
+            "left office (removal retried)",
+          );
+        }
+      }
+      this.retryDelayMs = REMOVAL_RETRY_MIN_MS;
+    } catch {
+      this.retryDelayMs = Math.min(REMOVAL_RETRY_MAX_MS, this.retryDelayMs * 2);
+    } finally {
+      this.retrying = false;
+      if (this.unremoved.size === 0 && this.retried > 0) {
+        this.opts.logger.info(
+          { removed: this.retried },
+          "office registry reachable: removals landed",
+        );
+        this.retried = 0;
+      }
+      if (this.unremoved.size > 0) this.scheduleRetry();
+    }
   }
 
   /** The leave flow: notify the others first ("before removing the member"), then remove. */

@@ -5,7 +5,7 @@
  * relay. The registry stores membership only; socket.io rooms, notifications and in-flight
  * requests are the caller's business.
  */
-import type { Role } from "@a2c-smcp/protocol";
+import { JoinRefusal, joinRefusal, type Role } from "@a2c-smcp/protocol";
 
 /** One joined socket. `sid` is the socket.io socket id (unique across nodes). */
 export interface Member {
@@ -20,6 +20,7 @@ export interface Member {
 export type JoinOutcome =
   /** Joined. `previous` is the membership this join replaced (a Computer switching offices). */
   | { ok: true; member: Member; previous: Member | null; unchanged: boolean }
+  /** `reason` is the ack's `"<token>: <text>"` (D55; `joinRefusal`). */
   | { ok: false; reason: string };
 
 export interface OfficeCounts {
@@ -31,7 +32,7 @@ export interface OfficeCounts {
 export interface OfficeRegistry {
   /**
    * Atomically checks the rules of D5 and records `member`:
-   * - at most one Agent per office ("Room already has an agent");
+   * - at most one Agent per office (`agent_present`: "Room already has an agent");
    * - Computer names unique within an office;
    * - an Agent already in office A must leave A before joining B;
    * - a Computer already in office A joining B is moved (A's membership returned as `previous`);
@@ -70,23 +71,35 @@ export class MemoryOfficeRegistry implements OfficeRegistry {
       }
       return {
         ok: false,
-        reason: `Already in office '${member.officeId}' as '${current.name}': leave it first`,
+        reason: joinRefusal(
+          JoinRefusal.AlreadyJoined,
+          `Already in office '${member.officeId}' as '${current.name}', leave it first`,
+        ),
       };
     }
     if (current && current.role === "agent") {
       return {
         ok: false,
-        reason: `Agent is already in office '${current.officeId}': leave it before joining another`,
+        reason: joinRefusal(
+          JoinRefusal.AgentElsewhere,
+          `Agent is already in office '${current.officeId}', leave it before joining another`,
+        ),
       };
     }
     const office = this.offices.get(member.officeId);
     if (member.role === "agent" && office?.agent) {
-      return { ok: false, reason: "Room already has an agent" };
+      return {
+        ok: false,
+        reason: joinRefusal(JoinRefusal.AgentPresent, "Room already has an agent"),
+      };
     }
     if (member.role === "computer" && office?.computers.has(member.name)) {
       return {
         ok: false,
-        reason: `A Computer named '${member.name}' is already in office '${member.officeId}'`,
+        reason: joinRefusal(
+          JoinRefusal.NameTaken,
+          `A Computer named '${member.name}' is already in office '${member.officeId}'`,
+        ),
       };
     }
     // All checks passed: only now touch the old office (a failed join leaves the Computer where it was).

@@ -419,6 +419,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     outbound.close();
     sessions.close();
     await io.close();
+    membership.close();
     http.closeAllConnections();
     await stopped;
     await metricsListener?.close();

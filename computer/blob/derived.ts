@@ -24,6 +24,9 @@
  *   (BlobSource `discard`), which then asks the producer again.
  * Two Computers sharing a state directory share this folder: its files are named by content, so
  * one's file serves the other, and one's cleaning or eviction makes the other produce again.
+ * - A file that cannot be written for a disk fault (full, quota, I/O error) is answered
+ *   `storage_full` / `storage_error` (4017 at mint, 4018 at pull; D57), logged once per episode
+ *   and counted; the next production tries the disk again, so service resumes by itself.
  */
 import { createHash } from "node:crypto";
 import {
@@ -51,6 +54,7 @@ import { DEFAULT_SETTLE_MS } from "./engine.ts";
 import type { HashCache } from "./hash-cache.ts";
 import { descriptorLocation } from "./descriptors.ts";
 import { shareFlight } from "./single-flight.ts";
+import { StorageFaultError, StorageHealth, type StorageReason } from "./storage-faults.ts";
 
 /** Bound on the derived files' total size (at least the hard cap: see `DerivedStoreOptions`). */
 export const DEFAULT_DERIVED_MAX_BYTES = 1024 * 1024 * 1024;
@@ -83,7 +87,7 @@ export type Derived = { sha256: string; size: number } & ({ bytes: Buffer } | { 
 
 export type DeriveResult =
   | { ok: true; derived: Derived }
-  | { ok: false; reason: "gone" | "forbidden" }
+  | { ok: false; reason: "gone" | "forbidden" | StorageReason }
   | { ok: false; reason: "too_large"; size: number };
 
 export interface DeriveLimits {
@@ -111,6 +115,7 @@ export class DerivedStore {
   readonly #settleMs: number;
   readonly #metrics: ComputerMetrics | undefined;
   readonly #log: Logger | undefined;
+  readonly #health: StorageHealth;
   /** key → body; map order = recency. */
   readonly #memory = new Map<string, { sha256: string; bytes: Buffer }>();
   #memoryBytes = 0;
@@ -133,6 +138,12 @@ export class DerivedStore {
     this.#settleMs = o.settleMs ?? DEFAULT_SETTLE_MS;
     this.#metrics = o.metrics;
     this.#log = o.log;
+    this.#health = new StorageHealth(
+      "derived",
+      "SKILL.md bodies too large to keep in memory are refused",
+      o.log,
+      o.metrics,
+    );
   }
 
   /** A store whose folder is emptied now (its files are unreachable without this index). */
@@ -226,7 +237,7 @@ export class DerivedStore {
       if (signature !== signatureOf(seen)) return CHANGED;
       return Number(st.size) <= limits.inMemoryUpTo
         ? this.#deriveInMemory(fd, st, key, derivation, limits.maxBytes)
-        : await this.#deriveToFile(fd, signature, key, derivation, limits.maxBytes);
+        : await this.#deriveToFile(fd, st, key, derivation, limits.maxBytes);
     } finally {
       closeSync(fd);
     }
@@ -261,7 +272,7 @@ export class DerivedStore {
 
   async #deriveToFile(
     fd: number,
-    signature: string,
+    st: BigIntStats,
     key: string,
     derivation: DerivationName,
     maxBytes: number,
@@ -270,28 +281,56 @@ export class DerivedStore {
       this.#dirReady = undefined; // tried again by the next production
       throw err;
     });
-    await this.#dirReady;
+    try {
+      await this.#dirReady;
+    } catch (err) {
+      return this.#writeFailed(err);
+    }
     const task = {
       fd,
-      signature,
+      signature: signatureOf(st),
       derivation,
       dir: this.dir,
       maxBytes,
       nice: this.#hashes.hashNice,
     };
     try {
-      const r = this.#pool ? await this.#pool.derive(task) : await deriveFile(task);
+      const r = this.#pool
+        ? await this.#pool.derive(task, Number(st.size))
+        : await deriveFile(task);
       if ("changed" in r) return CHANGED;
       if ("tooLarge" in r) return { ok: false, reason: "too_large", size: r.tooLarge };
+      if ("writeError" in r) {
+        return this.#writeFailed(Object.assign(new Error(r.writeError), { code: r.writeError }));
+      }
+      let derived: Derived;
+      try {
+        derived = await this.#commit(key, r);
+      } catch (err) {
+        await rm(r.tmp, { force: true }).catch(() => undefined);
+        throw err;
+      }
+      this.#health.ok();
       this.productions.file++;
       this.#metrics?.derivedProductions.inc({ tier: "file" });
-      return { ok: true, derived: await this.#commit(key, r) };
+      return { ok: true, derived };
     } catch (err) {
-      // The folder was removed under us (another Computer sharing it started): make it again.
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      return this.#writeFailed(err);
+    }
+  }
+
+  /**
+   * A production's write failed: the folder removed under us (another Computer sharing it
+   * started) is made again; a disk fault is answered as what it is (D57); anything else throws.
+   */
+  #writeFailed(err: unknown): DeriveResult | typeof CHANGED {
+    if ((err as NodeJS.ErrnoException | null)?.code === "ENOENT") {
       this.#dirReady = undefined;
       return CHANGED;
     }
+    const fault = this.#health.failed(err);
+    if (fault instanceof StorageFaultError) return { ok: false, reason: fault.reason };
+    throw err;
   }
 
   /** Names a finished temp file by its sha256 (once per content) and indexes it under `key`. */

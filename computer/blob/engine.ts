@@ -41,6 +41,7 @@ import { closeSync, constants, fstatSync, open, read, readSync, type BigIntStats
 import type { Logger } from "pino";
 import {
   blobNotAccessible,
+  busy,
   internalError,
   maxChunkBytes,
   type BlobReason,
@@ -60,6 +61,7 @@ import type {
 } from "../contracts.ts";
 import type { ComputerMetrics } from "../metrics.ts";
 import { signatureOf } from "../workers/hash-file.ts";
+import { HashBusyError } from "../workers/pool.ts";
 import {
   descriptorLocation,
   FdCache,
@@ -177,6 +179,8 @@ export class BlobEngine implements HandleMinter {
   async getBlob(req: GetBlobReq, ctx?: Partial<RequestContext>): Promise<Outcome> {
     const started = process.hrtime.bigint();
     const answer = await this.#getBlob(req, ctx).catch((err: unknown) => {
+      // A full hash lane (workers/pool.ts, D59) passes: `busy`, retry later.
+      if (err instanceof HashBusyError) return busy(err.message);
       (ctx?.log ?? this.#log)?.error({ err }, "client:get_blob failed");
       return internalError();
     });

@@ -9,7 +9,9 @@
  * - Bounded LRU (entries; an entry is ~150 bytes).
  * - Single flight: concurrent requests for the same uncached signature share one computation.
  * - Large files are hashed in the piscina pool, small ones inline (one 1 MiB read + update costs
- *   less than a pool round trip: ~48 µs per task against sha256's ~0.6 ms per MiB).
+ *   less than a pool round trip: ~48 µs per task against sha256's ~0.6 ms per MiB). The pool
+ *   keeps files up to 16 MiB on a lane of their own (workers/pool.ts, D59); a full lane throws
+ *   `HashBusyError`, which the caller answers `busy`.
  * - `computations` counts finished hash computations so tests can prove "hashed once".
  */
 import { createHash } from "node:crypto";
@@ -119,7 +121,7 @@ export class HashCache {
   async #compute(fd: number, signature: string, size: number): Promise<HashFileResult> {
     const pool = size > this.#inlineMaxBytes ? this.#pool : null;
     const result = pool
-      ? await pool.hash({ fd, signature, nice: this.hashNice })
+      ? await pool.hash({ fd, signature, nice: this.hashNice }, size)
       : await hashFileInline({ fd, signature });
     if ("sha256" in result) {
       this.computations++;

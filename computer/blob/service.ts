@@ -46,7 +46,13 @@ export interface BlobService {
 export async function startBlobService(o: BlobServiceOptions): Promise<BlobService> {
   const { config, metrics, log } = o;
   const codec = new HandleCodec(await loadOrCreateHandleKey(config.stateDir, log));
-  const pool = createHashPool(o.workers ?? defaultWorkerCount());
+  const pool = createHashPool(o.workers ?? defaultWorkerCount(), {
+    metrics: {
+      queued: metrics.hashQueued,
+      waitSeconds: metrics.hashWaitSeconds,
+      refusals: metrics.hashRefusals,
+    },
+  });
   const hashCache = new HashCache({
     pool,
     metrics,

@@ -122,6 +122,10 @@ async function skillMdResource(
     if (got.reason === "too_large") {
       return tooLarge(req, got.size, deps.config.maxSize);
     }
+    // The body could not be stored for a disk fault: said as such, not as a missing file (D57).
+    if (got.reason === "storage_full" || got.reason === "storage_error") {
+      return skillResourceNotAccessible(got.reason, echoRelPath(req.rel_path));
+    }
     return skillResourceNotAccessible("not_found", echoRelPath(req.rel_path));
   }
   const d = got.derived;

@@ -122,7 +122,10 @@ export function createSkillProducer(deps: {
       // SKILL.md: derived bytes (frontmatter stripped), produced once per content signature. A
       // body that grew past the hard cap since minting is "no longer servable" (gone).
       const got = await deps.derived.get(sandboxed.target, "skill-md", deps.limits);
-      if (!got.ok) return { ok: false, reason: got.reason === "forbidden" ? "forbidden" : "gone" };
+      if (!got.ok) {
+        // A disk fault of the derived store is said as such (D57): storage_full, storage_error.
+        return { ok: false, reason: got.reason === "too_large" ? "gone" : got.reason };
+      }
       return { ok: true, source: deps.derived.source(got.derived, mimeType) };
     },
   };

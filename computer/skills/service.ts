@@ -5,11 +5,12 @@
 import { chmod, mkdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { Logger } from "pino";
-import { internalError, type ErrorPayload } from "@a2c-smcp/protocol";
+import { busy, internalError, type ErrorPayload } from "@a2c-smcp/protocol";
 import { DerivedStore } from "../blob/derived.ts";
 import { HashCache } from "../blob/hash-cache.ts";
 import type { ComputerConfig, ComputerService, HandleMinter } from "../contracts.ts";
 import type { SandboxCheckCounter } from "../metrics.ts";
+import { HashBusyError } from "../workers/pool.ts";
 import { getSkill, getSkills, type SkillDeps } from "./get-skill.ts";
 import { createSkillProducer } from "./producer.ts";
 import { RegistryBuilder, type SkillRegistry } from "./registry.ts";
@@ -30,6 +31,8 @@ export interface SkillServiceOptions {
   pollMs?: number;
   /** Use `fs.watch` triggers (default true); `false` leaves only the periodic scan. */
   fsWatch?: boolean;
+  /** Entries of one package read per change scan (default 10,000; watcher.ts, D58). */
+  watchEntries?: number;
   /** Called after each watcher-driven registry rebuild (attached or not). */
   onRefresh?: () => void;
   /**
@@ -126,6 +129,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
           debounceMs: opts.debounceMs ?? 300,
           pollMs: opts.pollMs ?? 5000,
           fsWatch: opts.fsWatch ?? true,
+          ...(opts.watchEntries !== undefined ? { maxPackageEntries: opts.watchEntries } : {}),
           onChange: async () => {
             await refresh();
             opts.onRefresh?.();
@@ -138,11 +142,15 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
         });
   await watcher?.start();
 
-  /** Unexpected I/O errors become a 500, logged; a bad request never crashes the Computer. */
+  /**
+   * Unexpected I/O errors become a 500, logged; a bad request never crashes the Computer. A full
+   * hash lane (workers/pool.ts, D59) is `busy`: it passes, the Agent retries.
+   */
   const guard = async <T>(what: string, fn: () => Promise<T>): Promise<T | ErrorPayload> => {
     try {
       return await fn();
     } catch (err) {
+      if (err instanceof HashBusyError) return busy(err.message);
       log.error({ err }, `${what} failed`);
       return internalError();
     }

@@ -24,6 +24,7 @@ import {
   type SMCPTool,
   type ToolCallReq,
 } from "@a2c-smcp/protocol";
+import type { StorageFaultMetrics } from "../blob/storage-faults.ts";
 import { loadMcpConfig, type McpServers } from "./mcp-config.ts";
 import { McpConnection, ServerUnavailableError } from "./mcp-connection.ts";
 import { createToolProducer } from "./producer.ts";
@@ -51,6 +52,8 @@ export interface ToolServiceOptions {
   onSkillsChanged?: () => void;
   /** Bound on the spool's total size (default 1 GiB, at least `maxSize`). */
   spoolMaxBytes?: number;
+  /** Counts the spool's disk faults (the Computer's metrics, D57). */
+  storageFaults?: StorageFaultMetrics;
   /** First MCP server restart delay (default 500 ms; doubles per failure, capped at 30 s). */
   restartBaseMs?: number;
 }
@@ -106,6 +109,7 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
     dir: join(config.stateDir, "blobspool"),
     maxBytes: Math.max(opts.spoolMaxBytes ?? 1024 * 1024 * 1024, config.maxSize),
     log,
+    ...(opts.storageFaults ? { metrics: opts.storageFaults } : {}),
   });
 
   let notify: ((e: "server:update_skills" | "server:update_tool_list") => void) | null = null;

@@ -12,10 +12,16 @@
  * remaining inline binary items are sidebanded too, even under budget; if even that is not enough
  * (huge text, huge structuredContent), the result becomes an `isError` explanation. A tool result
  * must never be the message that makes the Server drop the Computer's socket.
+ *
+ * An item the spool cannot store because of a disk fault (D57) stays inline; if the result then
+ * does not fit, the `isError` answer says the Computer is out of disk space (or its disk failed),
+ * with `meta.a2c_error_reason` `storage_full` / `storage_error`: a smaller result would not help,
+ * free space (or a later call) will. The spool logs the fault once per episode.
  */
 import type { Logger } from "pino";
 import type { ComputerConfig, HandleMinter } from "../contracts.ts";
 import { type CallToolResult, encodedAckBytes, SIDEBAND_KEYS } from "@a2c-smcp/protocol";
+import { StorageFaultError, type StorageReason } from "../blob/storage-faults.ts";
 import { DEFAULT_BLOB_MIME, isSafeMime, mintToolHandle } from "./producer.ts";
 import type { BlobSpool } from "./spool.ts";
 
@@ -104,6 +110,8 @@ export async function applySideband(
   const content: Item[] = result.content.map((c) => ({ ...c }));
   const tooLarge: string[] = [];
   const unspoolable = new Set<number>();
+  /** Items the spool could not store for a disk fault, and why. */
+  const storageFaults: { reason: StorageReason; what: string }[] = [];
 
   const sideband = async (c: Carrier): Promise<boolean> => {
     const bytes = Buffer.from(c.data, "base64");
@@ -117,7 +125,12 @@ export async function applySideband(
       });
       return true;
     } catch (err) {
-      log.error({ err, index: c.index, size: bytes.byteLength }, "sideband: spool write failed");
+      if (err instanceof StorageFaultError) {
+        const what = describe(content[c.index] as Item, c.index, bytes.byteLength, c.mime);
+        storageFaults.push({ reason: err.reason, what });
+      } else {
+        log.error({ err, index: c.index, size: bytes.byteLength }, "sideband: spool write failed");
+      }
       unspoolable.add(c.index);
       return false;
     }
@@ -160,10 +173,36 @@ export async function applySideband(
     if (await sideband(best)) size += jsonBytes(content[best.index]) - before;
   }
   if (size > limit) {
+    const fault = storageFaults[0];
+    if (fault) return storageFaultResult(out, fault.reason, fault.what, limit);
     log.warn({ size, limit }, "sideband: result does not fit the Server's buffer");
     out = tooBigResult(out, size, limit);
   }
   return out;
+}
+
+/** The isError answer for a result whose blobs the spool could not store (D57). */
+function storageFaultResult(
+  result: CallToolResult,
+  reason: StorageReason,
+  what: string,
+  limit: number,
+): CallToolResult {
+  const cause =
+    reason === "storage_full"
+      ? "the Computer is out of disk space"
+      : "the Computer's disk failed a write";
+  const text =
+    `The tool result could not be sent: ${cause}, so ${what} could not be stored for ` +
+    `transfer, and the result is too large to travel without it. Call the tool again once ` +
+    `space on the Computer is free.`;
+  const err: CallToolResult = {
+    content: [{ type: "text", text }],
+    isError: true,
+    meta: { ...(result.meta ?? {}), a2c_error_reason: reason },
+  };
+  if (encodedAckBytes(err) <= limit) return err;
+  return { ...err, meta: { a2c_error_reason: reason } };
 }
 
 /** The isError answer for a result that cannot be made to fit (D24). */

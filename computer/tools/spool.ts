@@ -12,11 +12,14 @@
  * - Concurrent puts of the same content share one write.
  * - The engine serves a blob only while its file hashes to its cid (once per content signature):
  *   a file something else rewrote is `gone` and forgotten, never served under its name.
+ * - A write that fails for a disk fault (full, quota, I/O error) throws `StorageFaultError`
+ *   (D57): logged once per episode, counted, and tried again by the next `put`.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, open, readdir, rename, rm, stat, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
+import { StorageHealth, type StorageFaultMetrics } from "../blob/storage-faults.ts";
 
 /** A content id: exactly 64 lowercase hex characters (never a path fragment). */
 export const CID_PATTERN = /^[0-9a-f]{64}$/;
@@ -53,6 +56,8 @@ export interface BlobSpoolOptions {
   dir: string;
   maxBytes?: number;
   log: Logger;
+  /** Counts disk faults (computer/metrics.ts). */
+  metrics?: StorageFaultMetrics;
 }
 
 export class BlobSpool {
@@ -63,11 +68,18 @@ export class BlobSpool {
   private readonly entries = new Map<string, Entry>();
   private readonly pending = new Map<string, Promise<void>>();
   private total = 0;
+  private readonly health: StorageHealth;
 
   private constructor(opts: BlobSpoolOptions) {
     this.dir = opts.dir;
     this.maxBytes = opts.maxBytes ?? DEFAULT_SPOOL_MAX_BYTES;
     this.log = opts.log;
+    this.health = new StorageHealth(
+      "spool",
+      "binary tool results over the inline budget travel inline only if they fit the Server's buffer",
+      opts.log,
+      opts.metrics,
+    );
   }
 
   /** Opens (creating if needed) the spool, removes leftover temp files, rebuilds the index. */
@@ -154,8 +166,9 @@ export class BlobSpool {
       await rename(tmp, join(this.dir, cid));
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => undefined);
-      throw err;
+      throw this.health.failed(err);
     }
+    this.health.ok();
     this.add(cid, bytes.byteLength, Date.now());
     await this.evict(cid);
   }

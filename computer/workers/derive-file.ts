@@ -14,6 +14,10 @@
  * written as `<dir>/.tmp-<random>` (O_EXCL, 0600); the caller renames it to its sha256. `written`
  * is that file's `dev:ino:size:mtime` when the last byte was written, so the caller can tell that
  * nothing wrote it afterwards before it records the file's digest.
+ *
+ * A failure to create or write the new file comes back as `{writeError: code}` (the errno code,
+ * e.g. `ENOSPC`), not as a throw: an error thrown in a pool thread reaches the caller without its
+ * `code`, and the caller names disk faults by it (D57).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { close, constants, fstat, open, read, readSync, unlink, write, writeSync } from "node:fs";
@@ -56,7 +60,26 @@ export interface DeriveFileTask {
 export type DeriveFileResult =
   | { sha256: string; size: number; tmp: string; written: string }
   | { changed: true }
-  | { tooLarge: number };
+  | { tooLarge: number }
+  | { writeError: string };
+
+/** A failed create or write of the derived file (its errno code), reported as a result. */
+class OutputFailure extends Error {
+  readonly code: string;
+  constructor(err: unknown) {
+    super("writing the derived file failed", { cause: err });
+    this.code = String((err as NodeJS.ErrnoException | null)?.code ?? "EUNKNOWN");
+  }
+}
+
+/** `op` on the derived file; a failure becomes an `OutputFailure`. */
+async function output<T>(op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    throw new OutputFailure(err);
+  }
+}
 
 export const TEMP_PREFIX = ".tmp-";
 const BLOCK = 1024 * 1024;
@@ -89,6 +112,15 @@ async function unchanged(task: DeriveFileTask): Promise<boolean> {
 }
 
 export default async function deriveFile(task: DeriveFileTask): Promise<DeriveFileResult> {
+  try {
+    return await derive(task);
+  } catch (err) {
+    if (err instanceof OutputFailure) return { writeError: err.code };
+    throw err;
+  }
+}
+
+async function derive(task: DeriveFileTask): Promise<DeriveFileResult> {
   const before = await fstatAsync(task.fd, { bigint: true });
   if (signatureOf(before) !== task.signature) return CHANGED;
   if (!isMainThread && task.nice !== undefined) applyNice(task.nice);
@@ -102,23 +134,21 @@ export default async function deriveFile(task: DeriveFileTask): Promise<DeriveFi
     return (await unchanged(task)) ? { tooLarge: size - start } : CHANGED;
   }
   const tmp = join(task.dir, `${TEMP_PREFIX}${randomBytes(8).toString("hex")}`);
-  const out = await openAsync(
-    tmp,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
-    0o600,
+  const out = await output(() =>
+    openAsync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600),
   );
   let keep = false;
   try {
     const hash = createHash("sha256");
     const first = buf.subarray(start, headLength);
     hash.update(first);
-    await writeAll(out, first, 0);
+    await output(() => writeAll(out, first, 0));
     for (let pos = headLength; pos < size;) {
       const n = await readAt(task.fd, buf, Math.min(BLOCK, size - pos), pos);
       if (n === 0) return CHANGED; // truncated under us
       const block = buf.subarray(0, n);
       hash.update(block);
-      await writeAll(out, block, pos - start);
+      await output(() => writeAll(out, block, pos - start));
       pos += n;
     }
     if (!(await unchanged(task))) return CHANGED;
@@ -131,7 +161,11 @@ export default async function deriveFile(task: DeriveFileTask): Promise<DeriveFi
       written: `${w.dev}:${w.ino}:${w.size}:${w.mtimeNs}`,
     };
   } finally {
-    await closeAsync(out);
-    if (!keep) await unlinkAsync(tmp).catch(() => undefined);
+    // A failed close may have lost written bytes: the file is not kept, and that is a failure.
+    let closeError: unknown;
+    await closeAsync(out).catch((err: unknown) => (closeError = err ?? new Error("close")));
+    if (!keep || closeError !== undefined) await unlinkAsync(tmp).catch(() => undefined);
+    // eslint-disable-next-line no-unsafe-finally -- the result must not name a lost file
+    if (closeError !== undefined) throw new OutputFailure(closeError);
   }
 }

@@ -30,6 +30,9 @@ import { RedisOfficeRegistry, type RedisMember } from "./registry.ts";
 
 export type AdapterKind = "classic" | "sharded";
 
+/** Server-side event: "do you hold socket <sid>?", answered `{node, held}` by every node. */
+const SOCKET_HELD = "a2c:socket_held";
+
 export interface RedisClusterOptions {
   /** `redis://[user:pass@]host:port[/db]` (or `rediss://`). */
   url: string;
@@ -59,6 +62,11 @@ export interface RedisCluster {
   close(): Promise<void>;
 }
 
+/** Wait before reconnect attempt `retries` to Redis: 50 ms doubling to 500 ms, + 0–100 ms. */
+function reconnectDelayMs(retries: number): number {
+  return Math.min(50 * 2 ** Math.min(retries, 10), 500) + Math.floor(Math.random() * 100);
+}
+
 /** The URL without its password, for logs. */
 export function redactRedisUrl(url: string): string {
   try {
@@ -81,7 +89,13 @@ export async function connectRedisCluster(opts: RedisClusterOptions): Promise<Re
   const connect = async (role: string): Promise<ReturnType<typeof createClient>> => {
     // Registry commands fail at once while Redis is unreachable (a join gets a clear refusal,
     // a request a 500) instead of queueing behind a reconnect; adapter traffic may queue.
-    const client = createClient({ url: opts.url, disableOfflineQueue: role === "commands" });
+    const client = createClient({
+      url: opts.url,
+      disableOfflineQueue: role === "commands",
+      // Back within ~0.6 s of Redis answering again (node-redis' default waits up to 2.2 s):
+      // a removal or join retried after an outage lands that much sooner (D56).
+      socket: { reconnectStrategy: (retries: number) => reconnectDelayMs(retries) },
+    });
     // node-redis reconnects by itself; an unhandled 'error' would crash the process.
     client.on("error", (err: Error) =>
       log.warn({ err: err.message, role }, "Redis connection error"),
@@ -106,12 +120,36 @@ export async function connectRedisCluster(opts: RedisClusterOptions): Promise<Re
     log.warn({ deadNode, members: members.length }, "members of a dead node left their offices");
   };
 
+  /**
+   * Whether the socket of a member holding a seat still exists (registry.ts `holderConnected`):
+   * asked of the socket's own node, which alone knows. A ghost (its socket dropped while Redis
+   * was unreachable and the removal has not landed yet) then gives way to the join at once.
+   */
+  const holderConnected = async (holder: RedisMember): Promise<boolean | undefined> => {
+    const namespace = nsp;
+    if (!namespace) return undefined;
+    if (holder.nodeId === nodeId) return namespace.sockets.has(holder.sid);
+    let answers: unknown[];
+    try {
+      answers = await namespace.serverSideEmitWithAck(SOCKET_HELD, holder.sid);
+    } catch (err) {
+      // Some node did not answer in time; the holder's own answer may still be among these.
+      answers = (err as { responses?: unknown[] }).responses ?? [];
+    }
+    for (const a of answers) {
+      const answer = a as { node?: unknown; held?: unknown } | null;
+      if (answer?.node === holder.nodeId && typeof answer.held === "boolean") return answer.held;
+    }
+    return undefined;
+  };
+
   const registry = new RedisOfficeRegistry({
     client: cmd,
     nodeId,
     prefix,
     onReaped,
     onError: (err) => log.error({ err }, "office registry: Redis command failed"),
+    holderConnected,
     ...(opts.commandTimeoutMs !== undefined ? { commandTimeoutMs: opts.commandTimeoutMs } : {}),
   });
   const adapterPub = guardAdapterClient(pub, log);
@@ -129,9 +167,13 @@ export async function connectRedisCluster(opts: RedisClusterOptions): Promise<Re
     ttlMs: nodeTtlMs,
     intervalMs,
     logger: log,
-    // Reaped while alive: our sockets' memberships are gone from Redis. Drop them so the
-    // clients reconnect and join again instead of living in offices nobody else can see.
-    onFenced: () => nsp?.local.disconnectSockets(true),
+    // Reaped while alive (or Redis came back empty): our sockets' memberships are gone from
+    // Redis. Close their connections so the clients reconnect and join again instead of living
+    // in offices nobody else can see. Closed below socket.io, not with a DISCONNECT packet: a
+    // client told "io server disconnect" does not reconnect by itself (D56).
+    onFenced: () => {
+      for (const socket of nsp?.sockets.values() ?? []) socket.conn.close();
+    },
   });
   await heartbeat.start();
   log.info(
@@ -146,6 +188,14 @@ export async function connectRedisCluster(opts: RedisClusterOptions): Promise<Re
     adapter,
     link: (namespace) => {
       nsp = namespace;
+      namespace.on(SOCKET_HELD, (sid: unknown, ack: unknown) => {
+        if (typeof sid === "string" && typeof ack === "function") {
+          (ack as (answer: { node: string; held: boolean }) => void)({
+            node: nodeId,
+            held: namespace.sockets.has(sid),
+          });
+        }
+      });
       remote = new RemoteComputerLink({
         nsp: namespace,
         logger: log,

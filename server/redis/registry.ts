@@ -7,7 +7,7 @@
  * Computer that reconnects to a surviving node gets its name back at once instead of waiting out
  * a TTL. Reaped members are reported to `onReaped`, whose owner announces their departure.
  */
-import type { Role } from "@a2c-smcp/protocol";
+import { JoinRefusal, joinRefusal, type Role } from "@a2c-smcp/protocol";
 import type { JoinOutcome, Member, OfficeCounts, OfficeRegistry } from "../offices.ts";
 import { MEMBER_FIELDS, Scripts, type LuaScript } from "./scripts.ts";
 
@@ -31,6 +31,13 @@ export interface RedisOfficeRegistryOptions {
   onReaped?: (nodeId: string, members: RedisMember[]) => void;
   /** Redis failures the registry answered for instead of throwing (for the log). */
   onError?: (err: unknown) => void;
+  /**
+   * Whether a member that holds the seat a join asks for (its node alive) still has its socket.
+   * `false` only when the holder's own node said so: the entry is a ghost (its removal has not
+   * landed yet, e.g. its socket dropped while Redis was unreachable) and is removed so the join
+   * proceeds. Anything else (no answer, an error) keeps the holder. Default: the holder is kept.
+   */
+  holderConnected?: (holder: RedisMember) => Promise<boolean | undefined>;
   /**
    * Longest wait for one registry command (default 5,000 ms). A dead Redis fails commands at once
    * (no offline queue); a hung one (stopped process, black-holed network) would leave a join,
@@ -60,6 +67,7 @@ export class RedisOfficeRegistry implements OfficeRegistry {
   private readonly onReaped: (nodeId: string, members: RedisMember[]) => void;
   private readonly onError: (err: unknown) => void;
   private readonly commandTimeoutMs: number;
+  private readonly holderConnected: (holder: RedisMember) => Promise<boolean | undefined>;
   /**
    * Members joined through this node, by sid. Only this node changes them (or a reap of this
    * node, after which it fences and calls `clearLocal`), so the relay's per-request sender check
@@ -74,20 +82,31 @@ export class RedisOfficeRegistry implements OfficeRegistry {
     this.onReaped = opts.onReaped ?? (() => undefined);
     this.onError = opts.onError ?? (() => undefined);
     this.commandTimeoutMs = opts.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+    this.holderConnected = opts.holderConnected ?? (() => Promise.resolve(undefined));
   }
 
-  /** Never throws: with Redis unreachable the join is refused with a reason the client can read. */
+  /**
+   * Never throws: with Redis unreachable the join is refused `registry_unavailable`, a reason
+   * that passes, so clients retry it (D55).
+   */
   async join(member: Member): Promise<JoinOutcome> {
     try {
       return await this.tryJoin(member);
     } catch (err) {
       this.onError(err);
-      return { ok: false, reason: "Office registry unavailable: try joining again" };
+      return {
+        ok: false,
+        reason: joinRefusal(
+          JoinRefusal.RegistryUnavailable,
+          "Office registry unavailable, try joining again",
+        ),
+      };
     }
   }
 
   private async tryJoin(member: Member): Promise<JoinOutcome> {
-    // Each retry follows a reap of one dead node; three is more than enough in practice.
+    // Each retry follows the removal of one dead node's or one ghost's entry; three is more
+    // than enough in practice.
     for (let attempt = 0; attempt < 3; attempt += 1) {
       const reply = await this.run(Scripts.join, [
         member.sid,
@@ -109,20 +128,34 @@ export class RedisOfficeRegistry implements OfficeRegistry {
         case "unchanged":
           return { ok: true, member: toMember(rest), previous: null, unchanged: true };
         case "refused":
-          return { ok: false, reason: String(rest[0]) };
+          return { ok: false, reason: `${String(rest[0])}: ${String(rest[1])}` };
+        case "held": {
+          const holder = toMember(rest.slice(2));
+          if ((await this.holderConnected(holder)) !== false) {
+            return { ok: false, reason: `${String(rest[0])}: ${String(rest[1])}` };
+          }
+          // A ghost: its socket is gone and its removal has not landed. Remove it silently;
+          // the leave was announced when the socket dropped (membership.ts).
+          this.local.delete(holder.sid);
+          await this.run(Scripts.remove, [holder.sid]);
+          continue;
+        }
         case "stale":
           await this.reapNode(String(rest[0]));
           continue;
         case "fenced":
           return {
             ok: false,
-            reason: "Server node lost its registration in Redis: reconnect and join again",
+            reason: joinRefusal(
+              JoinRefusal.NodeFenced,
+              "Server node lost its registration in Redis, join again",
+            ),
           };
         default:
           throw new Error(`Unexpected join reply from Redis: ${String(status)}`);
       }
     }
-    return { ok: false, reason: "Office is busy: try joining again" };
+    return { ok: false, reason: joinRefusal(JoinRefusal.OfficeBusy, "Office is busy, join again") };
   }
 
   async leave(sid: string, officeId: string): Promise<Member | null> {
@@ -177,7 +210,11 @@ export class RedisOfficeRegistry implements OfficeRegistry {
    * Only the caller that actually removed members reports them, so each departure is announced once.
    */
   async reapNode(nodeId: string, force = false): Promise<RedisMember[] | null> {
-    const [status, ...rest] = await this.run(Scripts.reapNode, [nodeId, force ? "1" : "0"]);
+    const [status, ...rest] = await this.run(Scripts.reapNode, [
+      nodeId,
+      force ? "1" : "0",
+      this.nodeId,
+    ]);
     if (status !== "reaped") return null;
     const members = many(rest);
     if (nodeId === this.nodeId) this.local.clear();

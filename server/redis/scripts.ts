@@ -38,10 +38,13 @@ local function load(sid)
   if not h[1] then return nil end
   return h
 end
-local function alive(node)
-  if redis.call('EXISTS', nkey(node, 'alive')) == 0 then return false end
+local function subscribed(node)
   local sub = redis.call('PUBSUB', 'NUMSUB', P .. ':node:' .. node)
   return tonumber(sub[2]) > 0
+end
+local function alive(node)
+  if redis.call('EXISTS', nkey(node, 'alive')) == 0 then return false end
+  return subscribed(node)
 end
 local function detach(m)
   local sid, name, role, office, node = m[1], m[2], m[3], m[4], m[6]
@@ -67,8 +70,10 @@ end
 /**
  * join: ARGV = P, sid, name, role, office, ver, node.
  * Replies: {'ok', <previous member fields or nothing>} | {'unchanged', <member fields>} |
- * {'refused', reason} | {'stale', node} (the holder's node is dead: reap it, then retry) |
- * {'fenced'} (the joining node itself is not registered).
+ * {'refused', token, text} | {'held', token, text, <holder fields>} (the seat is held by a
+ * member of a live node: the caller may check that the holder's socket still exists) |
+ * {'stale', node} (the holder's node is dead: reap it, then retry) | {'fenced'} (the joining
+ * node itself is not registered). Tokens: docs/protocol.md §3.5 (D55).
  */
 const JOIN = `
 local sid, name, role, office, ver, node = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7]
@@ -77,10 +82,10 @@ local cur = load(sid)
 if cur then
   if cur[4] == office then
     if cur[2] == name and cur[3] == role then return {'unchanged', unpack(cur)} end
-    return {'refused', "Already in office '" .. office .. "' as '" .. cur[2] .. "': leave it first"}
+    return {'refused', 'already_joined', "Already in office '" .. office .. "' as '" .. cur[2] .. "', leave it first"}
   end
   if cur[3] == 'agent' then
-    return {'refused', "Agent is already in office '" .. cur[4] .. "': leave it before joining another"}
+    return {'refused', 'agent_elsewhere', "Agent is already in office '" .. cur[4] .. "', leave it before joining another"}
   end
 end
 local holder
@@ -93,8 +98,8 @@ if holder then
   local h = load(holder)
   if h then
     if not alive(h[6]) then return {'stale', h[6]} end
-    if role == 'agent' then return {'refused', 'Room already has an agent'} end
-    return {'refused', "A Computer named '" .. name .. "' is already in office '" .. office .. "'"}
+    if role == 'agent' then return {'held', 'agent_present', 'Room already has an agent', unpack(h)} end
+    return {'held', 'name_taken', "A Computer named '" .. name .. "' is already in office '" .. office .. "'", unpack(h)}
   end
 end
 local prev = {}
@@ -179,14 +184,20 @@ return 1
 `;
 
 /**
- * reap_node: ARGV = P, node, force ('1' on a node's own clean shutdown).
+ * reap_node: ARGV = P, node, force ('1' on a node's own clean shutdown), reaper (the node asking).
  * Removes a dead node: every member it owned, its heartbeat and its place in the node set.
- * Liveness is re-checked inside the script, so a node that came back is never reaped.
+ * Liveness is re-checked inside the script, so a node that came back is never reaped. A reaper
+ * whose own liveness channel shows no subscriber reaps nobody: right after Redis restarted, every
+ * node's subscription is being restored, and a node missing its own cannot tell a dead node from
+ * one whose subscription has not come back yet (both heartbeat keys may still be there).
  * Reply: {'alive'} or {'reaped', <fields of every removed member, flat>}.
  */
 const REAP_NODE = `
 local node = ARGV[2]
-if ARGV[3] ~= '1' and alive(node) then return {'alive'} end
+if ARGV[3] ~= '1' then
+  if alive(node) then return {'alive'} end
+  if ARGV[4] and not subscribed(ARGV[4]) then return {'alive'} end
+end
 local out = {'reaped'}
 for _, sid in ipairs(redis.call('SMEMBERS', nkey(node, 'members'))) do
   local m = load(sid)

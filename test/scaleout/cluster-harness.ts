@@ -15,7 +15,7 @@ import {
 } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import { io as connectIo, type Socket } from "socket.io-client";
 import { startComputer, type RunningComputer } from "../../computer/computer.ts";
 import { createSkillService } from "../../computer/skills/index.ts";
@@ -197,6 +197,7 @@ export async function computer(
   office: string,
   name: string,
   home: SkillHome,
+  logger: Logger = quiet,
 ): Promise<RunningComputer> {
   const demo = await demoServer();
   return startComputer({
@@ -207,7 +208,7 @@ export async function computer(
     stateDir: join(home.dir, "state", name),
     workers: 0,
     startTimeoutMs: WAIT_MS,
-    logger: quiet,
+    logger,
     services: [
       (ctx) =>
         createSkillService({

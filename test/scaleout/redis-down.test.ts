@@ -29,7 +29,7 @@ void test("with Redis gone, join_office is refused with a reason; the node stays
   const s = await rawSocket(node.url);
   const [ok, reason] = await joinOffice(s, "agent", "boss", "o");
   assert.equal(ok, false);
-  assert.equal(reason, "Office registry unavailable: try joining again");
+  assert.equal(reason, "registry_unavailable: Office registry unavailable, try joining again");
   s.close();
 
   // The process did not crash, and its health check says it cannot serve offices now.

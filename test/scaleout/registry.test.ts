@@ -105,7 +105,8 @@ void describe("D5 rules across nodes", () => {
     );
     const winners = outcomes.filter((o) => o.ok);
     assert.equal(winners.length, 1);
-    for (const o of outcomes) if (!o.ok) assert.equal(o.reason, "Room already has an agent");
+    for (const o of outcomes)
+      if (!o.ok) assert.equal(o.reason, "agent_present: Room already has an agent");
     const listed = await a.registry.list("office-1");
     assert.equal(listed.length, 1);
     assert.equal(listed[0]?.role, "agent");
@@ -121,7 +122,8 @@ void describe("D5 rules across nodes", () => {
     );
     assert.equal(same.filter((o) => o.ok).length, 1);
     for (const o of same) {
-      if (!o.ok) assert.equal(o.reason, "A Computer named 'pc' is already in office 'office-2'");
+      if (!o.ok)
+        assert.equal(o.reason, "name_taken: A Computer named 'pc' is already in office 'office-2'");
     }
     const distinct = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>

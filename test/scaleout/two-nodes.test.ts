@@ -113,7 +113,7 @@ void test("a duplicate Computer name across nodes is refused; the original keeps
   cleanups.push(async () => dup.close());
   assert.deepEqual(await joinOffice(dup, "computer", "pc-b", OFFICE), [
     false,
-    `A Computer named 'pc-b' is already in office '${OFFICE}'`,
+    `name_taken: A Computer named 'pc-b' is already in office '${OFFICE}'`,
   ]);
   const echo = await agent.callTool("pc-b", "demo__echo", { text: "still here" }, { timeout: 3 });
   assert.deepEqual(echo.content, [{ type: "text", text: "still here" }]);

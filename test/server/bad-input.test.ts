@@ -93,7 +93,7 @@ for (const [label, args] of BAD_ARGS) {
     for (const event of SERVER_TUPLE_EVENTS) {
       assert.deepEqual(
         await emitAck(agent, event, ...args),
-        [false, "Invalid request payload"],
+        [false, "invalid_payload: Invalid request payload"],
         `${event} (${label})`,
       );
     }
