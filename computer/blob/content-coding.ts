@@ -39,11 +39,23 @@ import { CONTENT_CODINGS, IDENTITY, type ContentCoding } from "@a2c-smcp/protoco
 import type { ComputerMetrics } from "../metrics.ts";
 
 /**
- * D64: brotli quality 5 and gzip/deflate level 6 (the codecs section of the bench has the table
- * they were chosen from: ratio and CPU per MB for every level, per kind of text).
+ * D64: the level of each coding while compressions run less than `BUSY_FRACTION` of the time
+ * (`idle`: the links where bytes are dear, at most ~20 Mbit/s per Computer's uplink), and while
+ * they run most of the time (`busy`: fast links and loopback, where a compression that takes
+ * longer than the bytes it saves would take on the link makes the pull slower). The codecs
+ * section of the bench has the table they were chosen from.
  */
-export const DEFAULT_BROTLI_QUALITY = 5;
-export const DEFAULT_GZIP_LEVEL = 6;
+export const DEFAULT_LEVELS: Readonly<Record<ContentCoding, CodingLevels>> = {
+  br: { idle: 5, busy: 1 },
+  gzip: { idle: 6, busy: 1 },
+  deflate: { idle: 6, busy: 1 },
+};
+/** Above this fraction of the time with a compression running, the `busy` level is used… */
+const BUSY_FRACTION = 0.5;
+/** …until it falls below this one. */
+const IDLE_FRACTION = 0.1;
+/** The span (ms) over which that fraction is measured: the last second. */
+export const LOAD_WINDOW_MS = 1000;
 /** Compressions at once, each on one thread of libuv's pool (4 threads unless configured). */
 export const DEFAULT_MAX_CONCURRENT = Math.max(1, Math.min(2, availableParallelism()));
 /** Chunks waiting for a compression slot, over all Agents, before a chunk goes identity. */
@@ -121,11 +133,17 @@ export function negotiate(
 export type CodingOutcome =
   "coded" | "not_offered" | "too_small" | "compressed_type" | "incompressible" | "no_gain" | "busy";
 
+/** A coding's level (brotli quality 0–11, zlib level 1–9) when compressions are idle or busy. */
+export interface CodingLevels {
+  idle: number;
+  busy: number;
+}
+
 export interface ChunkCoderOptions {
   /** Codings this Computer applies; `[]` answers every request `identity`. Default all. */
   codings?: readonly ContentCoding[];
-  brotliQuality?: number;
-  gzipLevel?: number;
+  /** Levels per coding (DEFAULT_LEVELS for those not given). */
+  levels?: Partial<Record<ContentCoding, CodingLevels>>;
   /** Compressions at once. */
   maxConcurrent?: number;
   metrics?: ComputerMetrics;
@@ -140,19 +158,22 @@ interface Verdict {
 
 export class ChunkCoder {
   readonly codings: readonly ContentCoding[];
-  readonly #brotliQuality: number;
-  readonly #gzipLevel: number;
+  readonly #levels: Readonly<Record<ContentCoding, CodingLevels>>;
   readonly #maxConcurrent: number;
   readonly #maxWaiting: number;
   readonly #metrics: ComputerMetrics | undefined;
   readonly #verdicts = new Map<string, Verdict>();
   readonly #waiting: Array<() => void> = [];
   #running = 0;
+  /** Since when at least one compression runs (while `#running > 0`). */
+  #activeSince = 0;
+  /** Spans of the last LOAD_WINDOW_MS with a compression running (start, end), oldest first. */
+  readonly #spans: Array<[number, number]> = [];
+  #busy = false;
 
   constructor(o: ChunkCoderOptions = {}) {
     this.codings = o.codings ?? CONTENT_CODINGS;
-    this.#brotliQuality = o.brotliQuality ?? DEFAULT_BROTLI_QUALITY;
-    this.#gzipLevel = o.gzipLevel ?? DEFAULT_GZIP_LEVEL;
+    this.#levels = { ...DEFAULT_LEVELS, ...o.levels };
     this.#maxConcurrent = Math.max(1, Math.floor(o.maxConcurrent ?? DEFAULT_MAX_CONCURRENT));
     this.#maxWaiting = WAIT_LINE_PER_SLOT * this.#maxConcurrent;
     this.#metrics = o.metrics;
@@ -179,24 +200,41 @@ export class ChunkCoder {
     if (this.#running >= this.#maxConcurrent) {
       if (this.#waiting.length >= this.#maxWaiting) return this.#count(coding, "busy", n, null);
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    } else this.#running++;
+    } else if (this.#running++ === 0) this.#activeSince = performance.now();
     let coded: Buffer | null;
     const started = performance.now();
+    const levels = this.#levels[coding as ContentCoding];
+    const level = this.#isBusy(started) ? levels.busy : levels.idle;
     try {
-      coded = await compress(coding as ContentCoding, bytes, {
-        brotliQuality: this.#brotliQuality,
-        gzipLevel: this.#gzipLevel,
-      });
+      coded = await compress(coding as ContentCoding, bytes, level);
     } finally {
-      this.#metrics?.codingSeconds.inc({ coding }, (performance.now() - started) / 1000);
+      const now = performance.now();
+      this.#metrics?.codingSeconds.inc({ coding }, (now - started) / 1000);
       const next = this.#waiting.shift();
       if (next)
         next(); // the slot passes to the next in line
-      else this.#running--;
+      else if (--this.#running === 0) this.#spans.push([this.#activeSince, now]);
     }
     this.#judge(sha256, coded !== null && coded.length <= SHRINKS * n);
     if (coded === null || coded.length > PAYS * n) return this.#count(coding, "no_gain", n, null);
     return this.#count(coding, "coded", n, coded);
+  }
+
+  /**
+   * Whether compressions ran most of the time lately (then the cheap level is used): the fraction
+   * of the last LOAD_WINDOW_MS with at least one running, with hysteresis (BUSY_FRACTION up,
+   * IDLE_FRACTION down: the busy level costs several times less, so the same load reads lower).
+   */
+  #isBusy(now: number): boolean {
+    const from = now - LOAD_WINDOW_MS;
+    let old = 0;
+    while (old < this.#spans.length && this.#spans[old]![1] <= from) old++;
+    if (old > 0) this.#spans.splice(0, old);
+    let active = this.#running > 0 ? now - Math.max(from, this.#activeSince) : 0;
+    for (const [start, end] of this.#spans) active += end - Math.max(from, start);
+    const fraction = active / LOAD_WINDOW_MS;
+    if (this.#busy ? fraction < IDLE_FRACTION : fraction > BUSY_FRACTION) this.#busy = !this.#busy;
+    return this.#busy;
   }
 
   /** Why this chunk is not tried, or null to try it. */
@@ -239,16 +277,11 @@ export class ChunkCoder {
   }
 }
 
-interface Levels {
-  brotliQuality: number;
-  gzipLevel: number;
-}
-
 /**
  * `bytes` coded with `coding` on the thread pool, or null when the result would not be smaller
  * than the input (`maxOutputLength` stops the codec there) or the codec failed.
  */
-function compress(coding: ContentCoding, bytes: Buffer, levels: Levels): Promise<Buffer | null> {
+function compress(coding: ContentCoding, bytes: Buffer, level: number): Promise<Buffer | null> {
   const n = bytes.length;
   // One output buffer of the input's size: no growing, and the bound stops a chunk that expands.
   const common = { maxOutputLength: n, chunkSize: Math.max(16 * 1024, n) };
@@ -258,7 +291,7 @@ function compress(coding: ContentCoding, bytes: Buffer, levels: Levels): Promise
       const options: BrotliOptions = {
         ...common,
         params: {
-          [zlibConstants.BROTLI_PARAM_QUALITY]: levels.brotliQuality,
+          [zlibConstants.BROTLI_PARAM_QUALITY]: level,
           [zlibConstants.BROTLI_PARAM_SIZE_HINT]: n,
           // A window about the chunk's size: less memory per compression, the same ratio.
           [zlibConstants.BROTLI_PARAM_LGWIN]: Math.min(
@@ -270,7 +303,7 @@ function compress(coding: ContentCoding, bytes: Buffer, levels: Levels): Promise
       brotliCompress(bytes, options, done);
       return;
     }
-    const options: ZlibOptions = { ...common, level: levels.gzipLevel };
+    const options: ZlibOptions = { ...common, level };
     if (coding === "gzip") gzip(bytes, options, done);
     else deflate(bytes, options, done);
   });
