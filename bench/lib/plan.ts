@@ -70,6 +70,15 @@ export interface Plan {
   };
   /** Section links: our stack on shaped links (bench/sections/links.ts, scripts/links/). */
   links: LinksPlan;
+  /** Section codecs: content-codings on the text corpus (bench/sections/codecs.ts). */
+  codecs: {
+    bytesPerKind: number;
+    chunkSizes: number[];
+    reps: number;
+    /** Compressions at once in the rate model (the Computer's default). */
+    slots: number;
+    rateMbits: number[];
+  };
 }
 
 /** Fairness: two pulls sharing one shaped bottleneck. */
@@ -163,6 +172,13 @@ export function makePlan(quick: boolean): Plan {
         extraCases: [],
         queueSampleMs: 100,
       },
+      codecs: {
+        bytesPerKind: MiB,
+        chunkSizes: [64 * KiB, 512 * KiB],
+        reps: 1,
+        slots: 2,
+        rateMbits: [2, 20, 200],
+      },
     };
   }
   return {
@@ -219,6 +235,13 @@ export function makePlan(quick: boolean): Plan {
         { direction: "uplink", rateMbit: 20, oneWayMs: 20 },
       ],
       queueSampleMs: 100,
+    },
+    codecs: {
+      bytesPerKind: 4 * MiB,
+      chunkSizes: [16 * KiB, 64 * KiB, 512 * KiB],
+      reps: 3,
+      slots: 2,
+      rateMbits: [1, 2, 5, 20, 50, 100, 200, 1000, 4000],
     },
   };
 }
