@@ -1,6 +1,6 @@
 /**
  * Generated text assets of the kinds a skill package carries (JSON, Markdown, CSV, logs), for the
- * compressed-carriage measurements (docs/decisions.md D63–D66). Deterministic from a seed, with
+ * compressed-carriage measurements (docs/decisions.md D63, D64). Deterministic from a seed, with
  * the entropy of real files rather than of a toy: words drawn Zipf-like from a 4,000-word
  * vocabulary of made-up words, random identifiers (hex ids, which do not compress), timestamps,
  * amounts and free-text fields, so gzip shrinks them about as much as it shrinks real ones (2.5–4×
