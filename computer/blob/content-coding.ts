@@ -13,7 +13,8 @@
  *   fonts) → no work at all;
  * - its content recently did not shrink (the verdict) → no work for the next 1, 2, 4, … 256
  *   chunks of it, then one more try (mixed content, such as a tar of text and images, gets
- *   its text parts coded);
+ *   its text parts coded); a content not known to shrink is tried on a 16 KiB sample at the
+ *   cheap level first, so incompressible bytes cost a few samples per resource;
  * - compressions are bounded (`maxConcurrent` at once, a short wait line beyond): a chunk that
  *   finds the line full goes identity rather than waiting behind other Agents' compressions;
  * - a coded chunk that is not at least `PAYS` smaller than the chunk is sent identity (the bytes
@@ -66,6 +67,8 @@ export const MIN_CODED_BYTES = 512;
 export const PAYS = 0.97;
 /** A try that does not reach this (saves < 10 %) counts against the content's verdict. */
 const SHRINKS = 0.9;
+/** What a content not known to shrink is tried on first: the chunk's first bytes. */
+const SAMPLE_BYTES = 16 * 1024;
 /** Most chunks of a content skipped after tries that did not shrink (then one more try). */
 const MAX_SKIP = 256;
 /** Contents whose verdict is remembered (least recently used forgotten first). */
@@ -152,7 +155,7 @@ export interface ChunkCoderOptions {
 interface Verdict {
   /** Chunks of this content still to send identity without trying. */
   skip: number;
-  /** Tries in a row that did not shrink. */
+  /** Tries in a row that did not shrink (0: the last one did). */
   misses: number;
 }
 
@@ -197,16 +200,19 @@ export class ChunkCoder {
     const n = bytes.length;
     const skipped = this.#skip(coding, n, mime, sha256);
     if (skipped) return this.#count(coding, skipped, n, null);
+    const known = this.#verdicts.get(sha256)?.misses === 0;
     if (this.#running >= this.#maxConcurrent) {
       if (this.#waiting.length >= this.#maxWaiting) return this.#count(coding, "busy", n, null);
       await new Promise<void>((resolve) => this.#waiting.push(resolve));
     } else if (this.#running++ === 0) this.#activeSince = performance.now();
-    let coded: Buffer | null;
+    let coded: Buffer | null = null;
     const started = performance.now();
     const levels = this.#levels[coding as ContentCoding];
     const level = this.#isBusy(started) ? levels.busy : levels.idle;
     try {
-      coded = await compress(coding as ContentCoding, bytes, level);
+      const promising =
+        known || n <= SAMPLE_BYTES || (await shrinks(coding as ContentCoding, bytes, levels.busy));
+      if (promising) coded = await compress(coding as ContentCoding, bytes, level);
     } finally {
       const now = performance.now();
       this.#metrics?.codingSeconds.inc({ coding }, (now - started) / 1000);
@@ -250,16 +256,11 @@ export class ChunkCoder {
     return null;
   }
 
-  /** Records a try: a miss skips the next 1, 2, 4, … chunks of the content; a hit forgets it. */
+  /** Records a try: a miss skips the next 1, 2, 4, … chunks of the content; a hit clears that. */
   #judge(sha256: string, shrank: boolean): void {
-    const v = this.#verdicts.get(sha256);
-    if (shrank) {
-      if (v) this.#verdicts.delete(sha256);
-      return;
-    }
-    const misses = (v?.misses ?? 0) + 1;
+    const misses = shrank ? 0 : (this.#verdicts.get(sha256)?.misses ?? 0) + 1;
     this.#verdicts.delete(sha256); // re-inserted last: the most recently used
-    this.#verdicts.set(sha256, { misses, skip: Math.min(MAX_SKIP, 2 ** (misses - 1)) });
+    this.#verdicts.set(sha256, { misses, skip: misses && Math.min(MAX_SKIP, 2 ** (misses - 1)) });
     if (this.#verdicts.size > VERDICTS) {
       this.#verdicts.delete(this.#verdicts.keys().next().value!);
     }
@@ -275,6 +276,12 @@ export class ChunkCoder {
     }
     return coded;
   }
+}
+
+/** Whether the first SAMPLE_BYTES of `bytes` shrink below SHRINKS of their length. */
+async function shrinks(coding: ContentCoding, bytes: Buffer, level: number): Promise<boolean> {
+  const sample = await compress(coding, bytes.subarray(0, SAMPLE_BYTES), level);
+  return sample !== null && sample.length <= SHRINKS * SAMPLE_BYTES;
 }
 
 /**

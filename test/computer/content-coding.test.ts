@@ -212,6 +212,19 @@ void describe("when the Computer does not compress", () => {
     assert.ok(codings.filter((c) => c === "br").length >= 30, codings.join(" "));
   });
 
+  void test("a content not known to shrink is judged on its first 16 KiB, one known is not", async () => {
+    const coder = new ChunkCoder();
+    const sha = "c".repeat(64);
+    // Noise first, text after: the sample says no, though the whole chunk would shrink.
+    const chunk = Buffer.concat([noise.subarray(0, 16 * 1024), text.subarray(0, 200_000)]);
+    assert.equal(await coder.encode("br", chunk, "text/plain", sha), null);
+    // The same content, once a chunk of it shrank, is coded without a sample.
+    const other = "d".repeat(64);
+    assert.notEqual(await coder.encode("br", text.subarray(0, 100_000), "text/plain", other), null);
+    const coded = await coder.encode("br", chunk, "text/plain", other);
+    assert.ok(coded && brotliDecompressSync(coded).equals(chunk));
+  });
+
   void test("--content-codings none: every asked chunk is identity", async () => {
     const fx = fixture({ compression: { codings: [] } });
     const h = fx.bytesHandle(text, "text/plain");
