@@ -388,29 +388,10 @@ export function readChunk(
   const blob = ret.blob;
   const coding = ret.content_encoding ?? null;
   const wireBytes = typeof blob === "string" ? blob.length : blob.byteLength;
-  let bytes: Buffer;
-  if (coding !== null && coding !== IDENTITY) {
-    bytes = decodeChunk(ret, req, coding, asked, buffers);
-  } else if (typeof blob === "string") {
-    const n = blob.length;
-    const len = base64DecodedLength(n, blob.charCodeAt(n - 1), blob.charCodeAt(n - 2));
-    if (len < 0) throw new ChunkContractError(at, "blob is not valid base64");
-    if (len > asked) throw new ChunkContractError(at, `${len} bytes, more than the ${asked} asked`);
-    bytes = buffers.take(len);
-    if (len > 0 && bytes.write(blob, 0, len, "base64") !== len) {
-      buffers.give(bytes);
-      throw new ChunkContractError(at, "blob is not valid base64");
-    }
-  } else {
-    bytes = Buffer.isBuffer(blob)
-      ? blob
-      : blob instanceof Uint8Array
-        ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
-        : Buffer.from(blob);
-    if (bytes.length > asked) {
-      throw new ChunkContractError(at, `${bytes.length} bytes, more than the ${asked} asked`);
-    }
-  }
+  const bytes =
+    coding !== null && coding !== IDENTITY
+      ? decodeChunk(ret, req, coding, asked, buffers)
+      : carried(blob, at, asked, buffers);
   const len = bytes.length;
   if (ret.decoded_size !== undefined && ret.decoded_size !== len) {
     throw new ChunkContractError(at, `decoded_size ${ret.decoded_size} but ${len} bytes`);
@@ -432,6 +413,39 @@ export function readChunk(
     coding,
     wireBytes,
   };
+}
+
+/**
+ * The bytes `blob` carried: a base64 string decoded into a buffer of `buffers` (valid base64, at
+ * most `limit` bytes, or a `ChunkContractError`), a binary attachment as it came.
+ */
+function carried(
+  blob: GetBlobRet["blob"],
+  at: number,
+  limit: number,
+  buffers: DecodeBuffers,
+): Buffer {
+  if (typeof blob !== "string") {
+    const bytes = Buffer.isBuffer(blob)
+      ? blob
+      : blob instanceof Uint8Array
+        ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
+        : Buffer.from(blob);
+    if (bytes.length > limit) {
+      throw new ChunkContractError(at, `${bytes.length} bytes, more than the ${limit} asked`);
+    }
+    return bytes;
+  }
+  const n = blob.length;
+  const len = base64DecodedLength(n, blob.charCodeAt(n - 1), blob.charCodeAt(n - 2));
+  if (len < 0) throw new ChunkContractError(at, "blob is not valid base64");
+  if (len > limit) throw new ChunkContractError(at, `${len} bytes, more than the ${limit} asked`);
+  const bytes = buffers.take(len);
+  if (len > 0 && bytes.write(blob, 0, len, "base64") !== len) {
+    buffers.give(bytes);
+    throw new ChunkContractError(at, "blob is not valid base64");
+  }
+  return bytes;
 }
 
 const DECODERS: Readonly<Record<ContentCoding, (b: Buffer, o: ZlibOptions) => Buffer>> = {
@@ -466,26 +480,7 @@ function decodeChunk(
   if (at + size > ret.total_size) {
     throw new ChunkContractError(at, `overruns total_size ${ret.total_size}`);
   }
-  const blob = ret.blob;
-  let coded: Buffer;
-  let pooled = false;
-  if (typeof blob === "string") {
-    const n = blob.length;
-    const len = base64DecodedLength(n, blob.charCodeAt(n - 1), blob.charCodeAt(n - 2));
-    if (len < 0) throw new ChunkContractError(at, "blob is not valid base64");
-    coded = buffers.take(len);
-    pooled = true;
-    if (len > 0 && coded.write(blob, 0, len, "base64") !== len) {
-      buffers.give(coded);
-      throw new ChunkContractError(at, "blob is not valid base64");
-    }
-  } else {
-    coded = Buffer.isBuffer(blob)
-      ? blob
-      : blob instanceof Uint8Array
-        ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
-        : Buffer.from(blob);
-  }
+  const coded = carried(ret.blob, at, Number.POSITIVE_INFINITY, buffers);
   let bytes: Buffer;
   try {
     // maxOutputLength must be at least 1; a chunk of 0 bytes that decodes to 1 fails below.
@@ -494,7 +489,7 @@ function decodeChunk(
     const why = (err as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE" ? "more than" : "not";
     throw new ChunkContractError(at, `${coding} blob decodes to ${why} its decoded_size ${size}`);
   } finally {
-    if (pooled) buffers.give(coded);
+    buffers.give(coded); // only a buffer of `buffers` goes back
   }
   if (bytes.length !== size) {
     throw new ChunkContractError(
