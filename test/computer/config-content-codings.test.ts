@@ -1,3 +1,4 @@
+// @pure
 /**
  * `--content-codings` / `A2C_CONTENT_CODINGS` (D64) reach the blob engine's compression options:
  * a list of the codings this Computer applies, `none` for none, the flag over the env; an

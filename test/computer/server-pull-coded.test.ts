@@ -1,3 +1,4 @@
+// @both-transports
 /**
  * Compressed carriage through the real Server (docs/protocol.md §6.11; D13, D63): a plain
  * socket.io-client Agent asks for `content_encoding` and pulls text and incompressible files from
