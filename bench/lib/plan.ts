@@ -124,7 +124,8 @@ export interface LinksPlan {
    * Compressed carriage (D63–D66): downloads with the SDK's default (compression on) beside
    * `compression: false`, each on fresh processes, the order alternating, `reps` pairs per case:
    * generated text of a kind at a rate, and incompressible bytes at each rate. A case's file is
-   * clamp(rate × `seconds`, …) as the matrix's; unshaped: `unshapedBytes`.
+   * clamp(rate × `seconds`, 1 MiB, 128 MiB); unshaped: `unshapedBytes`, with twice the pairs (a
+   * run of about a second, which the machine's noise moves most).
    */
   coding: {
     direction: "uplink" | "downlink";
@@ -273,7 +274,7 @@ export function makePlan(quick: boolean): Plan {
           { rateMbit: 20, kind: "log" },
         ],
         incompressibleRates: [1, 2, 5, 20, 200, null],
-        unshapedBytes: 64 * MiB,
+        unshapedBytes: 256 * MiB,
       },
     },
     codecs: {

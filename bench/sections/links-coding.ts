@@ -162,7 +162,9 @@ export async function runCodingCases(h: CodingHooks): Promise<CodingCase[]> {
       runs: [],
       ratios: [],
     };
-    for (let rep = 0; rep < p.reps; rep++) {
+    // An unshaped run lasts about a second: twice the pairs for the same confidence.
+    const reps = w.rateMbit === null ? 2 * p.reps : p.reps;
+    for (let rep = 0; rep < reps; rep++) {
       const order: Array<"on" | "off"> =
         (out.length + rep) % 2 === 0 ? ["on", "off"] : ["off", "on"];
       const pair: Partial<Record<"on" | "off", CodingRun>> = {};

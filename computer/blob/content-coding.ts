@@ -23,9 +23,9 @@
  * the chunk's length, so a chunk that would grow never allocates more than itself.
  *
  * D16 holds without a second computation: the engine sizes every chunk for an answer that
- * carries `content_encoding: "identity"` and a `decoded_size` as wide as `total_size`, and a coded
- * answer is sent only when its `blob` is smaller than the chunk, so it is never larger than the
- * identity answer that was sized to fit.
+ * carries both fields at their widest (`"identity"`, a `decoded_size` as long as `total_size`),
+ * and a coded answer is sent only when its `blob` is smaller than the chunk, so it is never larger
+ * than what was sized to fit; an identity answer carries neither field.
  */
 import { availableParallelism } from "node:os";
 import {

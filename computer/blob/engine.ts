@@ -395,8 +395,9 @@ export class BlobEngine implements HandleMinter {
     };
     if (req.blob_format !== undefined) envelope.blob_format = req.blob_format;
     if (req.content_encoding !== undefined) {
-      // Sized as the widest answer that carries them (content-coding.ts: a coded answer is
-      // never larger): `identity`, and a decoded_size as long as total_size.
+      // Sized as if the answer carried both fields at their widest (`identity`, a decoded_size as
+      // long as total_size), so a coded answer, whose blob is smaller than the chunk, always
+      // fits (content-coding.ts); an identity answer carries neither.
       envelope.content_encoding = IDENTITY;
       envelope.decoded_size = total;
     }
@@ -430,8 +431,9 @@ export class BlobEngine implements HandleMinter {
 
   /**
    * The answer to a request that asked for a content-coding (D63): `bytes` coded with the one
-   * negotiated when that pays (content-coding.ts), else identity; either way the answer says
-   * which, and how many resource bytes `blob` decodes to.
+   * negotiated when that pays (content-coding.ts), with the coding and how many resource bytes
+   * `blob` decodes to; else the identity answer, which carries neither (identity is the
+   * protocol's default, and the fields would cost every incompressible chunk their bytes).
    */
   async #coded(
     req: GetBlobReq,
@@ -442,7 +444,8 @@ export class BlobEngine implements HandleMinter {
     const n = bytes.length;
     const planned = this.#coder.plan(req.content_encoding) ?? IDENTITY;
     const coded = await this.#coder.encode(planned, bytes, envelope.mime_type, envelope.sha256);
-    const data = coded ?? bytes;
+    const binary = req.blob_format === "binary";
+    if (!coded) return this.#finish(envelope, binary ? bytes : bytes.toString("base64"), n, total);
     const ret: GetBlobRet = {
       blob_handle: envelope.blob_handle,
       mime_type: envelope.mime_type,
@@ -450,16 +453,13 @@ export class BlobEngine implements HandleMinter {
       sha256: envelope.sha256,
       chunk_offset: envelope.chunk_offset,
       req_id: envelope.req_id,
-      content_encoding: coded ? planned : IDENTITY,
+      content_encoding: planned,
       decoded_size: n,
       eof: envelope.chunk_offset + n === total,
-      blob: req.blob_format === "binary" ? data : data.toString("base64"),
+      blob: binary ? coded : coded.toString("base64"),
     };
     if (envelope.blob_format !== undefined) ret.blob_format = envelope.blob_format;
-    this.#metrics?.blobBytes.inc(
-      { carriage: typeof ret.blob === "string" ? "base64" : "binary" },
-      n,
-    );
+    this.#metrics?.blobBytes.inc({ carriage: binary ? "binary" : "base64" }, n);
     return ret;
   }
 
