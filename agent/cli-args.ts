@@ -29,6 +29,7 @@ const OPTIONS = {
   "target-delay": { type: "string" },
   binary: { type: "boolean" },
   base64: { type: "boolean" },
+  "no-compress": { type: "boolean" },
   cache: { type: "string" },
   output: { type: "string", short: "o" },
   out: { type: "string" },
@@ -51,7 +52,8 @@ export const COMMANDS = {
   blob: {
     min: 2,
     max: 2,
-    usage: "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64]",
+    usage:
+      "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64] [--no-compress]",
   },
 } as const;
 export type Command = keyof typeof COMMANDS;
@@ -91,6 +93,8 @@ Options (flags win over env):
   --base64            spec mode: base64 carriage, no blob_format sent (default: ask for
                       binary carriage, go on in base64 when the Computer answers so)
   --binary            ask for binary carriage (the default)
+  --no-compress       send no content_encoding (default: ask for br, then gzip; the
+                      Computer codes only the chunks it pays to code)
   --cache DIR         content-addressed cache directory
   -o, --output FILE   output file
   --out DIR           output directory for call

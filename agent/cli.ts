@@ -131,11 +131,16 @@ async function writeWhole(file: string, bytes: Buffer): Promise<void> {
   }
 }
 
+const round3 = (x: number): number => Math.round(x * 1000) / 1000;
+
 /** A pull's statistics as `--json` prints them. */
 function statsJson(s: PullStats): Record<string, unknown> {
   return {
     requests: s.requests,
     bytes_received: s.bytesReceived,
+    wire_bytes: s.wireBytes,
+    wire_bytes_per_byte: s.bytesReceived > 0 ? round3(s.wireBytes / s.bytesReceived) : null,
+    codings: s.codings,
     busy: s.busy,
     timeouts: s.timeouts,
     resumes: s.resumes,
@@ -377,6 +382,8 @@ function settings(values: CliValues, command: Command, args: string[]) {
   }
   // Binary carriage is asked by default (D19); --base64 is the spec's mode.
   pull.binary = values.base64 !== true;
+  // Compressed chunks are asked by default (D65); --no-compress sends no content_encoding.
+  if (values["no-compress"] === true) pull.compression = false;
   if (values.cache) pull.cache = new BlobCache(values.cache, { logger: log });
   const token = values.token ?? process.env.A2C_TOKEN;
   const name =

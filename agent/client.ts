@@ -7,6 +7,7 @@
  * reconnect) and `client-connection.ts` (socket, 4008/401 handling, `req_id`s, the acks waited
  * for). Every public name of the client is exported from here.
  */
+import { brotliDecompressSync, gunzipSync, inflateSync, type ZlibOptions } from "node:zlib";
 import {
   CallToolResultSchema,
   Events,
@@ -14,9 +15,11 @@ import {
   GetSkillsRetSchema,
   GetToolsRetSchema,
   base64DecodedLength,
+  IDENTITY,
   isErrorPayload,
   type A2CSkillRef,
   type CallToolResult,
+  type ContentCoding,
   type GetBlobRet,
   type GetSkillRet,
   type SMCPTool,
@@ -209,6 +212,7 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
     };
     if (req.maxChunkBytes > 0) payload.max_chunk_bytes = req.maxChunkBytes;
     if (req.binary) payload.blob_format = "binary";
+    if (req.codings && req.codings.length > 0) payload.content_encoding = req.codings;
     return payload;
   }
 
@@ -346,7 +350,9 @@ export function isGetBlobRet(v: unknown): v is GetBlobRet {
     typeof a.eof === "boolean" &&
     (typeof blob === "string" || blob instanceof Uint8Array || blob instanceof ArrayBuffer) &&
     typeof a.req_id === "string" &&
-    (format === undefined || format === "base64" || format === "binary")
+    (format === undefined || format === "base64" || format === "binary") &&
+    (a.content_encoding === undefined || typeof a.content_encoding === "string") &&
+    (a.decoded_size === undefined || isSize(a.decoded_size))
   );
 }
 
@@ -363,8 +369,11 @@ export function parseBlobAnswer(answer: unknown): GetBlobRet {
  * The chunk an answer carries, checked against what was asked: an answer is never trusted
  * (docs/protocol.md §6.9). It must start where it was asked, be no longer than asked, stay inside
  * its `total_size`, have an `eof` that agrees with its length, make progress unless at the end,
- * and carry valid base64 when it is a string (decoded here, never longer than asked). Whether it
- * belongs to the read at hand (`sha256`, `total_size`, `mime_type`) is the pull's to check.
+ * and carry valid base64 when it is a string (decoded here, never longer than asked). A coded
+ * chunk (D63, D65) must be in a coding that was asked for and decode to exactly its
+ * `decoded_size`, itself no more than asked: it is decoded with the output bounded at that size,
+ * so a chunk that would decode longer stops there, never a larger allocation. Whether it belongs
+ * to the read at hand (`sha256`, `total_size`, `mime_type`) is the pull's to check.
  */
 export function readChunk(
   ret: GetBlobRet,
@@ -377,28 +386,16 @@ export function readChunk(
   }
   const asked = req.maxChunkBytes > 0 ? req.maxChunkBytes : Number.POSITIVE_INFINITY;
   const blob = ret.blob;
-  let bytes: Buffer;
-  if (typeof blob === "string") {
-    const n = blob.length;
-    const len = base64DecodedLength(n, blob.charCodeAt(n - 1), blob.charCodeAt(n - 2));
-    if (len < 0) throw new ChunkContractError(at, "blob is not valid base64");
-    if (len > asked) throw new ChunkContractError(at, `${len} bytes, more than the ${asked} asked`);
-    bytes = buffers.take(len);
-    if (len > 0 && bytes.write(blob, 0, len, "base64") !== len) {
-      buffers.give(bytes);
-      throw new ChunkContractError(at, "blob is not valid base64");
-    }
-  } else {
-    bytes = Buffer.isBuffer(blob)
-      ? blob
-      : blob instanceof Uint8Array
-        ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
-        : Buffer.from(blob);
-    if (bytes.length > asked) {
-      throw new ChunkContractError(at, `${bytes.length} bytes, more than the ${asked} asked`);
-    }
-  }
+  const coding = ret.content_encoding ?? null;
+  const wireBytes = typeof blob === "string" ? blob.length : blob.byteLength;
+  const bytes =
+    coding !== null && coding !== IDENTITY
+      ? decodeChunk(ret, req, coding, asked, buffers)
+      : carried(blob, at, asked, buffers);
   const len = bytes.length;
+  if (ret.decoded_size !== undefined && ret.decoded_size !== len) {
+    throw new ChunkContractError(at, `decoded_size ${ret.decoded_size} but ${len} bytes`);
+  }
   const total = ret.total_size;
   if (at + len > total) throw new ChunkContractError(at, `overruns total_size ${total}`);
   if (ret.eof !== (at + len === total)) {
@@ -413,7 +410,94 @@ export function readChunk(
     sha256: ret.sha256,
     mimeType: ret.mime_type,
     carriage: typeof blob === "string" ? "base64" : "binary",
+    coding,
+    wireBytes,
   };
+}
+
+/**
+ * The bytes `blob` carried: a base64 string decoded into a buffer of `buffers` (valid base64, at
+ * most `limit` bytes, or a `ChunkContractError`), a binary attachment as it came.
+ */
+function carried(
+  blob: GetBlobRet["blob"],
+  at: number,
+  limit: number,
+  buffers: DecodeBuffers,
+): Buffer {
+  if (typeof blob !== "string") {
+    const bytes = Buffer.isBuffer(blob)
+      ? blob
+      : blob instanceof Uint8Array
+        ? Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength)
+        : Buffer.from(blob);
+    if (bytes.length > limit) {
+      throw new ChunkContractError(at, `${bytes.length} bytes, more than the ${limit} asked`);
+    }
+    return bytes;
+  }
+  const n = blob.length;
+  const len = base64DecodedLength(n, blob.charCodeAt(n - 1), blob.charCodeAt(n - 2));
+  if (len < 0) throw new ChunkContractError(at, "blob is not valid base64");
+  if (len > limit) throw new ChunkContractError(at, `${len} bytes, more than the ${limit} asked`);
+  const bytes = buffers.take(len);
+  if (len > 0 && bytes.write(blob, 0, len, "base64") !== len) {
+    buffers.give(bytes);
+    throw new ChunkContractError(at, "blob is not valid base64");
+  }
+  return bytes;
+}
+
+const DECODERS: Readonly<Record<ContentCoding, (b: Buffer, o: ZlibOptions) => Buffer>> = {
+  br: brotliDecompressSync,
+  gzip: gunzipSync,
+  deflate: inflateSync,
+};
+
+/**
+ * The bytes of a coded chunk (D65): `decoded_size` must be given and within what was asked, the
+ * coding one the request listed, and `blob` must decode to exactly `decoded_size` bytes. The
+ * decoder stops at `decoded_size` bytes of output (zlib's `maxOutputLength`), so a chunk that
+ * would decode to more (a bomb) costs at most that; any failure is a `ChunkContractError`.
+ */
+function decodeChunk(
+  ret: GetBlobRet,
+  req: ChunkRequest,
+  coding: string,
+  asked: number,
+  buffers: DecodeBuffers,
+): Buffer {
+  const at = req.offset;
+  const size = ret.decoded_size;
+  const decode = req.codings?.includes(coding as ContentCoding)
+    ? DECODERS[coding as ContentCoding]
+    : undefined;
+  if (!decode) throw new ChunkContractError(at, `content_encoding ${coding} was not asked for`);
+  if (size === undefined) throw new ChunkContractError(at, `${coding} chunk without decoded_size`);
+  if (size > asked) {
+    throw new ChunkContractError(at, `decoded_size ${size}, more than the ${asked} asked`);
+  }
+  if (at + size > ret.total_size) {
+    throw new ChunkContractError(at, `overruns total_size ${ret.total_size}`);
+  }
+  const coded = carried(ret.blob, at, Number.POSITIVE_INFINITY, buffers);
+  let bytes: Buffer;
+  try {
+    // maxOutputLength must be at least 1; a chunk of 0 bytes that decodes to 1 fails below.
+    bytes = decode(coded, { maxOutputLength: Math.max(1, size) });
+  } catch (err) {
+    const why = (err as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE" ? "more than" : "not";
+    throw new ChunkContractError(at, `${coding} blob decodes to ${why} its decoded_size ${size}`);
+  } finally {
+    buffers.give(coded); // only a buffer of `buffers` goes back
+  }
+  if (bytes.length !== size) {
+    throw new ChunkContractError(
+      at,
+      `${coding} blob decodes to ${bytes.length} bytes, not ${size}`,
+    );
+  }
+  return bytes;
 }
 
 /**

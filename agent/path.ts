@@ -28,6 +28,7 @@ import {
   ComputerNotFoundError,
   DisconnectedError,
 } from "./errors.ts";
+import type { ContentCoding } from "@a2c-smcp/protocol";
 import type { AgentLogger } from "./logger.ts";
 
 /** The queue delay (ms) the pulls of one path may add above its base round trip (D40). */
@@ -59,6 +60,8 @@ export interface ChunkRequest {
   maxChunkBytes: number;
   /** Ask for `blob_format: "binary"` (D19); false sends no `blob_format` at all. */
   binary: boolean;
+  /** Content-codings accepted, most wanted first (`content_encoding`, D63); none: not sent. */
+  codings?: readonly ContentCoding[];
   /** The local ack wait; the client's request timeout when absent. */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -73,6 +76,10 @@ export interface BlobChunk {
   sha256: string;
   mimeType: string;
   carriage: Carriage;
+  /** The answer's `content_encoding` (D63): `identity` or a coding; null when it had none. */
+  coding: string | null;
+  /** Bytes of `blob` as they travelled: base64 characters, or the attachment's bytes. */
+  wireBytes: number;
 }
 
 /** What a pull needs from a connection (`AgentClient` implements it). */
@@ -106,6 +113,8 @@ export interface ChunkWork {
 export interface PathFlow {
   readonly handle: string;
   readonly binary: boolean;
+  /** Content-codings its requests accept (D63); undefined: none asked. */
+  readonly codings: readonly ContentCoding[] | undefined;
   readonly signal: AbortSignal;
   /** The most requests this pull keeps in flight (`window`). */
   readonly window: number;
@@ -353,6 +362,7 @@ export class ComputerPath {
       offset: work.offset,
       maxChunkBytes: work.len,
       binary: flow.binary,
+      ...(flow.codings ? { codings: flow.codings } : {}),
       signal: flow.signal,
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     };

@@ -143,13 +143,28 @@ function setbacks(s: PullStats | undefined): string {
  * slowed the pull down in parentheses at the end, when anything did.
  */
 export function downloadSummary(d: DownloadSummary): string {
-  const source = d.carriage === null ? "from the cache" : `${d.carriage} carriage`;
+  const source =
+    d.carriage === null ? "from the cache" : `${d.carriage} carriage${codingWords(d.stats)}`;
   const rtt = d.stats && d.stats.rttMs > 0 ? `, rtt ${formatMs(d.stats.rttMs)}` : "";
   return (
     `wrote ${d.file}: ${formatBytes(d.size)} (${d.size} bytes), sha256 ${d.sha256} verified, ` +
     `${source}, ${formatSeconds(d.seconds)}, ${formatRate(d.size, d.seconds)}${rtt}` +
     setbacks(d.stats)
   );
+}
+
+/**
+ * `, br (120 of 123 chunks), 0.24 wire bytes per byte`: the content-codings the chunks came in
+ * (D63), most used first, and the bytes `blob` carried per resource byte received.
+ */
+function codingWords(s: PullStats | undefined): string {
+  if (!s || s.bytesReceived === 0) return "";
+  const all = Object.values(s.codings).reduce((a, b) => a + b, 0);
+  const used = Object.entries(s.codings).sort((a, b) => b[1] - a[1]);
+  const named = used
+    .map(([coding, n]) => (n === all ? coding : `${coding} (${n} of ${all} chunks)`))
+    .join(", ");
+  return `, ${named}, ${(s.wireBytes / s.bytesReceived).toFixed(2)} wire bytes per byte`;
 }
 
 /** A round trip: `0.4 ms`, `12 ms`, `1.2 s`. */

@@ -26,6 +26,7 @@
  *    gives up when its requests keep failing and no byte arrived for `stallTimeoutMs`.
  */
 import { createHash, type Hash } from "node:crypto";
+import { IDENTITY, type ContentCoding } from "@a2c-smcp/protocol";
 import type { BlobCache } from "./cache.ts";
 import {
   BlobChangedError,
@@ -74,6 +75,11 @@ export const DEFAULT_WINDOW = 16;
 export const DEFAULT_BASE64_CHUNK_BYTES = 64 * 1024;
 /** The largest chunk with binary carriage (D19): no base64 string, so bigger is cheaper. */
 export const DEFAULT_BINARY_CHUNK_BYTES = 512 * 1024;
+/**
+ * What a pull's requests accept unless `compression: false` (D65): brotli first (smaller and
+ * cheaper than gzip at the levels a Computer uses, D64), gzip for Computers without it.
+ */
+export const ACCEPTED_CODINGS: readonly ContentCoding[] = ["br", "gzip"];
 /** Resumes in a row (the Computer or our socket went away) without a byte, or other 500s. */
 export const DEFAULT_RETRIES = 8;
 /** Whole re-reads from offset 0 after drift or a final sha256 mismatch. */
@@ -110,6 +116,12 @@ export interface PullOptions {
    * `blob_format` is sent at all. Either form of an answer is always accepted.
    */
   binary?: boolean;
+  /**
+   * Ask for compressed chunks (`content_encoding: ["br", "gzip"]`, D63, D65). Default true: a
+   * Computer codes a chunk only where that pays and answers the rest `identity`, and one that
+   * does not know the field answers as if it were not sent. `false` sends no `content_encoding`.
+   */
+  compression?: boolean;
   signal?: AbortSignal;
   /** Called after every accepted chunk. */
   onProgress?: (p: PullProgress) => void;
@@ -146,6 +158,17 @@ export interface PullStats {
   requests: number;
   /** Decoded bytes received in answers, every read included (more than the blob on a restart). */
   bytesReceived: number;
+  /**
+   * Bytes of `blob` in those answers as they travelled (base64 characters, or the binary
+   * attachment's bytes, coded when a coding was applied): over `bytesReceived`, the wire bytes
+   * per payload byte, envelopes and framing aside.
+   */
+  wireBytes: number;
+  /**
+   * Answers by the content-coding they came in (D63): `br`, `gzip`, `deflate`, `identity`
+   * (also for a Computer that ignored the request's `content_encoding`, or when none was asked).
+   */
+  codings: Record<string, number>;
   /** Requests answered `busy` (each slowed the pull and was asked again). */
   busy: number;
   /** Requests not answered in time, here or at the Server's relay (each asked again). */
@@ -331,6 +354,8 @@ class Pull<R> {
       stats: {
         requests: 0,
         bytesReceived: 0,
+        wireBytes: 0,
+        codings: {},
         busy: 0,
         timeouts: 0,
         resumes: 0,
@@ -458,6 +483,7 @@ class Read<R> implements PathFlow {
   readonly signal: AbortSignal;
   readonly window: number;
   readonly timeoutMs: number | undefined;
+  readonly codings: readonly ContentCoding[] | undefined;
   binary: boolean;
   chunkCeiling: number;
 
@@ -508,6 +534,7 @@ class Read<R> implements PathFlow {
     this.window = Math.max(1, Math.floor(o.window ?? DEFAULT_WINDOW));
     this.timeoutMs = o.timeoutMs;
     this.binary = o.binary ?? true;
+    this.codings = o.compression === false ? undefined : ACCEPTED_CODINGS;
     const ceiling = this.binary ? DEFAULT_BINARY_CHUNK_BYTES : DEFAULT_BASE64_CHUNK_BYTES;
     this.chunkCeiling = Math.max(1, Math.floor(o.chunkBytes ?? ceiling));
     this.maxHeld = this.window * 2;
@@ -547,6 +574,9 @@ class Read<R> implements PathFlow {
   answered(work: ChunkWork, chunk: BlobChunk): void {
     const stats = this.ctx.stats;
     stats.bytesReceived += chunk.bytes.length;
+    stats.wireBytes += chunk.wireBytes;
+    const coding = chunk.coding ?? IDENTITY;
+    stats.codings[coding] = (stats.codings[coding] ?? 0) + 1;
     this.inflight--;
     if (this.settled) return;
     try {

@@ -15,6 +15,7 @@ import {
   type LinkCaseRun,
   type LinksData,
 } from "./sections/links.ts";
+import { codingRatio, type CodingCase } from "./sections/links-coding.ts";
 
 /** The rates the goals speak of ("every rate from 1 Mbit/s to unshaped"; null is unshaped). */
 const ALL_RATES: Array<number | null> = [1, 2, 5, 20, 200, null];
@@ -241,6 +242,91 @@ function queueGoal(r: Report): Goal {
   };
 }
 
+/** A coding case's words: the on/off ratio of each pair, and the median run of each mode. */
+function codingWords(c: CodingCase): string {
+  const mid = (mode: "on" | "off"): CodingCase["runs"][number] | undefined => {
+    const runs = c.runs.filter((x) => x.mode === mode && x.ok).sort((a, b) => a.mbps - b.mbps);
+    return runs[Math.floor(runs.length / 2)];
+  };
+  const on = mid("on");
+  const off = mid("off");
+  const ratio = codingRatio(c);
+  const side = (run: typeof on, word: string): string =>
+    run
+      ? `${word} ${run.mbps.toFixed(2)} MB/s ${run.wirePerByte.toFixed(2)} wire B/B`
+      : `${word} failed`;
+  return `${c.id} ${Number.isFinite(ratio) ? `${ratio.toFixed(2)}×` : "–"} (${side(on, "on")}; ${side(off, "off")}; pairs ${c.ratios.map((x) => x.toFixed(2)).join("/") || "none"})`;
+}
+
+const CODING_EVIDENCE =
+  "Each case downloads one file with the SDK's default (content_encoding asked) and with compression: false, on fresh processes, the order alternating, the machine's load stated per run in report.json; the ratio is the median of the pairs' on/off resource MB/s. Wire B/B: everything that left through the shaped queue per resource byte.";
+
+/** One goal over the coding cases `pick` selects: every case's median ratio ≥ `floor`. */
+function codingGoal(
+  r: Report,
+  id: string,
+  text: string,
+  pick: (c: CodingCase) => boolean,
+  floor: number,
+  why: string,
+): Goal {
+  const d = linksData(r.sections.links);
+  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const cases = (d.coding ?? []).filter(pick);
+  if (cases.length === 0) return notMeasured(id, text, "the run's plan has no such case");
+  const low = cases.filter((c) => !(codingRatio(c) >= floor));
+  return {
+    id,
+    text,
+    status: low.length === 0 ? "met" : "missed",
+    measured: cases.map(codingWords).join("; "),
+    evidence: CODING_EVIDENCE,
+    ...(low.length === 0 ? {} : { why }),
+  };
+}
+
+function codedTextGoal(r: Report): Goal {
+  return codingGoal(
+    r,
+    "links-coded-text",
+    "Text assets (JSON, Markdown, CSV, logs) at ≤ 20 Mbit/s arrive ≥ 3× faster with compression than identity",
+    (c) => c.content !== "incompressible" && c.rateMbit !== null && c.rateMbit <= 20,
+    3,
+    "the chunks are coded too small to shrink well (the pull sizes chunks in decoded bytes from its rate: compare the wire B/B with the codecs section's ratio at 16–64 KiB), or the Computer coded at its busy level (a loaded machine). Fix: larger chunks on slow links when they shrink; the codecs section says which level pays.",
+  );
+}
+
+function codedIncompressibleGoal(r: Report): Goal {
+  return codingGoal(
+    r,
+    "links-coded-incompressible",
+    "Incompressible assets with compression on arrive ≥ 0.97× as fast as identity at every rate",
+    (c) => c.content === "incompressible" && c.rateMbit !== null,
+    0.97,
+    "asking costs something where nothing shrinks: the Computer's tries (a 16 KiB sample per content, then a few more) or the answers' two extra fields. Compare the CPU per MB of the Computer on and off in report.json.",
+  );
+}
+
+function codedLoopbackGoal(r: Report): Goal {
+  return codingGoal(
+    r,
+    "links-coded-loopback",
+    "Unshaped (the harness's veth hosts, no link limit): binary assets with compression on ≥ 0.95× of off",
+    (c) => c.content === "incompressible" && c.rateMbit === null,
+    0.95,
+    "on an unlimited link the Computer's CPU sets the pace: a try per content and the sampling are on its path. Compare its CPU per MB on and off.",
+  );
+}
+
 export function linkGoals(r: Report): Goal[] {
-  return [completeGoal(r), utilizationGoal(r), latencyGoal(r), fairnessGoal(r), queueGoal(r)];
+  return [
+    completeGoal(r),
+    utilizationGoal(r),
+    latencyGoal(r),
+    fairnessGoal(r),
+    queueGoal(r),
+    codedTextGoal(r),
+    codedIncompressibleGoal(r),
+    codedLoopbackGoal(r),
+  ];
 }

@@ -28,6 +28,7 @@ import { runCapacity } from "./sections/capacity.ts";
 import { runTwoNode } from "./sections/two-node.ts";
 import { runLinks } from "./sections/links.ts";
 import { runTransport } from "./sections/transport.ts";
+import { runCodecs } from "./sections/codecs.ts";
 import { evaluateGoals } from "./goals.ts";
 import { closeSharedStacks } from "./stack/harness.ts";
 import { buildBlocks } from "./report/build.ts";
@@ -37,6 +38,7 @@ import { verdictLine, verdictOf } from "./report/verdict.ts";
 
 const SECTIONS: Array<[SectionId, (ctx: Ctx) => Promise<unknown>]> = [
   ["micro", runMicro],
+  ["codecs", runCodecs],
   ["ceiling", runCeiling],
   ["sweep", runSweep],
   ["direct", runDirect],
@@ -75,7 +77,7 @@ function parseArgs(argv: string[]): Args {
       args.baseline = resolve(dir);
     } else if (a === "--help" || a === "-h") {
       console.log(
-        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,transport,capacity,links] [--baseline DIR]",
+        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,codecs,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,transport,capacity,links] [--baseline DIR]",
       );
       process.exit(0);
     } else {

@@ -81,8 +81,9 @@ export interface StartComputerOptions {
    */
   services?: Array<ComputerService | ServiceFactory>;
   /**
-   * Chunk serving: the default chunk, descriptors kept open, reads at once, queued requests, and
-   * the unsent bytes the socket may hold before no further chunk is read (D48).
+   * Chunk serving: the default chunk, descriptors kept open, reads at once, queued requests, the
+   * unsent bytes the socket may hold before no further chunk is read (D48), and the
+   * content-codings chunk answers may get (`compression`, D63, D64).
    */
   blob?: BlobTuning;
   /**

@@ -2,6 +2,7 @@
  * Flags and environment of `npm run computer` → `StartComputerOptions`. Flags win over env.
  */
 import { parseArgs } from "node:util";
+import { CONTENT_CODINGS, type ContentCoding } from "@a2c-smcp/protocol";
 import type { StartComputerOptions } from "./computer.ts";
 import type { ComputerHttpOptions } from "./http.ts";
 
@@ -27,6 +28,8 @@ export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [
                                (env A2C_RELAY_TIMEOUT_MS, as the Server's)
   --max-unsent-bytes N         answer bytes the socket may hold unsent before no further chunk is
                                read, default 262144 (env A2C_MAX_UNSENT_BYTES)
+  --content-codings LIST       codings chunk answers may get when an Agent asks, default br,gzip,deflate;
+                               none = always identity (env A2C_CONTENT_CODINGS)
   --hash-nice N                nice offset of the hashing threads, 0-19, default 10 (env A2C_HASH_NICE)
   --fd-cache-entries N         file descriptors kept open between chunks, default 16; 0 = none
                                (env A2C_FD_CACHE_ENTRIES)
@@ -56,6 +59,7 @@ const STRING_FLAGS = {
   "mcp-config": "A2C_MCP_CONFIG",
   "state-dir": "A2C_STATE_DIR",
   "http-host": "A2C_HTTP_HOST",
+  "content-codings": "A2C_CONTENT_CODINGS",
 } as const;
 
 const INT_FLAGS = {
@@ -148,6 +152,9 @@ export function parseComputerArgs(
   assign("skillWatchEntries", int("skill-watch-entries"));
   const fdCacheEntries = int("fd-cache-entries");
   if (fdCacheEntries !== undefined) out.blob = { ...out.blob, fdCacheEntries };
+  const codings = str("content-codings");
+  if (codings !== undefined)
+    out.blob = { ...out.blob, compression: { codings: codingList(codings) } };
   const hardLinks = env.A2C_ALLOW_HARD_LINKS;
   if (
     values["allow-hard-links"] === true ||
@@ -164,6 +171,27 @@ export function parseComputerArgs(
   } else if (httpHost !== undefined) {
     throw new UsageError("--http-host needs --http-port");
   }
+  return out;
+}
+
+/** `--content-codings`: a comma-separated list of codings this Computer applies, or `none`. */
+function codingList(raw: string): ContentCoding[] {
+  const tokens = raw
+    .split(",")
+    .map((t) => t.trim().toLowerCase())
+    .filter(Boolean);
+  if (tokens.length === 1 && tokens[0] === "none") return [];
+  const out: ContentCoding[] = [];
+  for (const t of tokens) {
+    const known = CONTENT_CODINGS.find((c) => c === t);
+    if (!known) {
+      throw new UsageError(
+        `--content-codings takes none or a list of ${CONTENT_CODINGS.join(", ")}; got ${JSON.stringify(t)}`,
+      );
+    }
+    if (!out.includes(known)) out.push(known);
+  }
+  if (out.length === 0) throw new UsageError("--content-codings is empty (none turns them off)");
   return out;
 }
 

@@ -25,6 +25,15 @@ export interface ComputerMetrics {
   readonly blobRefusals: Counter<"reason">;
   /** Resource bytes served in chunks, by carriage (`base64` text or `binary`). */
   readonly blobBytes: Counter<"carriage">;
+  /**
+   * Chunks of requests that asked for a content-coding (D63, D64), by the coding applied
+   * (`identity` included) and why: `coded`, or why not (blob/content-coding.ts).
+   */
+  readonly codedChunks: Counter<"coding" | "outcome">;
+  /** Their bytes: `decoded` (resource bytes) and `encoded` (what `blob` carried before base64). */
+  readonly codedBytes: Counter<"coding" | "side">;
+  /** Time spent compressing on the thread pool, by coding. */
+  readonly codingSeconds: Counter<"coding">;
   readonly chunkSeconds: Histogram;
   /** Whole-resource sha256 computations (cache misses that ran to the end), by path. */
   readonly hashComputations: Counter<"path">;
@@ -92,6 +101,24 @@ export function createComputerMetrics(name: string): ComputerMetrics {
       name: "a2c_computer_blob_bytes_total",
       help: "resource bytes served by client:get_blob (decoded), by carriage: base64 or binary",
       labelNames: ["carriage"],
+      registers,
+    }),
+    codedChunks: new Counter({
+      name: "a2c_computer_blob_coded_chunks_total",
+      help: "client:get_blob chunks of requests that asked for a content_encoding, by the coding applied (identity included) and outcome: coded, or why not (not_offered, too_small, compressed_type, incompressible, no_gain, busy)",
+      labelNames: ["coding", "outcome"],
+      registers,
+    }),
+    codedBytes: new Counter({
+      name: "a2c_computer_blob_coded_bytes_total",
+      help: "bytes of those chunks by coding applied and side: decoded (resource bytes) or encoded (the blob before base64)",
+      labelNames: ["coding", "side"],
+      registers,
+    }),
+    codingSeconds: new Counter({
+      name: "a2c_computer_blob_coding_seconds_total",
+      help: "seconds spent compressing chunks on the thread pool, by coding",
+      labelNames: ["coding"],
       registers,
     }),
     chunkSeconds: new Histogram({

@@ -30,8 +30,17 @@ export function plainGetBlob(p: unknown): p is GetBlobReq {
     text(r.blob_handle, 0, LIMITS.handle) &&
     optionalInt(r.chunk_offset) &&
     optionalInt(r.max_chunk_bytes) &&
-    (r.blob_format === undefined || r.blob_format === "base64" || r.blob_format === "binary")
+    (r.blob_format === undefined || r.blob_format === "base64" || r.blob_format === "binary") &&
+    (r.content_encoding === undefined || codings(r.content_encoding))
   );
+}
+
+/** `content_encoding` as AcceptedCodingsSchema takes it: a token, or a short list of tokens. */
+function codings(v: unknown): boolean {
+  if (!Array.isArray(v)) return text(v, 1, LIMITS.coding);
+  if (v.length > LIMITS.codings) return false;
+  for (const t of v) if (!text(t, 1, LIMITS.coding)) return false;
+  return true;
 }
 
 function text(v: unknown, min: number, max: number): boolean {

@@ -31,7 +31,8 @@ export type SectionId =
   | "twoNode"
   | "transport"
   | "capacity"
-  | "links";
+  | "links"
+  | "codecs";
 
 export type SectionOutcome =
   | { status: "done"; seconds: number; data: unknown; notes: string[] }

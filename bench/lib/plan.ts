@@ -3,6 +3,7 @@
  * smoke run for CI that asserts correctness, not speed). Every knob of every section lives here.
  */
 import { KiB, MiB } from "./stats.ts";
+import type { TextKind } from "./text-corpus.ts";
 
 export interface Plan {
   quick: boolean;
@@ -70,6 +71,15 @@ export interface Plan {
   };
   /** Section links: our stack on shaped links (bench/sections/links.ts, scripts/links/). */
   links: LinksPlan;
+  /** Section codecs: content-codings on the text corpus (bench/sections/codecs.ts). */
+  codecs: {
+    bytesPerKind: number;
+    chunkSizes: number[];
+    reps: number;
+    /** Compressions at once in the rate model (the Computer's default). */
+    slots: number;
+    rateMbits: number[];
+  };
 }
 
 /** Fairness: two pulls sharing one shaped bottleneck. */
@@ -110,6 +120,21 @@ export interface LinksPlan {
   }>;
   /** How often the Server's largest outbound queue is read from /metrics during a download. */
   queueSampleMs: number;
+  /**
+   * Compressed carriage (D63–D66): downloads with the SDK's default (compression on) beside
+   * `compression: false`, each on fresh processes, the order alternating, `reps` pairs per case:
+   * generated text of a kind at a rate, and incompressible bytes at each rate. A case's file is
+   * clamp(rate × `seconds`, 1 MiB, 128 MiB); unshaped: `unshapedBytes`, with twice the pairs (a
+   * run of about a second, which the machine's noise moves most).
+   */
+  coding: {
+    direction: "uplink" | "downlink";
+    seconds: number;
+    reps: number;
+    text: Array<{ rateMbit: number; kind: TextKind }>;
+    incompressibleRates: Array<number | null>;
+    unshapedBytes: number;
+  };
 }
 
 export function makePlan(quick: boolean): Plan {
@@ -162,6 +187,21 @@ export function makePlan(quick: boolean): Plan {
         fairness: { rateMbit: 20, directions: ["uplink"], kinds: ["same-agent"] },
         extraCases: [],
         queueSampleMs: 100,
+        coding: {
+          direction: "uplink",
+          seconds: 1,
+          reps: 1,
+          text: [{ rateMbit: 20, kind: "json" }],
+          incompressibleRates: [20],
+          unshapedBytes: 4 * MiB,
+        },
+      },
+      codecs: {
+        bytesPerKind: MiB,
+        chunkSizes: [64 * KiB, 512 * KiB],
+        reps: 1,
+        slots: 2,
+        rateMbits: [2, 20, 200],
       },
     };
   }
@@ -219,6 +259,30 @@ export function makePlan(quick: boolean): Plan {
         { direction: "uplink", rateMbit: 20, oneWayMs: 20 },
       ],
       queueSampleMs: 100,
+      // Text where the issue sets its goal (<= 20 Mbit/s; Markdown, the kind that shrinks
+      // least, at the slow rates), incompressible bytes at every rate.
+      coding: {
+        direction: "uplink",
+        seconds: 15,
+        reps: 2,
+        text: [
+          { rateMbit: 2, kind: "markdown" },
+          { rateMbit: 5, kind: "markdown" },
+          { rateMbit: 20, kind: "json" },
+          { rateMbit: 20, kind: "markdown" },
+          { rateMbit: 20, kind: "csv" },
+          { rateMbit: 20, kind: "log" },
+        ],
+        incompressibleRates: [1, 2, 5, 20, 200, null],
+        unshapedBytes: 256 * MiB,
+      },
+    },
+    codecs: {
+      bytesPerKind: 4 * MiB,
+      chunkSizes: [16 * KiB, 64 * KiB, 512 * KiB],
+      reps: 3,
+      slots: 2,
+      rateMbits: [1, 2, 5, 20, 50, 100, 200, 1000, 4000],
     },
   };
 }

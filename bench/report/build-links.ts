@@ -10,6 +10,7 @@ import {
   type LinksData,
 } from "../sections/links.ts";
 import type { Block } from "./doc.ts";
+import { codingRatio, type CodingRun } from "../sections/links-coding.ts";
 import { pct } from "./format.ts";
 
 const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
@@ -19,7 +20,7 @@ function lat(s: LatencyStats): string {
   return `${ms(s.p50)} / ${ms(s.p95)} / ${ms(s.max)} (n ${s.n}${s.failed ? `, ${s.failed} failed` : ""})`;
 }
 
-function shapeWords(c: LinkCase): string {
+function shapeWords(c: Pick<LinkCase, "shape" | "oneWayDelayMs">): string {
   const s = c.shape;
   const delay = c.oneWayDelayMs ? `; +${2 * c.oneWayDelayMs} ms RTT emulated in userspace` : "";
   if (s.qdisc !== "tbf") return `unshaped (pfifo counts)${delay}`;
@@ -111,6 +112,43 @@ function sizingRows(d: LinksData, build: string): string[][] {
   return rates.map((rate) => [rateWord(rate), ...cell(rate, "uplink"), ...cell(rate, "downlink")]);
 }
 
+function codingRows(d: LinksData): string[][] {
+  const cpu = (x: CodingRun["cpuMsPerMb"]): string =>
+    `${x.computer.toFixed(1)} / ${x.agent.toFixed(1)} / ${x.server.toFixed(1)}`;
+  return (d.coding ?? []).map((c) => {
+    const of = (mode: "on" | "off"): CodingRun[] => c.runs.filter((r) => r.mode === mode);
+    const words = (runs: CodingRun[], codings: boolean): string =>
+      runs
+        .map((r) =>
+          r.ok
+            ? `${r.mbps.toFixed(2)}, ${r.wirePerByte.toFixed(3)}` +
+              (codings
+                ? `, ${Object.entries(r.codings)
+                    .map(([k, v]) => `${k} ${v}`)
+                    .join(" ")}`
+                : "")
+            : `failed: ${r.error ?? "?"}`,
+        )
+        .join("; ");
+    const ratio = codingRatio(c);
+    return [
+      c.id,
+      shapeWords({ shape: c.shape, oneWayDelayMs: 0 }),
+      formatBytes(c.assetBytes),
+      `${Number.isFinite(ratio) ? ratio.toFixed(2) : "–"}× (${c.ratios.map((x) => x.toFixed(2)).join(", ")})`,
+      words(of("on"), true),
+      words(of("off"), false),
+      of("on")
+        .map((r) => cpu(r.cpuMsPerMb))
+        .join("; "),
+      of("off")
+        .map((r) => cpu(r.cpuMsPerMb))
+        .join("; "),
+      String(c.runs.reduce((n, r) => n + r.setbacks, 0)),
+    ];
+  });
+}
+
 export function linksBlocks(d: LinksData): Block[] {
   const builds = d.builds.map((b) => `${b.label} (${b.commit ?? "commit unknown"})`).join(", ");
   const blocks: Block[] = [
@@ -185,6 +223,30 @@ export function linksBlocks(d: LinksData): Block[] {
       rows: latencyRows(d),
     },
   );
+  if ((d.coding ?? []).length > 0) {
+    blocks.push(
+      { kind: "heading", level: 3, text: "Compressed carriage: compression on beside off" },
+      {
+        kind: "para",
+        text: "The SDK's default (content_encoding asked; the Computer codes what shrinks) beside `compression: false`, our build, fresh processes per run, the order alternating. MB/s counts resource bytes; wire B/B is everything that left through the shaped queue per resource byte; CPU is ms per MB of resource bytes (Computer / Agent / Server).",
+      },
+      {
+        kind: "table",
+        head: [
+          "case",
+          "shaped queue",
+          "file",
+          "on/off (pairs)",
+          "on: MB/s, wire B/B, codings",
+          "off: MB/s, wire B/B",
+          "CPU ms/MB on (C/A/S)",
+          "CPU ms/MB off (C/A/S)",
+          "setbacks",
+        ],
+        rows: codingRows(d),
+      },
+    );
+  }
   if (d.fairness.length > 0) {
     blocks.push(
       { kind: "heading", level: 3, text: "Fairness: two pulls sharing one bottleneck" },

@@ -13,6 +13,8 @@ import { otherBlocks } from "./build-other.ts";
 import type { CapacityData } from "../sections/capacity.ts";
 import type { LinksData } from "../sections/links.ts";
 import { linksBlocks } from "./build-links.ts";
+import type { CodecsData } from "../sections/codecs.ts";
+import { codecsBlocks } from "./build-codecs.ts";
 import type { Report } from "./types.ts";
 
 export const SECTION_TITLES: Record<SectionId, string> = {
@@ -29,6 +31,7 @@ export const SECTION_TITLES: Record<SectionId, string> = {
   transport: "Stock transport: what each departure from the libraries buys",
   capacity: "Capacity model and recommended settings",
   links: "Real links: shaped uplinks and downlinks",
+  codecs: "Content-codings: ratio and CPU per MB on the text corpus",
 };
 
 function data<T>(o: SectionOutcome | undefined): T | null {
@@ -50,6 +53,7 @@ const ORDER: SectionId[] = [
   "twoNode",
   "links",
   "transport",
+  "codecs",
 ];
 
 function sectionBlocks(report: Report, id: SectionId, o: SectionOutcome): Block[] {
@@ -85,6 +89,9 @@ function sectionBlocks(report: Report, id: SectionId, o: SectionOutcome): Block[
       break;
     case "links":
       blocks.push(...linksBlocks(o.data as LinksData));
+      break;
+    case "codecs":
+      blocks.push(...codecsBlocks(o.data as CodecsData));
       break;
     default:
       blocks.push(...otherBlocks(id, o.data, report));

@@ -40,6 +40,7 @@ import {
   type ShapeReport,
 } from "../../scripts/links/topology.ts";
 import { SkipSection, type Ctx } from "../lib/context.ts";
+import { runCodingCases, type CodingCase } from "./links-coding.ts";
 import { fileDigests, writeContent } from "../lib/data.ts";
 import { expectDigest } from "../lib/integrity.ts";
 import type { LinksFairnessKind, LinksPlan } from "../lib/plan.ts";
@@ -160,6 +161,8 @@ export interface LinksData {
   plan: LinksPlan;
   cases: LinkCase[];
   fairness: FairnessCase[];
+  /** Compressed carriage, on beside off (links-coding.ts); absent in reports from before it. */
+  coding?: CodingCase[];
   notes: string[];
 }
 
@@ -575,6 +578,7 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
     plan,
     cases: [],
     fairness: [],
+    coding: [],
     notes: [],
   };
   let caseIndex = 0;
@@ -655,6 +659,20 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
         caseIndex++;
       }
     }
+    data.coding = await runCodingCases({
+      plan,
+      home,
+      skill: SKILL,
+      work,
+      shape: (direction, rateMbit) => shapeFor(links, direction, rateMbit),
+      withStack: (label, fn) => withStack(st, OUR_BUILD, label, 0, fn),
+      counters: () => links.counters(),
+      check: (relPath, sha256, handleSha, dl, dest) => {
+        st.assets.set(relPath, sha256);
+        checkDownload(st, relPath, handleSha, dl, dest);
+      },
+      log: (m) => ctx.log(m),
+    });
   } finally {
     await links.close();
   }

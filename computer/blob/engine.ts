@@ -42,6 +42,7 @@ import type { Logger } from "pino";
 import {
   blobNotAccessible,
   busy,
+  IDENTITY,
   internalError,
   maxChunkBytes,
   type BlobReason,
@@ -62,6 +63,7 @@ import type {
 import type { ComputerMetrics } from "../metrics.ts";
 import { signatureOf } from "../workers/hash-file.ts";
 import { HashBusyError } from "../workers/pool.ts";
+import { ChunkCoder, type ChunkCoderOptions } from "./content-coding.ts";
 import {
   descriptorLocation,
   FdCache,
@@ -119,6 +121,8 @@ export interface BlobEngineOptions {
    * it is its last use). Default: a fresh Buffer.
    */
   chunkBuffer?: (n: number) => Buffer;
+  /** Content-codings of chunk answers (content-coding.ts; D63, D64). Default: all, defaults. */
+  compression?: Omit<ChunkCoderOptions, "metrics">;
 }
 
 type Outcome = GetBlobRet | ErrorPayload;
@@ -139,6 +143,7 @@ export class BlobEngine implements HandleMinter {
   readonly #producers = new Map<HandleKind, Producer>();
   readonly #fds: FdCache;
   readonly #chunkBuffer: (n: number) => Buffer;
+  readonly #coder: ChunkCoder;
 
   constructor(options: BlobEngineOptions) {
     this.#codec = options.codec;
@@ -154,6 +159,10 @@ export class BlobEngine implements HandleMinter {
       POOLED_BUFFERS,
     );
     this.#chunkBuffer = options.chunkBuffer ?? ((n) => Buffer.allocUnsafeSlow(n));
+    this.#coder = new ChunkCoder({
+      ...options.compression,
+      ...(this.#metrics ? { metrics: this.#metrics } : {}),
+    });
     const gauge = this.#metrics?.openDescriptors;
     this.#fds = new FdCache(options.fdCacheEntries, undefined, gauge && ((n) => gauge.set(n)));
   }
@@ -223,7 +232,10 @@ export class BlobEngine implements HandleMinter {
     }
   }
 
-  #serveBytes(req: GetBlobReq, source: Extract<BlobSource, { type: "bytes" }>): Outcome {
+  async #serveBytes(
+    req: GetBlobReq,
+    source: Extract<BlobSource, { type: "bytes" }>,
+  ): Promise<Outcome> {
     const total = source.bytes.length;
     const offset = req.chunk_offset ?? 0;
     if (offset < 0 || offset > total) return fail("range");
@@ -232,6 +244,9 @@ export class BlobEngine implements HandleMinter {
     const n = this.#chunkLength(req, envelope, total - offset);
     if (n === null) return tooSmallLimit();
     const end = offset + n;
+    if (envelope.content_encoding !== undefined) {
+      return this.#coded(req, envelope, source.bytes.subarray(offset, end), total);
+    }
     const blob =
       req.blob_format === "binary"
         ? source.bytes.subarray(offset, end)
@@ -355,6 +370,10 @@ export class BlobEngine implements HandleMinter {
       }
       const after = fstatSync(fd, { bigint: true });
       if (signatureOf(after) !== signature) return RETRY;
+      // Coded from the buffer it was read into; the pooled one goes back only after this.
+      if (envelope.content_encoding !== undefined) {
+        return await this.#coded(req, envelope, buf.subarray(0, n), total);
+      }
       const blob = binary ? buf.subarray(0, n) : buf.toString("base64", 0, n);
       return this.#finish(envelope, blob, n, total);
     } finally {
@@ -379,6 +398,13 @@ export class BlobEngine implements HandleMinter {
       req_id: req.req_id,
     };
     if (req.blob_format !== undefined) envelope.blob_format = req.blob_format;
+    if (req.content_encoding !== undefined) {
+      // Sized as if the answer carried both fields at their widest (`identity`, a decoded_size as
+      // long as total_size), so a coded answer, whose blob is smaller than the chunk, always
+      // fits (content-coding.ts); an identity answer carries neither.
+      envelope.content_encoding = IDENTITY;
+      envelope.decoded_size = total;
+    }
     return envelope;
   }
 
@@ -405,6 +431,40 @@ export class BlobEngine implements HandleMinter {
     });
     if (cap <= 0) return null;
     return Math.min(wanted, cap, remaining);
+  }
+
+  /**
+   * The answer to a request that asked for a content-coding (D63): `bytes` coded with the one
+   * negotiated when that pays (content-coding.ts), with the coding and how many resource bytes
+   * `blob` decodes to; else the identity answer, which carries neither (identity is the
+   * protocol's default, and the fields would cost every incompressible chunk their bytes).
+   */
+  async #coded(
+    req: GetBlobReq,
+    envelope: ChunkEnvelope,
+    bytes: Buffer,
+    total: number,
+  ): Promise<Outcome> {
+    const n = bytes.length;
+    const planned = this.#coder.plan(req.content_encoding) ?? IDENTITY;
+    const coded = await this.#coder.encode(planned, bytes, envelope.mime_type, envelope.sha256);
+    const binary = req.blob_format === "binary";
+    if (!coded) return this.#finish(envelope, binary ? bytes : bytes.toString("base64"), n, total);
+    const ret: GetBlobRet = {
+      blob_handle: envelope.blob_handle,
+      mime_type: envelope.mime_type,
+      total_size: envelope.total_size,
+      sha256: envelope.sha256,
+      chunk_offset: envelope.chunk_offset,
+      req_id: envelope.req_id,
+      content_encoding: planned,
+      decoded_size: n,
+      eof: envelope.chunk_offset + n === total,
+      blob: binary ? coded : coded.toString("base64"),
+    };
+    if (envelope.blob_format !== undefined) ret.blob_format = envelope.blob_format;
+    this.#metrics?.blobBytes.inc({ carriage: binary ? "binary" : "base64" }, n);
+    return ret;
   }
 
   #finish(envelope: ChunkEnvelope, blob: string | Buffer, n: number, total: number): Outcome {
@@ -442,13 +502,14 @@ export class BlobEngine implements HandleMinter {
 
 /**
  * An upper bound of an ack's bytes besides the chunk (protocol/sizing.ts counts them exactly):
- * every UTF-16 unit of the strings escaped as `\uXXXX` (6 bytes), two numbers of at most 24
- * characters, and 512 bytes for keys, punctuation, `eof`, `blob_format`, the binary placeholder,
- * the polling prefix and the socket.io / engine.io framing (namespace, ack id), which need < 250.
+ * every UTF-16 unit of the strings escaped as `\uXXXX` (6 bytes), three numbers of at most 24
+ * characters, and 512 bytes for keys, punctuation, `eof`, `blob_format`, `content_encoding`'s
+ * value, the binary placeholder, the polling prefix and the socket.io / engine.io framing
+ * (namespace, ack id), which need < 300.
  */
 function envelopeBound(e: ChunkEnvelope): number {
   const chars = e.blob_handle.length + e.mime_type.length + e.sha256.length + e.req_id.length;
-  return 6 * chars + 2 * 24 + 512;
+  return 6 * chars + 3 * 24 + 512;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -16,7 +16,10 @@ import { HandleCodec, loadOrCreateHandleKey } from "./handle.ts";
 import { HashCache } from "./hash-cache.ts";
 
 /** Engine settings a Computer may tune (part of `StartComputerOptions.blob`). */
-export type BlobEngineTuning = Pick<BlobEngineOptions, "defaultChunkBytes" | "fdCacheEntries">;
+export type BlobEngineTuning = Pick<
+  BlobEngineOptions,
+  "defaultChunkBytes" | "fdCacheEntries" | "compression"
+>;
 
 export interface BlobServiceOptions {
   config: ComputerConfig;
@@ -77,6 +80,7 @@ export async function startBlobService(o: BlobServiceOptions): Promise<BlobServi
       ? { defaultChunkBytes: o.tuning.defaultChunkBytes }
       : {}),
     ...(o.tuning?.fdCacheEntries !== undefined ? { fdCacheEntries: o.tuning.fdCacheEntries } : {}),
+    ...(o.tuning?.compression !== undefined ? { compression: o.tuning.compression } : {}),
     codec,
     hashCache,
     maxHttpBufferSize: config.maxHttpBufferSize,

@@ -14,6 +14,9 @@ export const LIMITS = {
   skillName: 512,
   toolName: 512,
   mime: 256,
+  /** A content-coding token (`br`, `gzip`; D63) and how many one request may list. */
+  coding: 32,
+  codings: 8,
 } as const;
 
 /** A JSON integer (any magnitude JSON can carry as an exact integer). Non-integers are a 400. */

@@ -49,6 +49,8 @@ export interface DownloadArgs extends HandleInfo {
   dest: string;
   /** `false`: the spec's base64 mode; absent: the SDK's default (binary carriage). */
   binary?: boolean;
+  /** `false`: no `content_encoding` asked (D65); absent: the SDK's default. */
+  compression?: boolean;
   /** The download is aborted after this long and reported incomplete. */
   deadlineMs: number;
 }
@@ -73,6 +75,10 @@ export interface DownloadResult {
   carriage: string | null;
   /** The SDK's `PullStats`, every numeric or boolean field it has. */
   stats: Record<string, number | boolean>;
+  /** `PullStats.codings` (answers by content-coding, D63), when the SDK reports it. */
+  codings: Record<string, number>;
+  /** This process's CPU time (user + system, ms) during the download. */
+  cpuMs: number;
   chunks: ChunkOutcomes;
   /** Lines the SDK logged during the download, by message (shared by concurrent downloads). */
   logs: Record<string, number>;
@@ -226,6 +232,7 @@ async function download(a: DownloadArgs): Promise<DownloadResult> {
   const o0 = { ...outcomes, failures: { ...outcomes.failures } };
   const progress: Array<[number, number]> = [[0, 0]];
   const startedAt = now();
+  const cpu0 = process.cpuUsage();
   let lastMark = 0;
   let bytes = 0;
   const signal = AbortSignal.timeout(a.deadlineMs);
@@ -246,6 +253,11 @@ async function download(a: DownloadArgs): Promise<DownloadResult> {
       bytes: ok ? a.totalSize : bytes,
       carriage: info?.carriage ?? null,
       stats: statsOf(info?.stats),
+      codings: { ...(info?.stats as { codings?: Record<string, number> } | undefined)?.codings },
+      cpuMs: (() => {
+        const d = process.cpuUsage(cpu0);
+        return (d.user + d.system) / 1000;
+      })(),
       chunks: {
         requests: outcomes.requests - o0.requests,
         answered: outcomes.answered - o0.answered,
@@ -260,6 +272,7 @@ async function download(a: DownloadArgs): Promise<DownloadResult> {
       expectedSha256: a.sha256,
       expectedSize: a.totalSize,
       ...(a.binary === false ? { binary: false } : {}),
+      ...(a.compression === false ? { compression: false } : {}),
       signal,
       onProgress: (p) => {
         bytes = p.bytes;

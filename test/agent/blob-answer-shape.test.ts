@@ -53,6 +53,15 @@ const KEYS = Object.keys(FIELDS);
 
 const valid = fc.record(Object.fromEntries(KEYS.map((k) => [k, FIELDS[k]![0]])));
 const format = fc.constantFrom("base64", "binary", "Binary", "", 1, null, MISSING);
+/** The optional fields of D63: mostly absent or valid, sometimes almost right. */
+const optional = (ok: unknown[], near: unknown[]): fc.Arbitrary<unknown> =>
+  fc.oneof(
+    { arbitrary: fc.constant(MISSING), weight: 3 },
+    { arbitrary: fc.constantFrom(...ok), weight: 3 },
+    { arbitrary: fc.constantFrom(...near), weight: 1 },
+  );
+const coding = optional(["br", "identity", "x-new", ""], [1, null, ["br"]]);
+const decodedSize = optional([0, 65536, Number.MAX_SAFE_INTEGER], [-1, 1.5, "10", null]);
 const change = fc.record({
   key: fc.constantFrom(...KEYS),
   to: fc.oneof(
@@ -65,8 +74,15 @@ const change = fc.record({
 });
 
 const answer = fc
-  .tuple(valid, fc.array(change, { maxLength: 2 }), format, fc.oneof(anyJson, fc.constant(MISSING)))
-  .chain(([base, changes, fmt, extra]) =>
+  .tuple(
+    valid,
+    fc.array(change, { maxLength: 2 }),
+    format,
+    fc.oneof(anyJson, fc.constant(MISSING)),
+    coding,
+    decodedSize,
+  )
+  .chain(([base, changes, fmt, extra, ce, ds]) =>
     fc.tuple(...changes.map((c) => FIELDS[c.key]![1])).map((nears) => {
       const a: Record<string, unknown> = { ...base };
       changes.forEach((c, i) => {
@@ -75,6 +91,8 @@ const answer = fc
       });
       if (fmt !== MISSING) a.blob_format = fmt;
       if (extra !== MISSING) a.extra = extra;
+      if (ce !== MISSING) a.content_encoding = ce;
+      if (ds !== MISSING) a.decoded_size = ds;
       return a;
     }),
   );

@@ -1,11 +1,11 @@
 /**
  * What a download prints off a TTY, from the CLI as a process against a real stack: a progress
- * line every 10 % and a final line (file, size, sha256 verified, carriage, time, MB/s, round
- * trip) on stderr, nothing on stdout; `--quiet` prints nothing at all, `--json` only the JSON
+ * line every 10 % and a final line (file, size, sha256 verified, carriage, the content-codings the
+ * chunks came in and the wire bytes per byte, time, MB/s, round trip) on stderr, nothing on stdout; `--quiet` prints nothing at all, `--json` only the JSON
  * summary (with the pull's statistics) on stdout.
  */
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { runCli } from "../support/agent-stack.ts";
@@ -30,7 +30,8 @@ void test("off a TTY: a line every 10 %, then the final line", async () => {
     final,
     new RegExp(
       `^wrote ${file}: 256\\.0 KiB \\(262144 bytes\\), sha256 ${ds.sha} verified, ` +
-        "binary carriage, \\d+\\.\\d+ s, \\d+\\.\\d MB/s, rtt [\\d.]+ m?s$",
+        "binary carriage, identity, 1\\.00 wire bytes per byte, \\d+\\.\\d+ s, \\d+\\.\\d MB/s, " +
+        "rtt [\\d.]+ m?s$",
     ),
   );
   // The bytes held after k of 16 chunks, printed when the tens digit of the percentage changes.
@@ -47,7 +48,10 @@ void test("--base64: the final line says so", async () => {
   const file = join(ds.stack.dir, "spec.bin");
   const r = await download(file, "--base64");
   assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stderr, /verified, base64 carriage, \d+\.\d+ s, \d+\.\d MB\/s, rtt [\d.]+ m?s\n$/);
+  assert.match(
+    r.stderr,
+    /verified, base64 carriage, identity, 1\.33 wire bytes per byte, \d+\.\d+ s, \d+\.\d MB\/s, rtt [\d.]+ m?s\n$/,
+  );
   assert.equal((await readFile(file)).length, SIZE);
 });
 
@@ -78,6 +82,10 @@ void test("--json: one JSON object on stdout, nothing on stderr", async () => {
     {
       requests: 16,
       bytes_received: SIZE,
+      // Random bytes: the Computer answers every chunk identity (D64).
+      wire_bytes: SIZE,
+      wire_bytes_per_byte: 1,
+      codings: { identity: 16 },
       busy: 0,
       timeouts: 0,
       resumes: 0,
@@ -90,4 +98,21 @@ void test("--json: one JSON object on stdout, nothing on stderr", async () => {
   );
   assert.ok((stats.rate_bytes_per_s as number) > 0 && (stats.rtt_ms as number) > 0);
   assert.equal(r.stdout.split("\n").length, 2, "one line");
+});
+
+void test("text: the final line names the coding and the wire bytes per byte", async () => {
+  const s = ds.stack;
+  const lines = Array.from({ length: 8000 }, (_, i) => `- item ${i}: status ok, ${i % 13} retries`);
+  await writeFile(join(s.home, "user", "files", "notes.md"), lines.join("\n"));
+  const file = join(s.dir, "notes.out");
+  const args = (...extra: string[]): string[] => [
+    ...["--server", s.url, "--office", s.office, "--token", s.token],
+    ...["skill", "pc", "files", "notes.md", "-o", file, ...extra],
+  ];
+  const r = await runCli(args());
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /verified, binary carriage, br, 0\.\d\d wire bytes per byte, /);
+  const off = await runCli(args("--no-compress"));
+  assert.equal(off.code, 0, off.stderr);
+  assert.match(off.stderr, /verified, binary carriage, identity, 1\.00 wire bytes per byte, /);
 });

@@ -91,6 +91,10 @@ void test("the report is complete: Markdown, JSON, an SVG per chart, the HTML pa
   const md = readFileSync(join(out, "report.md"), "utf8");
   assert.match(md, /## Goals/);
   assert.match(md, /## Two Server nodes over Redis/);
+  // The codecs section's table and its pick per link rate (D64).
+  assert.match(md, /## Content-codings: ratio and CPU per MB on the text corpus/);
+  assert.match(md, /\| br-5 +\| \d+\.\d\d \/ \d+\.\d\d/);
+  assert.match(md, /\| 200 Mbit\/s \|.*\| (br|gzip)-\d \| (br|gzip)-\d \|/);
   // The arguments, without the output folder (a machine path).
   assert.deepEqual(r.meta.argv, ["--quick"]);
   // Nothing of this machine's paths: the report is meant to be committed and shared.

@@ -16,10 +16,33 @@ void test("a usual get_blob request takes the fast path", () => {
     chunk_offset: 65536,
     max_chunk_bytes: 65536,
     blob_format: "binary",
+    content_encoding: ["br", "gzip"],
     x_extension: { kept: true },
   };
   assert.equal(plainGetBlob(req), true);
   assert.equal(plainGetBlob({ ...req, chunk_offset: undefined, blob_format: undefined }), true);
+  assert.equal(plainGetBlob({ ...req, content_encoding: "gzip" }), true);
+  assert.equal(plainGetBlob({ ...req, content_encoding: [] }), true);
+});
+
+void test("content_encoding: a token or up to 8 tokens of 1-32 characters, unknown ones included", () => {
+  const base = { agent: "a", req_id: "r", computer: "c", blob_handle: "h" };
+  const ok = [
+    ["br"],
+    "x-future",
+    ["zstd", "br", "identity"],
+    Array(8).fill("br"),
+    ["a".repeat(32)],
+  ];
+  const bad = [[""], "", Array(9).fill("br"), ["a".repeat(33)], [1], [null], { br: 1 }, 7, null];
+  for (const v of ok) {
+    assert.equal(plainGetBlob({ ...base, content_encoding: v }), true, JSON.stringify(v));
+    assert.ok(GetBlobReqSchema.safeParse({ ...base, content_encoding: v }).success);
+  }
+  for (const v of bad) {
+    assert.equal(plainGetBlob({ ...base, content_encoding: v }), false, JSON.stringify(v));
+    assert.equal(GetBlobReqSchema.safeParse({ ...base, content_encoding: v }).success, false);
+  }
 });
 
 void test("whatever the fast path accepts, the schema accepts", () => {
@@ -35,12 +58,14 @@ void test("whatever the fast path accepts, the schema accepts", () => {
       "a".repeat(4097),
       "base64",
       "binary",
+      "br",
     ),
     fc.integer(),
     fc.double(),
     fc.constantFrom(-0, 2 ** 53, 1.5, Number.NaN, Number.POSITIVE_INFINITY),
     fc.boolean(),
     fc.array(fc.string(), { maxLength: 2 }),
+    fc.array(fc.constantFrom("br", "gzip", "", "a".repeat(33), 1), { maxLength: 10 }),
     fc.object({ maxDepth: 1 }),
   );
   // Mostly valid fields, each sometimes replaced by anything, so both sides of the check run.
@@ -59,6 +84,7 @@ void test("whatever the fast path accepts, the schema accepts", () => {
           chunk_offset: or(0),
           max_chunk_bytes: or(65536),
           blob_format: or("base64"),
+          content_encoding: or(["br", "gzip"]),
         },
         { requiredKeys: ["agent", "req_id", "computer", "blob_handle"] },
       ),
