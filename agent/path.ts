@@ -14,9 +14,9 @@
  * - queue delay: a chunk's round trip less the base, the least of the last few (a single late
  *   answer is not a queue): what a small request sent with that chunk would have waited.
  * The budget starts at two small chunks and grows by every answered byte (doubling each round
- * trip) until the queue delay reaches the target; from then on it moves toward the target in
- * proportion to how far off it is (at most half the way in a round trip), never beyond twice
- * `rate × (base + target)`. A `busy` answer or a lost answer halves it (at most once a round
+ * trip) until one answer's queue delay reaches the target; from then on it moves toward the
+ * target in proportion to how far off it is (at most half the way in a round trip), never beyond
+ * `rate × (base + target)`: all of it is what a small request sent now may wait behind. A `busy` answer or a lost answer halves it (at most once a round
  * trip). A chunk is what the rate moves in half the target, and a request goes out only when all
  * of it fits the budget: about two chunks are in flight at low rates, the target's worth of
  * bytes at any rate.
@@ -418,7 +418,9 @@ export class ComputerPath {
     if (this.delays.length > DELAY_SAMPLES) this.delays.shift();
     const delay = Math.min(...this.delays);
     if (this.slowStart) {
-      if (delay < this.target) this.budget += bytes;
+      // Out at the first answer that queued a target's worth: the budget doubles each round
+      // trip, so waiting for a filtered delay would leave twice the queue behind.
+      if (queued < this.target) this.budget += bytes;
       else {
         this.slowStart = false;
         this.budget = this.steadyBudget();
@@ -426,7 +428,8 @@ export class ComputerPath {
     } else if (!s.appLimited || delay > this.target) {
       const off = Math.max(-1, Math.min(1, (this.target - delay) / this.target));
       this.budget += GAIN * off * bytes;
-      this.budget = Math.min(this.budget, 2 * this.steadyBudget());
+      // Never more than the target's queue: a small request sent now waits behind all of it.
+      this.budget = Math.min(this.budget, this.steadyBudget());
     }
   }
 

@@ -31,7 +31,7 @@ for (const window of ["16", "64"]) {
       new RegExp(
         "^\\d+\\.\\d MB/s ETA 0s\\x1b\\[K\\r\\n" +
           `wrote ${file}: 2\\.0 MiB \\(2097152 bytes\\), sha256 ${ds.sha} verified, ` +
-          "binary carriage, \\d+\\.\\d+ s, \\d+\\.\\d MB/s, rtt [\\d.]+ m?s\\r\\n$",
+          "binary carriage, identity, 1\\.00 wire bytes per byte, \\d+\\.\\d+ s, \\d+\\.\\d MB/s, rtt [\\d.]+ m?s\\r\\n$",
       ),
     );
     assert.equal((await readFile(file)).length, SIZE);

@@ -12,7 +12,8 @@ const base = ["--server", URL_, "--office", "o"];
 const MORE = "(a2c-agent --help lists every option)\n";
 const usage = (what: string): string =>
   `usage: a2c-agent --server URL --office ID [options] ${what}\n${MORE}`;
-const BLOB = "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64]";
+const BLOB =
+  "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64] [--no-compress]";
 
 async function expectUsage(args: string[], stderr: string): Promise<void> {
   const r = await runCli(args);

@@ -19,6 +19,7 @@ import type {
   LinksData,
 } from "../../bench/sections/links.ts";
 import type { Direction } from "../../scripts/links/topology.ts";
+import type { CodingCase, CodingContent, CodingRun } from "../../bench/sections/links-coding.ts";
 
 const MiB = 1024 * 1024;
 
@@ -142,8 +143,44 @@ function fullData(tweak: (c: LinkCase) => LinkCaseRun = () => run("ours")): Link
       .flatMap((d) => plan.rates.map((r) => linkCase(d, r, [])))
       .map((c) => ({ ...c, runs: [tweak(c)] })),
     fairness: (["same-agent", "two-agents", "binary-base64"] as const).map((k) => fair(k, 0.99)),
+    coding: [
+      coding("markdown", 2, 3.5),
+      coding("json", 20, 5),
+      coding("incompressible", 2, 0.99),
+      coding("incompressible", null, 0.97),
+    ],
     notes: [],
   };
+}
+
+/** A coding case whose every pair ran `ratio` times faster with compression on. */
+function coding(content: CodingContent, rateMbit: number | null, ratio: number): CodingCase {
+  const runOf = (mode: "on" | "off", mbps: number): CodingRun => ({
+    mode,
+    loadAvg: [0, 0, 0],
+    ok: true,
+    error: null,
+    seconds: 4,
+    mbps,
+    wirePerByte: mode === "on" ? 1 / ratio : 1.01,
+    codings: { [mode === "on" && ratio > 1.5 ? "br" : "identity"]: 10 },
+    cpuMsPerMb: { computer: 5, agent: 2, server: 1 },
+    setbacks: 0,
+  });
+  return {
+    id: `coding-${content}-${rateMbit ?? "unshaped"}`,
+    content,
+    direction: "uplink",
+    rateMbit,
+    shape: {
+      rateBitsPerSecond: rateMbit === null ? 0 : rateMbit * 1e6,
+      burstBytes: 15140,
+      latencyMs: 100,
+    },
+    assetBytes: 8 * MiB,
+    runs: [runOf("on", ratio), runOf("off", 1), runOf("off", 1), runOf("on", ratio)],
+    ratios: [ratio, ratio],
+  } as unknown as CodingCase;
 }
 
 function reportWith(d: LinksData): Report {
@@ -162,7 +199,24 @@ void test("clean figures meet every links goal", () => {
     "links-latency": "met",
     "links-fairness": "met",
     "links-queue": "met",
+    "links-coded-text": "met",
+    "links-coded-incompressible": "met",
+    "links-coded-loopback": "met",
   });
+});
+
+void test("each coding goal is missed by the case under its floor, and not measured without cases", () => {
+  const slow = fullData();
+  slow.coding = [coding("markdown", 2, 2.1), coding("incompressible", 2, 0.9)];
+  const s = status(slow);
+  assert.equal(s["links-coded-text"], "missed");
+  assert.equal(s["links-coded-incompressible"], "missed");
+  assert.equal(s["links-coded-loopback"], "not measured");
+  const g = linkGoals(reportWith(slow)).find((x) => x.id === "links-coded-text")!;
+  assert.match(g.measured, /coding-markdown-2 2\.10×/);
+  const none = fullData();
+  delete none.coding;
+  assert.equal(status(none)["links-coded-text"], "not measured");
 });
 
 void test("each goal is missed by the figure it judges, and says which case", () => {

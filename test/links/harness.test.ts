@@ -142,10 +142,11 @@ void describe("link harness", { skip: unavailable ?? false }, () => {
   });
 
   void test("the uplink forwards at its rate", async () => {
-    const port = await computer.tcpSource(9002, 6 * MB);
+    // 3 MB past the measured span: room for counter reads that are slow on a busy machine.
+    const port = await computer.tcpSource(9002, 8 * MB);
     const sink = server.tcpSink(links.computers[0]!.address, port);
     const { rate, idleReads } = await measuredRate(links, "uplink", 0.5 * MB, 5 * MB, sink);
-    assert.equal((await sink).bytes, 6 * MB);
+    assert.equal((await sink).bytes, 8 * MB);
     assertRate(rate, 10e6, idleReads);
   });
 

@@ -117,7 +117,7 @@ void describe("the pull on shaped links", { skip: unavailable ?? false }, () => 
     });
   });
 
-  void test("a tool_call during a pull over a 20 Mbit/s uplink answers within the bound", async () => {
+  void test("a tool_call during a pull over a 20 Mbit/s uplink answers within the bound", async (t) => {
     await links.shape("downlink", null);
     await links.shape("uplink", { rateMbit: 20 });
     await withStack(async (s) => {
@@ -137,6 +137,9 @@ void describe("the pull on shaped links", { skip: unavailable ?? false }, () => 
       const during = (await agent.probeStop(probe)).filter((x) => x.at <= end);
       assert.ok(during.length >= 20, `${during.length} tool_calls during the pull`);
       const busy = p95(during);
+      t.diagnostic(
+        `tool_call p95 ${busy.toFixed(0)} ms during the pull, ${idle.toFixed(0)} ms idle`,
+      );
       assert.ok(
         busy <= idle + 250,
         `tool_call p95 ${busy.toFixed(0)} ms during the pull, ${idle.toFixed(0)} ms idle`,

@@ -1,0 +1,72 @@
+/**
+ * Runs a Server, a Computer and an Agent in this process, pulls one skill asset (warm-up), then
+ * pulls it again with V8's precise coverage counting calls, and prints the repository files
+ * whose functions ran during that second pull (one line of JSON). Run by
+ * test/repo/get-blob-files.test.ts under the source condition, so module URLs are the sources.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { AgentClient, silentLogger } from "@a2c-smcp/agent";
+import { startComputer } from "@a2c-smcp/computer";
+import { startServer } from "@a2c-smcp/server";
+import pino from "pino";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const binary = process.argv[2] !== "base64";
+const dir = mkdtempSync(join(tmpdir(), "a2c-trace-"));
+const token = randomBytes(16).toString("hex");
+const home = join(dir, "skills");
+mkdirSync(join(home, "user/demo/assets"), { recursive: true });
+writeFileSync(join(home, "user/demo/SKILL.md"), "---\nname: demo\ndescription: d\n---\n# Demo\n");
+for (const name of ["a.bin", "b.bin"]) {
+  writeFileSync(join(home, "user/demo/assets", name), randomBytes(3 << 20));
+}
+
+const quiet = pino({ level: "silent" });
+const server = await startServer({ port: 0, host: "127.0.0.1", tokens: [token], logger: quiet });
+const computer = await startComputer({
+  server: server.url,
+  office: "office-1",
+  name: "pc-1",
+  token,
+  stateDir: join(dir, "state"),
+  skills: home,
+  workers: 0,
+  logger: quiet,
+});
+const agent = new AgentClient({ url: server.url, token, logger: silentLogger });
+await agent.connect();
+await agent.joinOffice("office-1");
+await agent.waitForComputer("pc-1", { timeoutMs: 30_000 });
+const pull = { binary };
+const warm = await agent.getSkill("pc-1", "demo", "assets/a.bin");
+await agent.readBlob("pc-1", warm.blob_handle!, pull);
+// A resource this Computer has not served yet: its handle opened, its file hashed.
+const handle = (await agent.getSkill("pc-1", "demo", "assets/b.bin")).blob_handle!;
+
+const session = new Session();
+session.connect();
+await session.post("Profiler.enable");
+await session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
+await session.post("Profiler.takePreciseCoverage"); // counts from here
+await agent.readBlob("pc-1", handle, pull);
+const { result } = await session.post("Profiler.takePreciseCoverage");
+await session.post("Profiler.stopPreciseCoverage");
+
+const files = new Set<string>();
+for (const script of result) {
+  if (!script.url.startsWith("file:")) continue;
+  const path = relative(ROOT, fileURLToPath(script.url));
+  if (path.startsWith("..") || path.includes("node_modules") || path.startsWith("test/")) continue;
+  // The first function is the module itself (run once at import): it does not count.
+  if (script.functions.slice(1).some((f) => f.ranges.some((r) => r.count > 0))) files.add(path);
+}
+await agent.close();
+await computer.close();
+await server.close();
+rmSync(dir, { recursive: true, force: true });
+console.log(JSON.stringify([...files].sort()));
