@@ -15,6 +15,7 @@ import { IntegrityError, IntegrityLedger } from "./lib/integrity.ts";
 import { SkipSection, type Ctx, type SectionId, type SectionOutcome } from "./lib/context.ts";
 import { makePlan } from "./lib/plan.ts";
 import { benchNodeFlags, mallocEnv } from "./lib/ipc.ts";
+import { commitOf } from "./lib/git.ts";
 import { runMicro } from "./sections/micro.ts";
 import { runCeiling } from "./sections/ceiling.ts";
 import { runSweep } from "./sections/sweep.ts";
@@ -164,6 +165,8 @@ async function main(): Promise<number> {
       ),
   };
   const loadAvgStart = loadavg();
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const commit = commitOf(root);
   try {
     for (const [id, run] of SECTIONS) {
       if (args.only && !args.only.includes(id)) continue;
@@ -199,12 +202,12 @@ async function main(): Promise<number> {
   }
 
   const failed = Object.entries(ctx.results).filter(([, o]) => o.status === "failed");
-  const root = fileURLToPath(new URL("..", import.meta.url));
   const raw: Report = {
     meta: {
       title: "A2C-SMCP blob transport: benchmark and capacity report",
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
+      commit,
       quick: args.quick,
       argv: publicArgv(process.argv.slice(2)),
       node: process.version,

@@ -1,4 +1,7 @@
-/** Report blocks of the capacity model, its one source, its limits and assumptions. */
+/**
+ * Report blocks of the capacity model: what a node carries and the sizing by number of Agents
+ * (the report's summary), then its crossing-node costs, assumptions and recommended settings.
+ */
 import {
   NIC_GBPS,
   NODE_CORES,
@@ -19,16 +22,18 @@ function recommendation(label: string, r: Recommendation | null): string[] {
   ];
 }
 
-export function capacityBlocks(d: CapacityData): Block[] {
+/** The source, what one core and one node carry, and the sizing by number of Agents. */
+export function capacitySizingBlocks(d: CapacityData): Block[] {
   const util = `${TARGET_UTILISATION * 100}%`;
   const costs = [d.serverCost.base64, d.serverCost.binary].flatMap((c) => (c ? [c] : []));
   const big = NODE_CORES[NODE_CORES.length - 1];
-  const blocks: Block[] = [
+  const x = d.crossNode;
+  return [
+    { kind: "heading", level: 3, text: "What one Server core and one node carry" },
     {
       kind: "para",
-      text: `Every Server figure below derives from one measurement: ${d.source.text}. MB/s per core is 1000 / the Server CPU ms per MB; a node carries the lesser of its cores × ${util} × that rate and what its ${NIC_GBPS} Gbit/s network carries of the carriage.`,
+      text: `Every Server figure derives from one measurement: ${d.source.text}. MB/s per core is 1000 / the Server CPU ms per MB; a node carries the lesser of its cores × ${util} × that rate and what its ${NIC_GBPS} Gbit/s network carries of the carriage. Assumptions, crossing nodes and recommended settings: section "Capacity model" below.`,
     },
-    { kind: "heading", level: 3, text: "What one Server core and one node carry" },
     {
       kind: "table",
       head: [
@@ -47,7 +52,7 @@ export function capacityBlocks(d: CapacityData): Block[] {
         return [
           c.carriage,
           `${f2(c.msPerMb)} ms`,
-          c.rounds.reps.map((x) => x.toFixed(2)).join(", "),
+          c.rounds.reps.map((v) => v.toFixed(2)).join(", "),
           mbps(c.perCoreMbps),
           f1(c.demandMbps),
           ...NODE_CORES.map((cores) => mbps(nodes.find((n) => n.cores === cores)?.cpuMbps ?? NaN)),
@@ -56,35 +61,6 @@ export function capacityBlocks(d: CapacityData): Block[] {
         ];
       }),
     },
-  ];
-  const x = d.crossNode;
-  if (x) {
-    blocks.push(
-      { kind: "heading", level: 3, text: "Crossing nodes over Redis" },
-      {
-        kind: "table",
-        head: [
-          "Server CPU per MB crossing (nodes A + B)",
-          "× one in-memory Server",
-          "MB/s per Server core crossing",
-          "redis-server CPU per MB",
-          `crossing MB/s one Redis core carries at ${util}`,
-          "one pull crossing / on one node",
-        ],
-        rows: [
-          [
-            `${f2(x.msPerMb)} ms`,
-            `${f2(x.serverCpuFactor)}×`,
-            mbps(x.perCoreCrossMbps),
-            x.redisCpuMsPerMb === null ? "–" : `${f2(x.redisCpuMsPerMb)} ms`,
-            x.redisCoreMbps === null ? "–" : mbps(x.redisCoreMbps),
-            pct(x.throughputCrossVsOne),
-          ],
-        ],
-      },
-    );
-  }
-  blocks.push(
     {
       kind: "heading",
       level: 3,
@@ -124,6 +100,46 @@ export function capacityBlocks(d: CapacityData): Block[] {
           : []),
       ]),
     },
+  ];
+}
+
+/** The rest of the model: crossing nodes over Redis, assumptions, recommended settings. */
+export function capacityBlocks(d: CapacityData): Block[] {
+  const util = `${TARGET_UTILISATION * 100}%`;
+  const blocks: Block[] = [
+    {
+      kind: "para",
+      text: `What one Server core and one node carry, and the sizing by number of Agents, are in the summary at the top; their one source: ${d.source.text}.`,
+    },
+  ];
+  const x = d.crossNode;
+  if (x) {
+    blocks.push(
+      { kind: "heading", level: 3, text: "Crossing nodes over Redis" },
+      {
+        kind: "table",
+        head: [
+          "Server CPU per MB crossing (nodes A + B)",
+          "× one in-memory Server",
+          "MB/s per Server core crossing",
+          "redis-server CPU per MB",
+          `crossing MB/s one Redis core carries at ${util}`,
+          "one pull crossing / on one node",
+        ],
+        rows: [
+          [
+            `${f2(x.msPerMb)} ms`,
+            `${f2(x.serverCpuFactor)}×`,
+            mbps(x.perCoreCrossMbps),
+            x.redisCpuMsPerMb === null ? "–" : `${f2(x.redisCpuMsPerMb)} ms`,
+            x.redisCoreMbps === null ? "–" : mbps(x.redisCoreMbps),
+            pct(x.throughputCrossVsOne),
+          ],
+        ],
+      },
+    );
+  }
+  blocks.push(
     { kind: "heading", level: 3, text: "Assumptions and limits" },
     { kind: "list", items: d.assumptions },
     { kind: "heading", level: 3, text: "Recommended settings" },

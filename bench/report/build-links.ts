@@ -149,17 +149,13 @@ function codingRows(d: LinksData): string[][] {
   });
 }
 
-export function linksBlocks(d: LinksData): Block[] {
-  const builds = d.builds.map((b) => `${b.label} (${b.commit ?? "commit unknown"})`).join(", ");
-  const blocks: Block[] = [
-    {
-      kind: "para",
-      text: `Hosts are network namespaces: two Computers → router-c → the Server → router-a → two Agents; office i holds computer-i and agent-i. The Computers' uplink is router-c's egress toward the Server, the Agents' downlink router-a's egress toward the Agents: each shaped queue sits on a forwarding hop, shared by both hosts of its side; the other direction is never shaped. Every case starts fresh Server, Computer and Agent processes of the build named (their shipped \`dist\`, plain node): ${builds}. Downloads are the SDK's defaults (getSkillRaw, then downloadBlob to a file), checked here by sha256.`,
-    },
+/** What a user can expect on a link of each rate, from our build's runs: the report's summary. */
+export function linkSizingBlocks(d: LinksData): Block[] {
+  return [
     { kind: "heading", level: 3, text: "Sizing for a link" },
     {
       kind: "para",
-      text: "What a default download reaches (utilization: payload bits per second over the link's rate) and how long the same Agent's small requests to that Computer wait while it runs (p95), per rate, on our build.",
+      text: "What a default download reaches (utilization: payload bits per second over the link's rate) and how long the same Agent's small requests to that Computer wait while it runs (p95), per rate, on our build; the cases, every count and the fairness runs: section \"Real links\" below.",
     },
     {
       kind: "table",
@@ -173,9 +169,20 @@ export function linksBlocks(d: LinksData): Block[] {
       rows: sizingRows(d, "ours"),
     },
   ];
+}
+
+export function linksBlocks(d: LinksData): Block[] {
+  const builds = d.builds.map((b) => `${b.label} (${b.commit ?? "commit unknown"})`).join(", ");
+  const blocks: Block[] = [
+    {
+      kind: "para",
+      text: `Hosts are network namespaces: two Computers → router-c → the Server → router-a → two Agents; office i holds computer-i and agent-i. The Computers' uplink is router-c's egress toward the Server, the Agents' downlink router-a's egress toward the Agents: each shaped queue sits on a forwarding hop, shared by both hosts of its side; the other direction is never shaped. Every case starts fresh Server, Computer and Agent processes of the build named (their shipped \`dist\`, plain node): ${builds}. Downloads are the SDK's defaults (getSkillRaw, then downloadBlob to a file), checked here by sha256. Sizing for a link (our build): in the summary at the top.`,
+    },
+  ];
   if (d.builds.some((b) => b.label === "baseline")) {
     blocks.push(
-      { kind: "para", text: "The same, baseline build (same run, cases interleaved):" },
+      { kind: "heading", level: 3, text: "Sizing for a link, baseline build" },
+      { kind: "para", text: "The summary's table for the baseline build (same run, cases interleaved):" },
       {
         kind: "table",
         head: [

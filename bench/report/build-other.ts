@@ -310,6 +310,7 @@ function userViewBlocks(d: UserViewData): Block[] {
       kind: "table",
       head: ["ratio (median of per-round pairs)", "value"],
       rows: [
+        ["CLI → file / bare relay → memory, binary carriage", ratio(d.cliVsBare)],
         ["CLI → file / SDK → memory, binary carriage", ratio(d.cliVsSdk.binary)],
         ["CLI → file / SDK → memory, base64", ratio(d.cliVsSdk.base64)],
         [

@@ -8,13 +8,14 @@ import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
 import { microBlocks } from "./build-micro.ts";
 import { ceilingBlocks, directBlocks, sweepBlocks } from "./build-transfer.ts";
-import { capacityBlocks } from "./build-capacity.ts";
+import { capacityBlocks, capacitySizingBlocks } from "./build-capacity.ts";
 import { otherBlocks } from "./build-other.ts";
 import type { CapacityData } from "../sections/capacity.ts";
 import type { LinksData } from "../sections/links.ts";
-import { linksBlocks } from "./build-links.ts";
+import { linkSizingBlocks, linksBlocks } from "./build-links.ts";
 import type { CodecsData } from "../sections/codecs.ts";
 import { codecsBlocks } from "./build-codecs.ts";
+import { keyFigures } from "./key-figures.ts";
 import type { Report } from "./types.ts";
 
 export const SECTION_TITLES: Record<SectionId, string> = {
@@ -38,7 +39,7 @@ function data<T>(o: SectionOutcome | undefined): T | null {
   return o?.status === "done" ? (o.data as T) : null;
 }
 
-/** The order of the sections in the report: the capacity model right after the goals. */
+/** The order of the sections in the report, after the summary, the goals and the run. */
 const ORDER: SectionId[] = [
   "capacity",
   "micro",
@@ -117,20 +118,66 @@ function hugePageWords(m: Report["meta"]): string {
 
 const STATUS_WORD = { met: "MET", missed: "MISSED", "not measured": "NOT MEASURED" } as const;
 
+/** The charts a planner needs first: what one user gets, and what many Agents get of one Server. */
+const KEY_CHARTS = ["user-view.svg", "many-agents.svg"];
+
+/**
+ * Takes the key charts out of their sections (in the order of KEY_CHARTS), leaving a line that
+ * says where they went: a chart is drawn once per page.
+ */
+function liftKeyCharts(sections: Block[][]): Block[] {
+  const lifted: Block[] = [];
+  for (const file of KEY_CHARTS) {
+    for (const blocks of sections) {
+      const i = blocks.findIndex((b) => b.kind === "chart" && b.file === file);
+      if (i < 0) continue;
+      lifted.push(blocks[i]!);
+      blocks[i] = { kind: "para", text: "Its chart is in the summary at the top." };
+    }
+  }
+  return lifted;
+}
+
+/** One line: when, which commit, on what machine, how loaded (the full machine line is below). */
+function runLine(report: Report): string {
+  const m = report.meta;
+  const when = `${m.startedAt.slice(0, 16).replace("T", " ")} → ${m.finishedAt.slice(11, 16)} UTC`;
+  const what = m.quick
+    ? "QUICK smoke run (correctness only; numbers are not meaningful)"
+    : "full run";
+  const load = (xs: number[]): string => (xs[0] ?? 0).toFixed(1);
+  return `${when}, ${what}${m.commit ? ` at commit ${m.commit}` : ""}, on ${m.cpus} × ${m.cpuModel} with ${m.totalMemGiB} GiB RAM; load average ${load(m.loadAvgStart)} at the start, ${load(m.loadAvgEnd)} at the end. Figures are this machine's; ratios compare points measured side by side.`;
+}
+
+/**
+ * The report: first what a planner reads in a minute (verdict, key figures, the key charts, the
+ * sizing tables), then the goals with their evidence, the run's machine, and every section.
+ */
 export function buildBlocks(report: Report): Block[] {
   const m = report.meta;
   const s = report.sections;
+  const ran = ORDER.flatMap((id) => {
+    const o = s[id];
+    return o ? [sectionBlocks(report, id, o)] : [];
+  });
+  const charts = liftKeyCharts(ran);
+  const capacity = data<CapacityData>(s.capacity);
+  const links = data<LinksData>(s.links);
+  const figures = keyFigures(report).filter((f) => f.value !== null);
   const blocks: Block[] = [
     { kind: "heading", level: 1, text: m.title },
     { kind: "verdict", status: report.verdict.status, text: report.verdict.detail },
+    { kind: "para", text: runLine(report) },
+    { kind: "heading", level: 2, text: "Summary" },
     {
-      kind: "para",
-      text: `${m.quick ? "QUICK smoke run (correctness only; numbers are not meaningful)" : "Full run"}, ${m.startedAt} → ${m.finishedAt}. Node ${m.node}, ${m.cpus} × ${m.cpuModel}, ${m.totalMemGiB} GiB RAM, kernel ${m.kernel}; bufferutil ${m.bufferutil ? "loaded" : "absent"}; ${m.mallocTunables ? `every bench process (both sides of every comparison) runs with GLIBC_TUNABLES=${m.mallocTunables} (fixed malloc thresholds, bench/lib/ipc.ts says why)` : "glibc malloc defaults"}; ${hugePageWords(m)}; node flags of every bench process: ${m.nodeFlags && m.nodeFlags.length > 0 ? m.nodeFlags.join(" ") : "none"} (as npm run server / computer run). Load average at start ${m.loadAvgStart.map((x) => x.toFixed(2)).join(" ")}, at end ${m.loadAvgEnd.map((x) => x.toFixed(2)).join(" ")} (the machine is shared: treat single numbers as ranges, ±30–50% per point; the charts draw the range of every repeated point).`,
+      kind: "table",
+      head: ["figure", "this run"],
+      rows: figures.map((f) => [f.figure, f.value ?? ""]),
     },
-    {
-      kind: "para",
-      text: `Integrity: ${report.integrity.verifiedChunks} chunks / ${formatBytes(report.integrity.verifiedBytes)} / ${report.integrity.verifiedResources} whole resources verified by sha256; ${report.integrity.failures.length} failures.`,
-    },
+    ...charts,
+    ...(capacity ? capacitySizingBlocks(capacity) : []),
+    ...(links ? linkSizingBlocks(links) : []),
+    { kind: "contents" },
     { kind: "heading", level: 2, text: "Goals" },
     {
       kind: "table",
@@ -151,10 +198,18 @@ export function buildBlocks(report: Report): Block[] {
     blocks.push({ kind: "heading", level: 2, text: "INTEGRITY FAILURES" });
     blocks.push({ kind: "list", items: report.integrity.failures });
   }
-  for (const id of ORDER) {
-    const o = s[id];
-    if (o) blocks.push(...sectionBlocks(report, id, o));
-  }
+  blocks.push(
+    { kind: "heading", level: 2, text: "The run" },
+    {
+      kind: "para",
+      text: `${m.quick ? "QUICK smoke run (correctness only; numbers are not meaningful)" : "Full run"}, ${m.startedAt} → ${m.finishedAt}${m.commit ? `, commit ${m.commit}` : ""}. Node ${m.node}, ${m.cpus} × ${m.cpuModel}, ${m.totalMemGiB} GiB RAM, kernel ${m.kernel}; bufferutil ${m.bufferutil ? "loaded" : "absent"}; ${m.mallocTunables ? `every bench process (both sides of every comparison) runs with GLIBC_TUNABLES=${m.mallocTunables} (fixed malloc thresholds, bench/lib/ipc.ts says why)` : "glibc malloc defaults"}; ${hugePageWords(m)}; node flags of every bench process: ${m.nodeFlags && m.nodeFlags.length > 0 ? m.nodeFlags.join(" ") : "none"} (as npm run server / computer run). Load average at start ${m.loadAvgStart.map((x) => x.toFixed(2)).join(" ")}, at end ${m.loadAvgEnd.map((x) => x.toFixed(2)).join(" ")} (the machine is shared: treat single numbers as ranges, ±30–50% per point; the charts draw the range of every repeated point).`,
+    },
+    {
+      kind: "para",
+      text: `Integrity: ${report.integrity.verifiedChunks} chunks / ${formatBytes(report.integrity.verifiedBytes)} / ${report.integrity.verifiedResources} whole resources verified by sha256; ${report.integrity.failures.length} failures.`,
+    },
+  );
+  for (const section of ran) blocks.push(...section);
   const notRun = ORDER.filter((id) => !s[id]);
   if (notRun.length > 0) {
     blocks.push({

@@ -12,7 +12,9 @@ export type Block =
   | { kind: "verdict"; status: VerdictStatus; text: string }
   | { kind: "list"; items: string[] }
   | { kind: "table"; head: string[]; rows: string[][] }
-  | { kind: "chart"; file: string; alt: string; chart: Chart };
+  | { kind: "chart"; file: string; alt: string; chart: Chart }
+  /** Where the HTML page lists its sections (after the summary); nothing in Markdown. */
+  | { kind: "contents" };
 
 export function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) =>
@@ -50,6 +52,8 @@ export function toMarkdown(blocks: readonly Block[]): string {
       case "chart":
         out.push(`![${b.alt}](${b.file})`);
         break;
+      case "contents":
+        break;
     }
   }
   return out.join("\n\n") + "\n";
@@ -59,6 +63,9 @@ export function toMarkdown(blocks: readonly Block[]): string {
 function inline(text: string): string {
   return escapeXml(text).replace(/`([^`]+)`/g, "<code>$1</code>");
 }
+
+/** Stands for the contents list until the headings after it are known. */
+const CONTENTS = "\u0000contents\u0000";
 
 /** "8. Capacity model and …" → "capacity-model-and"; unique within the page. */
 function slugger(): (text: string) => string {
@@ -99,7 +106,10 @@ td.unmeasured{color:#6b4e00;font-weight:bold}
 figure.chart{margin:1.2em 0;overflow-x:auto}figure.chart svg{max-width:100%;height:auto;display:block}
 figcaption{font-size:.85em;color:#555;margin-top:.3em}`;
 
-/** index.html: the blocks in order, a contents list after the verdict, every chart inline. */
+/**
+ * index.html: the blocks in order, every chart inline, and a contents list where the blocks put
+ * one (else right after the verdict).
+ */
 export function toHtml(
   title: string,
   blocks: readonly Block[],
@@ -131,6 +141,8 @@ export function toHtml(
             .join("") +
           `</tbody></table></div>`
         );
+      case "contents":
+        return CONTENTS;
       case "chart": {
         const id = chartId(b.file);
         const svg = svgs.get(b.file) ?? "";
@@ -142,10 +154,14 @@ export function toHtml(
     `<nav aria-label="contents"><strong>Contents</strong><ol>` +
     toc.map((t) => `<li><a href="#${t.id}">${inline(t.text)}</a></li>`).join("") +
     `</ol></nav>`;
-  // The contents go right after the verdict (or the title when there is none).
-  const at = blocks.findIndex((b) => b.kind === "verdict");
-  const i = at >= 0 ? at + 1 : 1;
-  const html = [...body.slice(0, i), nav, ...body.slice(i)].join("\n");
+  let html: string;
+  if (body.includes(CONTENTS)) {
+    html = body.map((x) => (x === CONTENTS ? nav : x)).join("\n");
+  } else {
+    const at = blocks.findIndex((b) => b.kind === "verdict");
+    const i = at >= 0 ? at + 1 : 1;
+    html = [...body.slice(0, i), nav, ...body.slice(i)].join("\n");
+  }
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeXml(title)}</title>

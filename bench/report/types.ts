@@ -19,6 +19,8 @@ export interface RunMeta {
   title: string;
   startedAt: string;
   finishedAt: string;
+  /** The checkout's commit when the run started (`+changes`: with uncommitted changes); absent in reports before 2026-12-05. */
+  commit?: string | null;
   quick: boolean;
   /** The command line, without the output folder (no machine paths in a committed report). */
   argv: string[];

@@ -13,7 +13,6 @@
  * (its `dist`), right before or after ours (the order alternates), so before/after figures come
  * from one run on the same links.
  */
-import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
@@ -42,6 +41,7 @@ import {
 import { SkipSection, type Ctx } from "../lib/context.ts";
 import { runCodingCases, type CodingCase } from "./links-coding.ts";
 import { fileDigests, writeContent } from "../lib/data.ts";
+import { commitOf } from "../lib/git.ts";
 import { expectDigest } from "../lib/integrity.ts";
 import type { LinksFairnessKind, LinksPlan } from "../lib/plan.ts";
 import { MiB, formatBytes, percentile } from "../lib/stats.ts";
@@ -174,26 +174,6 @@ export function assetBytesFor(plan: LinksPlan, rateMbit: number | null, seconds:
   const raw = ((rateMbit * 1e6) / 8) * seconds;
   const clamped = Math.min(plan.maxAssetBytes, Math.max(plan.minAssetBytes, raw));
   return Math.ceil(clamped / MiB) * MiB;
-}
-
-function commitOf(root: string): string | null {
-  try {
-    const head = execFileSync("git", ["-C", root, "rev-parse", "--short", "HEAD"], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "ignore"],
-    }).trim();
-    const dirty = execFileSync(
-      "git",
-      ["-C", root, "status", "--porcelain", "--untracked-files=no"],
-      {
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "ignore"],
-      },
-    ).trim();
-    return dirty ? `${head}+changes` : head;
-  } catch {
-    return null;
-  }
 }
 
 export function latencyStats(samples: readonly ProbeSample[]): LatencyStats {

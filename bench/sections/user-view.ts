@@ -6,7 +6,8 @@
  * binary (the default, D19) and base64 (the spec's mode). Beside them, the same file through the
  * bare socket.io relay and over plain HTTP Range requests (the SDK's default chunk size and
  * window). Cases are interleaved round by round, the order rotating; every figure is the median
- * of the rounds, and the CLI / SDK ratios are medians of per-round pairs.
+ * of the rounds, and every ratio (the CLI against the bare relay, judged by a goal; the CLI against
+ * the SDK, the defaults against spec mode) is the median of per-round pairs.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -60,6 +61,11 @@ export interface UserViewData {
   /** `a2c-agent --help` from spawn to exit: the process start alone, each round. */
   cliStartSeconds: Spread;
   rows: UserViewRow[];
+  /**
+   * Per-round MB/s of the CLI's default download to a file over the bare relay's binary read of
+   * the same file into memory: what a user's command gets of what the transport alone moves.
+   */
+  cliVsBare: Spread;
   /** Per-round CLI-to-file MB/s over SDK in-memory MB/s, per carriage. */
   cliVsSdk: Record<Carriage, Spread>;
   /** Per-round SDK default-settings MB/s over the SDK in base64 spec mode. */
@@ -369,6 +375,7 @@ function summarize(
     cliNodeFlags: flags,
     cliStartSeconds: spreadOf(starts),
     rows,
+    cliVsBare: ratio("cli-binary", "bare-binary"),
     cliVsSdk: {
       binary: ratio("cli-binary", "sdk-binary"),
       base64: ratio("cli-base64", "sdk-base64"),

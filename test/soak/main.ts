@@ -36,6 +36,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
+import { commitOf } from "../../bench/lib/git.ts";
 import { demoMcpCommand } from "../../scripts/demo/mcp-command.ts";
 import { writeDemoMcpConfig } from "../../scripts/stack/demo-data.ts";
 import {
@@ -81,7 +82,10 @@ const { values } = parseArgs({
 });
 const minutes = Number(values.minutes);
 if (!(minutes > 0)) throw new Error("--minutes must be a positive number");
-const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+const startedAt = new Date();
+const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
+/** The code the soak measures (taken at the start: the run may outlive a checkout). */
+const commit = commitOf(ROOT);
 /**
  * CPU class of the load's processes (its Agents and their Computers). They stand for other users'
  * machines: on the soak's one box their own work (base64, sha256, file reads) would otherwise take
@@ -286,6 +290,8 @@ async function main(): Promise<number> {
       verdicts.push(`${p.role}: active handles grew ${p.handles.first} → ${p.handles.last}`);
 
   const report: SoakReport = {
+    startedAt: startedAt.toISOString(),
+    commit,
     minutes,
     bounds: {
       rss: `last quarter ≤ first quarter × ${RSS_FACTOR} + 48 MB`,

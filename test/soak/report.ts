@@ -9,6 +9,9 @@ export interface RssRow {
   ok: boolean;
 }
 export interface SoakReport {
+  /** When the run started (ISO) and the checkout's commit (bench/lib/git.ts); absent before 2026-12-05. */
+  startedAt?: string;
+  commit?: string | null;
   minutes: number;
   bounds: Record<string, string>;
   counts: Record<string, number>;
@@ -62,6 +65,12 @@ export function markdown(r: SoakReport): string {
   return [
     `# Soak report (${r.minutes} min) — ${r.ok ? "PASS" : "FAIL"}`,
     "",
+    ...(r.startedAt
+      ? [
+          `Started ${r.startedAt.slice(0, 16).replace("T", " ")} UTC${r.commit ? `, commit ${r.commit}` : ""}.`,
+          "",
+        ]
+      : []),
     `Traffic: \`${JSON.stringify(r.counts)}\``,
     "",
     "## Probe chunk latency (64 KiB base64 chunks, one at a time, own Agent process and office)",
