@@ -1,6 +1,7 @@
 /**
  * `npm run bench [-- --quick] [--out DIR] [--only a,b] [--baseline DIR]`: runs the sections in order, writes
- * reports/<timestamp>/{report.md, report.json, *.svg, index.html}, and ends with one verdict line
+ * {report.md, report.json, *.svg, index.html} into docs/bench/latest/ for a full run and into
+ * reports/<timestamp>/ for a quick or partial one (D68), and ends with one verdict line
  * (bench/report/verdict.ts): `bench: PASS|PARTIAL|MISSED|FAIL (…)`. It exits 1 only on FAIL, when a
  * section failed or any byte failed its sha256 (the report is written first, then the run fails
  * loudly); a partial run or a missed goal exits 0 and says so. `--quick` is the CI smoke run:
@@ -144,12 +145,18 @@ function hugePageMode(): string | null {
   }
 }
 
+/** The committed report of the latest full run (its dated predecessors live in git's history). */
+const LATEST_REPORT = "docs/bench/latest";
+
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   const plan = makePlan(args.quick);
   const startedAt = new Date();
   const stamp = startedAt.toISOString().replace(/[:.]/g, "-");
-  const outDir = resolve(args.out ?? join("reports", stamp));
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  // A full run replaces the one report the repository keeps; a smoke or partial run must not (D68).
+  const full = !args.quick && !args.only;
+  const outDir = resolve(args.out ?? (full ? join(root, LATEST_REPORT) : join("reports", stamp)));
   const dataDir = mkdtempSync(join(tmpdir(), "a2c-bench-"));
   const ledger = new IntegrityLedger();
   const t0 = performance.now();
@@ -165,7 +172,6 @@ async function main(): Promise<number> {
       ),
   };
   const loadAvgStart = loadavg();
-  const root = fileURLToPath(new URL("..", import.meta.url));
   const commit = commitOf(root);
   try {
     for (const [id, run] of SECTIONS) {
@@ -252,6 +258,8 @@ async function main(): Promise<number> {
     [tmpdir(), "<tmp>"],
     [homedir(), "~"],
   ]);
+  // The previous report goes only now, so a run that stops early leaves it in place.
+  if (full && !args.out) rmSync(outDir, { recursive: true, force: true });
   await writeReport(outDir, report, buildBlocks(report));
   console.log(`report: ${join(outDir, "index.html")}`);
   for (const g of report.goals)

@@ -1,7 +1,6 @@
 /**
  * The figures a planner reads first, each in one line, from one run's data: the top of the
- * report, and the results table of the top-level README (scripts/keep-run.ts writes it from a
- * kept run's report.json, so the two always say the same).
+ * report. docs/results.md's table of the latest figures repeats these rows, in this order.
  */
 import type { SectionOutcome } from "../lib/context.ts";
 import { formatBytes, median } from "../lib/stats.ts";
@@ -14,7 +13,7 @@ import type { UserViewData } from "../sections/user-view.ts";
 import type { Report } from "./types.ts";
 
 export interface KeyFigure {
-  /** Stable name of the row (the README's rows are matched by it). */
+  /** Stable name of the row. */
   id: string;
   figure: string;
   /** The value in words; null when this run did not measure it. */

@@ -33,8 +33,11 @@ export async function writeReport(
   return files;
 }
 
-/** `text` formatted by prettier with the repository's settings, as a file named `name`. */
-async function formatted(text: string, name: string): Promise<string> {
+/**
+ * `text` formatted by prettier with the repository's settings, as a file named `name` (also the
+ * soak's report.md, committed the same way: D68).
+ */
+export async function formatted(text: string, name: string): Promise<string> {
   const root = fileURLToPath(new URL("../..", import.meta.url));
   const options = (await prettier.resolveConfig(join(root, "package.json"))) ?? {};
   return prettier.format(text, { ...options, filepath: name });

@@ -1,5 +1,5 @@
 /**
- * `npm run soak -- [--minutes 10] [--out reports/soak-<ts>] [--many 64] [--burst 1000]
+ * `npm run soak -- [--minutes 10] [--out DIR] [--many 64] [--burst 1000]
  * [--keep-traces]`: mixed
  * traffic against a stack where every role is its own process, as real users run it: the Server,
  * one Computer per load office (the demo MCP server on the mix ones), 64 "many" Computers in one
@@ -37,6 +37,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { commitOf } from "../../bench/lib/git.ts";
+import { formatted } from "../../bench/report/write.ts";
 import { demoMcpCommand } from "../../scripts/demo/mcp-command.ts";
 import { writeDemoMcpConfig } from "../../scripts/stack/demo-data.ts";
 import {
@@ -100,7 +101,15 @@ const commit = commitOf(ROOT);
 const loadersCpu: CpuClass = values.loaders === "idle" ? "idle" : Number(values.loaders);
 if (loadersCpu !== "idle" && !(loadersCpu >= 0 && loadersCpu <= 19))
   throw new Error("--loaders must be idle or a nice level 0..19");
-const outDir = values.out ?? join(ROOT, "reports", `soak-${stamp}`);
+/**
+ * A run of the standard length (not the unloaded control) replaces the one soak report the repository keeps (D68); a shorter
+ * one is a try and goes to reports/.
+ */
+const outDir =
+  values.out ??
+  (minutes >= 10 && !values.control
+    ? join(ROOT, "docs/soak/latest")
+    : join(ROOT, "reports", `soak-${stamp}`));
 
 /** Every child process, by role, and the temp dir (both cleaned up whatever happened). */
 const procs: Record<string, Proc> = {};
@@ -320,7 +329,7 @@ async function main(): Promise<number> {
     JSON.stringify({ ...report, schedule, samples }, null, 2),
   );
   writeFileSync(join(outDir, "rss.svg"), await svg(samples, Object.keys(procs)));
-  writeFileSync(join(outDir, "report.md"), markdown(report));
+  writeFileSync(join(outDir, "report.md"), await formatted(markdown(report), "report.md"));
   console.log(`soak report: ${outDir} (${report.ok ? "ok" : "FAILED: " + verdicts.join("; ")})`);
 
   return report.ok ? 0 : 1;
