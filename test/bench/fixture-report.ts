@@ -1,7 +1,7 @@
 /**
  * A full-run report built from realistic figures, for tests of the report's rendering: the
  * stack's MB/s and ratios of every point of the 1 MB sweep are those of the full run of
- * 2026-12-03 15:30 (docs/bench/2026-12-03-evening/report.md), every point repeated with a
+ * 2026-12-03 15:30 at commit c41acbb (docs/results.md, "Bench runs"), every point repeated with a
  * deterministic ±20% spread; the other sections are shaped the same way. The Computer sections
  * (rewrites, Computer cost, HTTP surface) have no charts and are left out (not run).
  */

@@ -1,8 +1,8 @@
 // @pure
 // The report's machine line says how the kernel hands out transparent huge pages and whether the
 // bench's processes asked glibc for them: the in-memory reads of the user view move by almost 2x
-// with them (docs/bench/README.md, "The two user-view goals pull against each other on this
-// machine"), so a report must say which side of that it measured.
+// with them (docs/results.md, "Retired goals"), so a report must say which side of that it
+// measured.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { buildBlocks } from "../../bench/report/build.ts";
