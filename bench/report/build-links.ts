@@ -182,7 +182,10 @@ export function linksBlocks(d: LinksData): Block[] {
   if (d.builds.some((b) => b.label === "baseline")) {
     blocks.push(
       { kind: "heading", level: 3, text: "Sizing for a link, baseline build" },
-      { kind: "para", text: "The summary's table for the baseline build (same run, cases interleaved):" },
+      {
+        kind: "para",
+        text: "The summary's table for the baseline build (same run, cases interleaved):",
+      },
       {
         kind: "table",
         head: [

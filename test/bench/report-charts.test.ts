@@ -12,15 +12,16 @@ import { writeReport } from "../../bench/report/write.ts";
 import { chartProblems, openReport } from "../support/report-page.ts";
 import { fixtureReport } from "./fixture-report.ts";
 
+/** In page order: the summary's two key charts first, then the sections' charts. */
 const CHARTS = [
+  "user-view",
+  "many-agents",
   "micro",
   "sweep-base64",
   "ratio-base64",
   "sweep-binary",
   "ratio-binary",
   "direct",
-  "user-view",
-  "many-agents",
   "two-node",
 ];
 
