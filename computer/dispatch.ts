@@ -24,6 +24,7 @@ import type { Logger } from "pino";
 import type { Socket } from "socket.io-client";
 import {
   badRequest,
+  base64Length,
   busy,
   CLIENT_EVENTS,
   CLIENT_REQUEST_SCHEMAS,
@@ -365,7 +366,7 @@ export class ChunkScheduler {
   #cost(req: GetBlobReq): number {
     const asked = req.max_chunk_bytes;
     const chunk = asked !== undefined && asked > 0 ? asked : this.#defaultChunk;
-    const carried = req.blob_format === "binary" ? chunk : 4 * Math.ceil(chunk / 3);
+    const carried = req.blob_format === "binary" ? chunk : base64Length(chunk);
     return Math.min(carried, this.#quantum) + envelopeBytes(req);
   }
 

@@ -23,7 +23,7 @@
  * counted (`a2c_limit_refusals_total{limit}`, `a2c_disconnects_total{reason}`) and logged.
  */
 import { Gauge, type Registry } from "prom-client";
-import { Events, type ClientEvent, type ErrorPayload } from "@a2c-smcp/protocol";
+import { base64Length, Events, type ClientEvent, type ErrorPayload } from "@a2c-smcp/protocol";
 import { limitRefusal, type LimitMetrics, type QueuedLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import type { MeteredSession, SessionMeter } from "./transport/index.ts";
@@ -97,7 +97,7 @@ export function answerReserve(
     const asked = p.max_chunk_bytes;
     if (typeof asked === "number" && asked > 0 && asked < maxHttpBufferSize) {
       const raw = p.blob_format === "binary" && transport === "websocket";
-      const carried = raw ? asked : 4 * Math.ceil(asked / 3);
+      const carried = raw ? asked : base64Length(asked);
       return Math.min(maxHttpBufferSize, carried + ENVELOPE_BYTES);
     }
   }

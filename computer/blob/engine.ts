@@ -40,6 +40,7 @@
 import { closeSync, constants, fstatSync, open, read, readSync, type BigIntStats } from "node:fs";
 import type { Logger } from "pino";
 import {
+  base64Length,
   blobNotAccessible,
   busy,
   IDENTITY,
@@ -421,7 +422,7 @@ export class BlobEngine implements HandleMinter {
     // the envelope per chunk) cannot be smaller than `wanted`.
     // (Binary over polling travels base64'd by engine.io, so it is counted as base64.)
     const raw = req.blob_format === "binary" && this.#transport() === "websocket";
-    const carried = raw ? wanted : 4 * Math.ceil(wanted / 3);
+    const carried = raw ? wanted : base64Length(wanted);
     if (carried + envelopeBound(envelope) <= this.#limit) return Math.min(wanted, remaining);
     const cap = maxChunkBytes({
       maxHttpBufferSize: this.#limit,

@@ -20,7 +20,12 @@
  */
 import type { Logger } from "pino";
 import type { ComputerConfig, HandleMinter } from "../contracts.ts";
-import { type CallToolResult, encodedAckBytes, SIDEBAND_KEYS } from "@a2c-smcp/protocol";
+import {
+  base64DecodedLength as paddedDecodedLength,
+  type CallToolResult,
+  encodedAckBytes,
+  SIDEBAND_KEYS,
+} from "@a2c-smcp/protocol";
 import { StorageFaultError, type StorageReason } from "../blob/storage-faults.ts";
 import { DEFAULT_BLOB_MIME, isSafeMime, mintToolHandle } from "./producer.ts";
 import type { BlobSpool } from "./spool.ts";
@@ -45,10 +50,10 @@ export interface SidebandDeps {
 
 /** Decoded length of base64 text without decoding it (exact for canonical base64). */
 export function base64DecodedLength(b64: string): number {
-  let pad = 0;
-  if (b64.endsWith("==")) pad = 2;
-  else if (b64.endsWith("=")) pad = 1;
-  return Math.max(0, Math.floor((b64.length * 3) / 4) - pad);
+  const n = b64.length;
+  const padded = paddedDecodedLength(n, b64.charCodeAt(n - 1), b64.charCodeAt(n - 2));
+  // A tool may leave the padding out: what Buffer.from decodes is then the whole groups' bytes.
+  return padded >= 0 ? padded : Math.floor((n * 3) / 4);
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
