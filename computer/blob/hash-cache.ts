@@ -12,7 +12,6 @@
  *   less than a pool round trip: ~48 µs per task against sha256's ~0.6 ms per MiB). The pool
  *   keeps files up to 16 MiB on a lane of their own (workers/pool.ts, D59); a full lane throws
  *   `HashBusyError`, which the caller answers `busy`.
- * - `computations` counts finished hash computations so tests can prove "hashed once".
  */
 import { createHash } from "node:crypto";
 import type { ComputerMetrics } from "../metrics.ts";
@@ -47,8 +46,6 @@ export class HashCache {
   readonly #entries = new Map<string, string>();
   readonly #inflight = new Map<string, Promise<HashFileResult>>();
   readonly #bytesDigests = new WeakMap<Buffer, string>();
-  /** Finished whole-resource hash computations (files and byte sources). */
-  computations = 0;
   /** Nice offset sent with every pool task; read per task so the bench can compare settings. */
   hashNice: number;
 
@@ -92,7 +89,6 @@ export class HashCache {
    */
   fileBytesSha256(signature: string | null, bytes: Buffer): string {
     const digest = createHash("sha256").update(bytes).digest("hex");
-    this.computations++;
     this.#metrics?.hashComputations.inc({ path: "inline" });
     if (signature !== null) this.#remember(signature, digest);
     return digest;
@@ -112,7 +108,6 @@ export class HashCache {
     if (digest === undefined) {
       digest = createHash("sha256").update(bytes).digest("hex");
       this.#bytesDigests.set(bytes, digest);
-      this.computations++;
       this.#metrics?.hashComputations.inc({ path: "bytes" });
     }
     return digest;
@@ -124,7 +119,6 @@ export class HashCache {
       ? await pool.hash({ fd, signature, nice: this.hashNice }, size)
       : await hashFileInline({ fd, signature });
     if ("sha256" in result) {
-      this.computations++;
       this.#metrics?.hashComputations.inc({ path: pool ? "pool" : "inline" });
       this.#remember(signature, result.sha256);
     }

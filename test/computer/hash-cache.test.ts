@@ -13,6 +13,7 @@ import type { GetBlobRet } from "../../protocol/index.ts";
 import { HashCache } from "../../computer/blob/hash-cache.ts";
 import { createComputerMetrics } from "../../computer/metrics.ts";
 import { createHashPool } from "../../computer/workers/pool.ts";
+import { hashComputations } from "../support/skills-fixtures.ts";
 import { blobReq, engineFixture } from "./support/test-producer.ts";
 
 const pool = createHashPool(1)!;
@@ -54,12 +55,12 @@ void test("all chunks of a 64 MiB file: hashed once, in the pool; a rewrite gets
   const content = randomBytes(64 * 1024 * 1024);
   writeFileSync(path, content);
   const handle = fx.fileHandle(path);
-  const before = cache.computations;
+  const before = await hashComputations(metrics);
 
   const { bytes, digests } = await drain(handle);
   assert.ok(bytes.equals(content));
   assert.deepEqual([...digests], [sha(content)]);
-  assert.equal(cache.computations - before, 1, "one hash for ~90 chunks");
+  assert.equal((await hashComputations(metrics)) - before, 1, "one hash for ~90 chunks");
   assert.equal(await poolComputations(), 1, "the 64 MiB hash ran in the worker pool");
 
   // Atomic-rename rewrite: new inode → new signature → new digest, hashed once more.
@@ -69,7 +70,7 @@ void test("all chunks of a 64 MiB file: hashed once, in the pool; a rewrite gets
   const second = await drain(handle);
   assert.ok(second.bytes.equals(next));
   assert.deepEqual([...second.digests], [sha(next)]);
-  assert.equal(cache.computations - before, 2);
+  assert.equal((await hashComputations(metrics)) - before, 2);
 
   // In-place write: same inode, new mtime/ctime → new digest.
   const fd = openSync(path, "r+");
@@ -79,7 +80,7 @@ void test("all chunks of a 64 MiB file: hashed once, in the pool; a rewrite gets
   const third = await drain(handle);
   assert.ok(third.bytes.equals(next));
   assert.deepEqual([...third.digests], [sha(next)]);
-  assert.equal(cache.computations - before, 3);
+  assert.equal((await hashComputations(metrics)) - before, 3);
 });
 
 void test("concurrent first requests for one uncached file share one computation", async () => {
@@ -87,18 +88,19 @@ void test("concurrent first requests for one uncached file share one computation
   const content = randomBytes(8 * 1024 * 1024);
   writeFileSync(path, content);
   const handle = fx.fileHandle(path);
-  const before = cache.computations;
+  const before = await hashComputations(metrics);
   const answers = (await Promise.all(
     Array.from({ length: 16 }, (_, i) =>
       fx.engine.getBlob(blobReq(handle, { chunk_offset: i * 4096, max_chunk_bytes: 4096 })),
     ),
   )) as GetBlobRet[];
   for (const a of answers) assert.equal(a.sha256, sha(content));
-  assert.equal(cache.computations - before, 1);
+  assert.equal((await hashComputations(metrics)) - before, 1);
 });
 
 void test("small files are hashed inline; the LRU stays bounded", async () => {
-  const small = new HashCache({ pool: null, maxEntries: 3 });
+  const smallMetrics = createComputerMetrics("pc-small");
+  const small = new HashCache({ pool: null, maxEntries: 3, metrics: smallMetrics });
   const fxs = engineFixture({ hashCache: small });
   try {
     for (let i = 0; i < 5; i++) {
@@ -107,7 +109,7 @@ void test("small files are hashed inline; the LRU stays bounded", async () => {
       const r = (await fxs.engine.getBlob(blobReq(fxs.fileHandle(p)))) as GetBlobRet;
       assert.equal(r.sha256, sha(Buffer.from(`content ${i}`)));
     }
-    assert.equal(small.computations, 5);
+    assert.equal(await hashComputations(smallMetrics), 5);
     assert.equal(small.size, 3);
   } finally {
     fxs.close();
@@ -115,7 +117,8 @@ void test("small files are hashed inline; the LRU stays bounded", async () => {
 });
 
 void test("inline hashing of several files at once gives each its own digest", async () => {
-  const inline = new HashCache({ pool: null });
+  const inlineMetrics = createComputerMetrics("pc-inline");
+  const inline = new HashCache({ pool: null, metrics: inlineMetrics });
   const fxi = engineFixture({ hashCache: inline });
   try {
     const contents = Array.from({ length: 6 }, () => randomBytes(900_000));
@@ -128,7 +131,7 @@ void test("inline hashing of several files at once gives each its own digest", a
       handles.map((h) => fxi.engine.getBlob(blobReq(h, { max_chunk_bytes: 10 }))),
     )) as GetBlobRet[];
     answers.forEach((a, i) => assert.equal(a.sha256, sha(contents[i]!)));
-    assert.equal(inline.computations, 6);
+    assert.equal(await hashComputations(inlineMetrics), 6);
   } finally {
     fxi.close();
   }

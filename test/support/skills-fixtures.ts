@@ -88,8 +88,10 @@ export interface SkillRig {
   service: SkillService;
   engine: BlobEngine;
   hashCache: HashCache;
-  /** The metrics the service reports to (`a2c_computer_sandbox_checks_total`). */
+  /** The metrics the service and the hash cache report to. */
   metrics: ComputerMetrics;
+  /** Whole-resource hashes computed so far (`a2c_computer_hash_computations_total`, every path). */
+  hashComputations(): Promise<number>;
   lines: LogLine[];
   /** Drains a handle through the real engine from offset 0 to eof. */
   drain(handle: string, maxChunk?: number): Promise<{ bytes: Buffer; chunks: GetBlobRet[] }>;
@@ -110,14 +112,14 @@ export async function startSkillRig(
   await mkdir(home);
   await setup(home);
   const { log, lines } = captureLogger();
-  const hashCache = new HashCache({ pool: null });
+  const metrics = createComputerMetrics("pc-test");
+  const hashCache = new HashCache({ pool: null, metrics });
   const engine = new BlobEngine({
     codec: new HandleCodec(randomBytes(32)),
     hashCache,
     maxHttpBufferSize: over.config?.maxHttpBufferSize ?? 1_000_000,
   });
   const { shareHashes, ...rest } = over;
-  const metrics = createComputerMetrics("pc-test");
   const service = await createSkillService({
     watch: false,
     sandboxChecks: metrics.sandboxChecks,
@@ -136,6 +138,7 @@ export async function startSkillRig(
     engine,
     hashCache,
     metrics,
+    hashComputations: () => hashComputations(metrics),
     lines,
     async drain(handle, maxChunk) {
       const parts: Buffer[] = [];
@@ -195,4 +198,10 @@ export async function callGetSkills(service: SkillService) {
   const handler = service.handlers["client:get_skills"];
   if (!handler) throw new Error("no client:get_skills handler");
   return handler({ agent: "agent-1", req_id: `q${++reqSeq}`, computer: "pc-test" }, ctx);
+}
+
+/** Whole-resource hashes `metrics`' cache computed, on every path (inline, pool, bytes). */
+export async function hashComputations(metrics: ComputerMetrics): Promise<number> {
+  const m = await metrics.hashComputations.get();
+  return m.values.reduce((sum, v) => sum + v.value, 0);
 }
