@@ -185,7 +185,8 @@ void describe("link harness", { skip: unavailable ?? false }, () => {
     const delayed = median(await agents[1]!.rtt(links.server.addressForAgents, 9005, 15));
     const added = delayed - direct;
     assert.ok(
-      added >= 79 && added < 100,
+      // Two 40 ms waits, less a few ms of noise in the two medians on a busy machine.
+      added >= 75 && added < 100,
       `the stage added ${added.toFixed(1)} ms (direct ${direct.toFixed(1)})`,
     );
   });
