@@ -14,27 +14,26 @@ import { pullBlob } from "../../agent/pull.ts";
 import { FILE_WRITEBACK_BYTES, FILE_WRITE_BATCH_BYTES, FileSink } from "../../agent/sinks.ts";
 import type { AgentClient } from "../../agent/client.ts";
 import {
-  COMPUTER,
   answerFor,
-  connectAgent,
-  sha256,
-  startFakeServer,
-  testBytes,
+  COMPUTER,
   type FakeServer,
+  sha256,
+  testBytes,
+  useFakeComputer,
 } from "../support/agent-fake-computer.ts";
 
 let fake: FakeServer;
 let agent: AgentClient;
 let dir: string;
 
+useFakeComputer((f, a) => {
+  fake = f;
+  agent = a;
+});
 before(async () => {
-  fake = await startFakeServer();
-  agent = await connectAgent(fake);
   dir = await mkdtemp(join(tmpdir(), "file-sink-"));
 });
 after(async () => {
-  await agent.close();
-  await fake.close();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -15,27 +15,26 @@ import type { AgentClient } from "../../agent/client.ts";
 import { BlobChangedError, BlobTooLargeError, SidebandRestoreError } from "../../agent/errors.ts";
 import { DEFAULT_MAX_IN_MEMORY_BYTES } from "../../agent/pull.ts";
 import {
-  COMPUTER,
   answerFor,
-  connectAgent,
-  sha256,
-  startFakeServer,
-  testBytes,
+  COMPUTER,
   type FakeServer,
+  sha256,
+  testBytes,
+  useFakeComputer,
 } from "../support/agent-fake-computer.ts";
 
 let fake: FakeServer;
 let agent: AgentClient;
 let dir: string;
 
+useFakeComputer((f, a) => {
+  fake = f;
+  agent = a;
+});
 before(async () => {
-  fake = await startFakeServer();
-  agent = await connectAgent(fake);
   dir = await mkdtemp(join(tmpdir(), "agent-hostile-"));
 });
 after(async () => {
-  await agent.close();
-  await fake.close();
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -9,29 +9,28 @@ import type { AgentClient } from "../../agent/client.ts";
 import { BlobGoneError, BlobChangedError } from "../../agent/errors.ts";
 import { readBlobWithInfo } from "../../agent/pull.ts";
 import {
-  COMPUTER,
   answerFor,
   blobError,
-  connectAgent,
+  COMPUTER,
+  type FakeServer,
   serve,
   sha256,
-  startFakeServer,
   testBytes,
-  type FakeServer,
+  useFakeComputer,
 } from "../support/agent-fake-computer.ts";
 
 let fake: FakeServer;
 let agent: AgentClient;
 let dir: string;
 
+useFakeComputer((f, a) => {
+  fake = f;
+  agent = a;
+});
 before(async () => {
-  fake = await startFakeServer();
-  agent = await connectAgent(fake);
   dir = await mkdtemp(join(tmpdir(), "agent-sinks-"));
 });
 after(async () => {
-  await agent.close();
-  await fake.close();
   await rm(dir, { recursive: true, force: true });
 });
 
