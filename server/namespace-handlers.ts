@@ -66,18 +66,17 @@ export function attachSmcp(opts: NamespaceHandlerOptions): void {
   const { nsp, logger } = opts;
 
   nsp.use((socket, next) => {
-    const refuse = (payload: ErrorPayload, auth: boolean): void => {
-      opts.sessions.refused(socket.conn, nsp.name, auth);
+    const refuse = (payload: ErrorPayload): void => {
+      opts.sessions.refused(socket.conn, nsp.name);
       next(connectError(payload));
     };
     // Belt and braces: the HTTP gate already admitted this request; re-checking here costs
     // nothing and keeps the rule even if the HTTP layer is ever bypassed.
     const raw = firstString(socket.handshake.query[VERSION_QUERY_PARAM]);
     const gate = decide(raw, opts.serverVersion, opts.versionText);
-    if (!gate.ok) return refuse(gate.body, false);
-    // An address that failed too often backs off: its token is not even checked (D53).
-    const backingOff = opts.sessions.backingOff(socket.conn);
-    if (backingOff) return refuse(backingOff, false);
+    if (!gate.ok) return refuse(gate.body);
+    // The credential is checked before any back-off, in the provider's constant time: a right
+    // token is admitted however many wrong ones its address sent (D@reliability-1).
     // Through a promise so that a provider that throws synchronously is caught too.
     Promise.resolve()
       .then(() =>
@@ -91,7 +90,9 @@ export function attachSmcp(opts: NamespaceHandlerOptions): void {
         (decision) => {
           if (!decision.ok) {
             opts.metrics.authFailures.inc();
-            return refuse(unauthorized(decision.message), true);
+            // Only now, for a wrong credential: an address that failed too often backs off (D53).
+            const backingOff = opts.sessions.authFailed(socket.conn, nsp.name);
+            return next(connectError(backingOff ?? unauthorized(decision.message)));
           }
           socket.data = {
             principal: decision.principal,
@@ -104,7 +105,7 @@ export function attachSmcp(opts: NamespaceHandlerOptions): void {
         },
         (err: unknown) => {
           logger.error({ err }, "auth provider failed");
-          refuse(internalError("Authentication unavailable"), false);
+          refuse(internalError("Authentication unavailable"));
         },
       );
   });

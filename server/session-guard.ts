@@ -14,10 +14,12 @@
  * - every refused CONNECT (wrong token, the version gate, a namespace other than `/smcp`, an
  *   address backing off) counts against its session: the third closes it once the refusal is sent;
  * - failed authentications count against their address: from the tenth within a minute on, the
- *   address backs off (1 s, doubling to 60 s), and an authentication from it meanwhile is refused
- *   `busy` (`limit: "auth_failures"`, `retry_after_ms`) without its token being checked. Loopback
- *   addresses are exempt unless the Server limits them (`exemptLoopback`), as for sessions per
- *   address: a same-host proxy carries every client on one address.
+ *   address backs off (1 s, doubling to 60 s), and a WRONG credential from it meanwhile is refused
+ *   `busy` (`limit: "auth_failures"`, `retry_after_ms`) and closes its session at once. The token
+ *   is always checked first, so a right one is admitted whatever its address failed (D@reliability-1):
+ *   behind a proxy or a NAT the guesser and the honest share the address, and a refusal made
+ *   before the check refused them all. Loopback addresses are exempt unless the Server limits
+ *   them (`exemptLoopback`), as for sessions per address.
  * Failures are logged one line per episode and address (the first at once, a count when it
  * ends), never a token.
  *
@@ -283,33 +285,27 @@ export class SessionGuard {
   }
 
   /**
-   * Refusal of an authentication from the session's address while it backs off (the token is
-   * not checked), or null.
+   * A wrong or missing credential on `session`'s CONNECT for `nsp`, after the provider checked it
+   * (a right one never comes here). Counts against the address and the session; answers the
+   * `auth_failures` refusal when the address was already backing off, which also closes the
+   * session (one guess per handshake), else null: the caller answers `unauthorized`.
    */
-  backingOff(session: object): ErrorPayload | null {
+  authFailed(session: object, nsp: string): ErrorPayload | null {
     const state = this.#sessions.get(session);
-    if (!state || this.#exempt(state.address)) return null;
-    const a = this.#addresses.get(state.address);
-    const wait = a ? Math.ceil(a.blockedUntil - performance.now()) : 0;
-    if (wait <= 0) return null;
-    this.metrics.refusals.inc({ limit: "auth_failures" });
-    const answer = limitRefusal(
-      "auth_failures",
-      `Too many failed authentications from this address: retry in ${Math.ceil(wait / 1000)} s`,
-      FREE_AUTH_FAILURES,
-    );
-    return { ...answer, details: { ...answer.details, retry_after_ms: wait } };
+    if (!state) return null;
+    state.namespaces.delete(nsp);
+    const refusal = this.#backingOff(state.address);
+    this.#authFailed(state.address);
+    if (refusal) state.refused = MAX_REFUSED_CONNECTS - 1;
+    this.#refused(state);
+    return refusal;
   }
 
-  /**
-   * The CONNECT of `session` on `nsp` was refused (`auth`: for a wrong or missing credential).
-   * Counts against the session (closed after `MAX_REFUSED_CONNECTS`) and, for `auth`, the address.
-   */
-  refused(session: object, nsp: string, auth: boolean): void {
+  /** Any other refused CONNECT of `session` on `nsp` (the version gate, a provider that failed). */
+  refused(session: object, nsp: string): void {
     const state = this.#sessions.get(session);
     if (!state) return;
     state.namespaces.delete(nsp);
-    if (auth) this.#authFailed(state.address);
     this.#refused(state);
   }
 
@@ -337,6 +333,21 @@ export class SessionGuard {
 
   #exempt(address: string): boolean {
     return this.options.exemptLoopback && isLoopback(address);
+  }
+
+  /** The `auth_failures` refusal while `address` backs off, or null. */
+  #backingOff(address: string): ErrorPayload | null {
+    if (this.#exempt(address)) return null;
+    const a = this.#addresses.get(address);
+    const wait = a ? Math.ceil(a.blockedUntil - performance.now()) : 0;
+    if (wait <= 0) return null;
+    this.metrics.refusals.inc({ limit: "auth_failures" });
+    const answer = limitRefusal(
+      "auth_failures",
+      `Too many failed authentications from this address: retry in ${Math.ceil(wait / 1000)} s`,
+      FREE_AUTH_FAILURES,
+    );
+    return { ...answer, details: { ...answer.details, retry_after_ms: wait } };
   }
 
   #authFailed(address: string): void {

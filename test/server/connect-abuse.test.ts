@@ -1,8 +1,8 @@
 // One socket per namespace per session, and no guessing at speed (server/session-guard.ts, D53):
 // a repeated CONNECT on a session that has, or is opening, a socket on `/smcp` closes the session
 // (one polling POST of thousands, or a burst of WebSocket frames), whatever the transport; wrong
-// tokens close their session after three and make their address back off; failures are logged
-// once per episode; another office is answered meanwhile.
+// tokens close their session after three and make their address back off (a right token is still
+// admitted); failures are logged once per episode; another office is answered meanwhile.
 import assert from "node:assert/strict";
 import { Writable } from "node:stream";
 import { after, test } from "node:test";
@@ -143,35 +143,40 @@ void test("a client may leave a namespace and connect again on the same session"
 void test("guessing tokens: three refusals close the session, the address backs off, one log line", async () => {
   const { h, warnings, otherOffice, metric } = await start({ exemptLoopback: false });
   const refusals: string[] = [];
-  let sessions = 0;
-  // Wrong tokens as fast as the answers come: 3 a session, until the address backs off.
-  while (refusals.length < 12) {
+  const perSession: number[] = [];
+  // Wrong tokens as fast as the answers come: 3 a session, 1 once the address backs off.
+  while (refusals.length < 13) {
     const s = await rawWebSocket(h.url, h.server.path);
-    sessions += 1;
+    perSession.push(0);
     for (;;) {
       s.texts.length = 0;
       s.ws.send(connectPacket(`guess-${refusals.length}`));
       const answer = await nextText(s, (t) => t.startsWith("44"));
       if (answer === null) break;
       refusals.push(answer);
+      perSession[perSession.length - 1]! += 1;
     }
     await s.closed;
   }
-  assert.equal(sessions, 4, "each session was closed after three refusals");
-  assert.equal(await metric("a2c_disconnects_total", "refused_connects"), 4);
+  // The tenth failure starts the back-off: the eleventh is its first refusal, and closes its session.
+  assert.deepEqual(perSession, [3, 3, 3, 2, 1, 1]);
+  assert.equal(await metric("a2c_disconnects_total", "refused_connects"), 6);
   assert.match(refusals[0]!, /"code":401/);
-  // From the tenth failure on, the address backs off: even the right token is refused for now.
-  assert.match(refusals[10]!, /"limit":"auth_failures"/);
-  const s = await rawWebSocket(h.url, h.server.path);
-  s.ws.send(connectPacket(TEST_TOKEN));
-  const { data: answer } = JSON.parse(
-    (await nextText(s, (t) => t.startsWith("44")))!.slice(`44${NAMESPACE},`.length),
-  ) as { data: { code: number; details: { limit: string; retry_after_ms: number } } };
+  assert.match(refusals[9]!, /"code":401/);
+  const { data: answer } = JSON.parse(refusals[10]!.slice(`44${NAMESPACE},`.length)) as {
+    data: { code: number; details: { limit: string; retry_after_ms: number } };
+  };
   assert.equal(answer.code, 500);
   assert.equal(answer.details.limit, "auth_failures");
   assert.ok(answer.details.retry_after_ms > 0 && answer.details.retry_after_ms <= 60_000);
+  // The right token is checked before the back-off, and admitted at once (D@reliability-1).
+  const s = await rawWebSocket(h.url, h.server.path);
+  s.ws.send(connectPacket(TEST_TOKEN));
+  assert.match((await nextText(s, (t) => t.startsWith("40"))) ?? "closed", /^40\/smcp,/);
   s.ws.close();
-  assert.equal(await metric("a2c_auth_failures_total"), 10, "backed-off attempts check no token");
+  await s.closed;
+  assert.equal(await metric("a2c_auth_failures_total"), 13, "every wrong token was checked");
+  assert.equal(await metric("a2c_limit_refusals_total", "auth_failures"), 3);
   await otherOffice();
   const authLines = warnings.filter((l) => l.includes("unauthorized"));
   assert.equal(authLines.length, 1, authLines.join("\n"));
