@@ -371,6 +371,16 @@ export class BlobEngine implements HandleMinter {
       }
       const after = fstatSync(fd, { bigint: true });
       if (signatureOf(after) !== signature) return RETRY;
+      // The bytes served so far show the content changed under its digest with no timestamp
+      // moving (a shared mmap): the digest is gone from the cache, serve the chunk again under
+      // the new one (served-check.ts).
+      if (this.#cache.served(signature, offset, buf.subarray(0, n), total)) {
+        this.#log?.warn(
+          { sha256 },
+          "served bytes differ from the cached sha256 with unchanged timestamps: hashing again",
+        );
+        return RETRY;
+      }
       // Coded from the buffer it was read into; the pooled one goes back only after this.
       if (envelope.content_encoding !== undefined) {
         return await this.#coded(req, envelope, buf.subarray(0, n), total);

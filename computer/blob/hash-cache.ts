@@ -12,11 +12,14 @@
  *   less than a pool round trip: ~48 µs per task against sha256's ~0.6 ms per MiB). The pool
  *   keeps files up to 16 MiB on a lane of their own (workers/pool.ts, D59); a full lane throws
  *   `HashBusyError`, which the caller answers `busy`.
+ * - Checked against what is served: a digest whose content changed without a timestamp moving
+ *   (a write through a shared mmap) is dropped once the chunks served show it (served-check.ts).
  */
 import { createHash } from "node:crypto";
 import type { ComputerMetrics } from "../metrics.ts";
 import type { HashPool } from "../workers/pool.ts";
 import hashFileInline, { type HashFileResult } from "../workers/hash-file.ts";
+import { Coverage, crc32 } from "./served-check.ts";
 import { shareFlight } from "./single-flight.ts";
 
 export interface HashCacheOptions {
@@ -31,6 +34,14 @@ export interface HashCacheOptions {
 }
 
 export const DEFAULT_HASH_CACHE_ENTRIES = 10_000;
+/** Contents whose served chunks are followed at once; beyond it the stalest is forgotten. */
+const MAX_COVERAGES = 256;
+
+interface Entry {
+  sha256: string;
+  /** CRC-32 of the same bytes, when the Computer read them itself (served-check.ts). */
+  crc32: number | undefined;
+}
 export const DEFAULT_INLINE_HASH_BYTES = 1024 * 1024;
 /**
  * Pool hash threads run this much nicer than the Computer's main thread, so chunk serving wins the
@@ -43,7 +54,8 @@ export class HashCache {
   readonly #maxEntries: number;
   readonly #inlineMaxBytes: number;
   readonly #metrics: ComputerMetrics | undefined;
-  readonly #entries = new Map<string, string>();
+  readonly #entries = new Map<string, Entry>();
+  readonly #coverages = new Map<string, Coverage>();
   readonly #inflight = new Map<string, Promise<HashFileResult>>();
   readonly #bytesDigests = new WeakMap<Buffer, string>();
   /** Nice offset sent with every pool task; read per task so the bench can compare settings. */
@@ -73,7 +85,7 @@ export class HashCache {
       this.#entries.delete(signature); // refresh LRU position
       this.#entries.set(signature, cached);
       this.#metrics?.hashCacheHits.inc();
-      return cached;
+      return cached.sha256;
     }
     const result = await shareFlight(this.#inflight, signature, () =>
       this.#compute(fd, signature, size),
@@ -90,7 +102,7 @@ export class HashCache {
   fileBytesSha256(signature: string | null, bytes: Buffer): string {
     const digest = createHash("sha256").update(bytes).digest("hex");
     this.#metrics?.hashComputations.inc({ path: "inline" });
-    if (signature !== null) this.#remember(signature, digest);
+    if (signature !== null) this.#remember(signature, digest, crc32?.(bytes));
     return digest;
   }
 
@@ -99,7 +111,32 @@ export class HashCache {
    * the caller hashed as it wrote them, and whose signature shows no write since (derived.ts).
    */
   record(signature: string, sha256: string): void {
-    this.#remember(signature, sha256);
+    this.#remember(signature, sha256, undefined);
+  }
+
+  /**
+   * The `bytes` at `offset` were just served from content `signature` (`total` bytes) under its
+   * cached digest, read between two equal fstats. Returns true when the chunks served so far
+   * cover the content and prove the cached digest stale: it is dropped, so the next request
+   * hashes the file again. Contents hashed elsewhere (`record`) are not checked.
+   */
+  served(signature: string, offset: number, bytes: Uint8Array, total: number): boolean {
+    const entry = this.#entries.get(signature);
+    if (entry?.crc32 === undefined || crc32 === undefined) return false;
+    let coverage = this.#coverages.get(signature);
+    if (coverage === undefined) {
+      if (this.#coverages.size >= MAX_COVERAGES) {
+        this.#coverages.delete(this.#coverages.keys().next().value as string);
+      }
+      coverage = new Coverage(total);
+      this.#coverages.set(signature, coverage);
+    }
+    const whole = coverage.add(offset, bytes.length, crc32(bytes));
+    if (whole === undefined) return false;
+    this.#coverages.delete(signature);
+    if (whole === null || whole === entry.crc32) return false;
+    this.#entries.delete(signature);
+    return true;
   }
 
   /** sha256 of in-memory content (remembered per Buffer object, computed inline). */
@@ -120,14 +157,15 @@ export class HashCache {
       : await hashFileInline({ fd, signature });
     if ("sha256" in result) {
       this.#metrics?.hashComputations.inc({ path: pool ? "pool" : "inline" });
-      this.#remember(signature, result.sha256);
+      this.#remember(signature, result.sha256, result.crc32);
     }
     return result;
   }
 
-  #remember(signature: string, sha256: string): void {
+  #remember(signature: string, sha256: string, crc: number | undefined): void {
     this.#entries.delete(signature);
-    this.#entries.set(signature, sha256);
+    this.#coverages.delete(signature);
+    this.#entries.set(signature, { sha256, crc32: crc });
     while (this.#entries.size > this.#maxEntries) {
       const oldest = this.#entries.keys().next().value;
       if (oldest === undefined) break;

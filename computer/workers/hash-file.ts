@@ -29,7 +29,13 @@ import { createHash } from "node:crypto";
 import { fstat, read, readSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import { isMainThread } from "node:worker_threads";
+import zlib from "node:zlib";
 import { promisify } from "node:util";
+
+/** `zlib.crc32` (Node >= 20.15), where this Node has it: the served-bytes check needs it. */
+export const crc32: ((data: Uint8Array, value?: number) => number) | undefined = (
+  zlib as { crc32?: (data: Uint8Array, value?: number) => number }
+).crc32;
 
 const fstatAsync = promisify(fstat);
 const readAsync = promisify(read);
@@ -46,7 +52,8 @@ export interface HashFileTask {
   nice?: number;
 }
 
-export type HashFileResult = { sha256: string } | { changed: true };
+/** `crc32`: of the same bytes, for the served-bytes check (blob/served-check.ts), where Node has it. */
+export type HashFileResult = { sha256: string; crc32?: number } | { changed: true };
 
 const READ_BYTES = 1024 * 1024;
 /**
@@ -87,6 +94,7 @@ export default async function hashFile(task: HashFileTask): Promise<HashFileResu
   if (!isMainThread && task.nice !== undefined) applyNice(task.nice);
   const buf = scratch.pop() ?? Buffer.allocUnsafeSlow(READ_BYTES);
   const hash = createHash("sha256");
+  let crc = crc32 ? 0 : undefined;
   try {
     let pos = 0;
     while (pos < size) {
@@ -96,6 +104,7 @@ export default async function hashFile(task: HashFileTask): Promise<HashFileResu
         : readSync(task.fd, buf, 0, want, pos);
       if (bytesRead === 0) return { changed: true }; // truncated under us
       hash.update(buf.subarray(0, bytesRead));
+      if (crc !== undefined) crc = crc32!(buf.subarray(0, bytesRead), crc);
       pos += bytesRead;
     }
   } finally {
@@ -103,5 +112,6 @@ export default async function hashFile(task: HashFileTask): Promise<HashFileResu
   }
   const after = await fstatAsync(task.fd, { bigint: true });
   if (signatureOf(after) !== task.signature) return { changed: true };
-  return { sha256: hash.digest("hex") };
+  const sha256 = hash.digest("hex");
+  return crc === undefined ? { sha256 } : { sha256, crc32: crc };
 }
