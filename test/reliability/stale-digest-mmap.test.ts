@@ -87,7 +87,8 @@ const sha256Of = async (): Promise<string> =>
     .digest("hex");
 
 /** get_skill, then a pull of its handle held to the digest it named. */
-async function getAndPull(): Promise<{ named: string; ok: boolean; error?: string }> {
+async function getAndPull(): Promise<{ named: string; ok: boolean; error?: string; ms?: number }> {
+  const t0 = performance.now();
   const ret = await agent!.getSkillRaw("pc", "data", "f.bin");
   assert.ok(ret.blob_handle && ret.sha256);
   try {
@@ -96,9 +97,14 @@ async function getAndPull(): Promise<{ named: string; ok: boolean; error?: strin
       chunkBytes: 64 * 1024,
     });
     assert.equal(createHash("sha256").update(bytes).digest("hex"), ret.sha256);
-    return { named: ret.sha256, ok: true };
+    return { named: ret.sha256, ok: true, ms: Math.round(performance.now() - t0) };
   } catch (err) {
-    return { named: ret.sha256, ok: false, error: (err as Error).message };
+    return {
+      named: ret.sha256,
+      ok: false,
+      error: (err as Error).message,
+      ms: Math.round(performance.now() - t0),
+    };
   }
 }
 
@@ -111,10 +117,12 @@ void test(
     // Until the second write lands on still-dirty pages (a writeback in between would move the
     // timestamps, and the Computer would see a new signature: nothing stale to show).
     for (let attempt = 1; ; attempt++) {
+      const t0 = performance.now();
       const first = await fill();
       const fresh = await getAndPull();
       assert.ok(fresh.ok, `the first content pulls and verifies: ${fresh.error}`);
       assert.equal(fresh.named, await sha256Of());
+      t.diagnostic(`first content: ${Math.round(performance.now() - t0)} ms`);
       const second = await fill();
       if (second === first) break;
       assert.ok(attempt < 3, "the mapping's pages were written back before every second write");
@@ -122,7 +130,11 @@ void test(
     const now = await sha256Of();
     const rounds = [];
     for (let i = 0; i < 3; i++) rounds.push(await getAndPull());
-    t.diagnostic(JSON.stringify(rounds.map((r) => ({ named: r.named.slice(0, 8), ok: r.ok }))));
+    t.diagnostic(
+      JSON.stringify(
+        rounds.map((r) => ({ named: r.named.slice(0, 8), ok: r.ok, ms: r.ms, error: r.error })),
+      ),
+    );
     const failed = rounds.filter((r) => !r.ok);
     assert.ok(failed.length <= 1, `${failed.length} pulls failed: ${failed[0]?.error}`);
     assert.equal(rounds[1]!.named, now, "the get_skill after it names the new sha256");
