@@ -12,15 +12,16 @@
  *     huge chunks until the Server drops it, again and again (the Server's stall time is
  *     shortened to SLOW_STALL_MS so several drops fit in one loaded phase).
  * After a warm-up the run alternates quiet and loaded phases (schedule.ts); loaders work only in
- * loaded phases. The goal: other Agents' p99 chunk latency stays within 2x of the unloaded
- * value; the soak FAILS when p99(loaded) / p99(quiet) of the probe exceeds 2.
+ * loaded phases. The goal (goals.ts): the probe's p99 chunk latency under load stays within an
+ * absolute bound taken from what a user needs of a small request; the quiet p99 is reported
+ * beside it.
  * Every child loads test/soak/trace.ts (per-hop timestamps of the probe's requests, event-loop
  * delay, CPU, run-queue wait), so the report says where the probe's latency goes.
  * The load's processes run under SCHED_IDLE (--loaders): they stand for other users' machines.
- * `--control` runs the same schedule with no load (the ratio's noise floor on a shared box).
+ * `--control` runs the same schedule with no load (the probe's floor on a shared box).
  * Also sampled: RSS of every process each second; fds and active handles per process at the ends
  * of quiet phases (first after load vs last). Writes report.md, report.json and rss.svg; exits 1
- * on any violation (growth, a failed or timed-out operation, too few samples, ratio > 2).
+ * on any violation (growth, a failed or timed-out operation, too few samples, the latency bound).
  */
 import { createHash, randomBytes } from "node:crypto";
 import {
@@ -52,6 +53,7 @@ import {
 import { writeSkill } from "../support/reliability-stack.ts";
 import type { AgentResult } from "./agent-proc.ts";
 import { Activity, hopTable, latency, median, procTable, readTraces } from "./analyze.ts";
+import { LATENCY_GOAL, LOADED_P99_MAX_MS, latencyVerdicts } from "./goals.ts";
 import { markdown, svg, type RssRow, type SoakReport } from "./report.ts";
 import { makeSchedule } from "./schedule.ts";
 
@@ -62,9 +64,6 @@ const RSS_SLACK = 48 * 1024 * 1024;
 const FD_SLACK = 16;
 /** The Server's outbound stall time in the soak: a loaded phase (20-40 s) sees several drops. */
 const SLOW_STALL_MS = 10_000;
-/** The goal: p99 under load within 2x of the unloaded value. */
-const MAX_RATIO = 2;
-const MIN_SAMPLES = 300;
 const TRACE = join(ROOT, "test", "soak", "trace.ts");
 
 const { values } = parseArgs({
@@ -263,14 +262,7 @@ async function main(): Promise<number> {
     verdicts.push("the slow consumer was never dropped by the Server");
   const activity = new Activity(results.flatMap((r) => r.activity));
   const lat = latency(schedule, activity, results.find((r) => r.role === "probe")?.lat ?? []);
-  if (lat.samples.quiet < MIN_SAMPLES || lat.samples.loaded < MIN_SAMPLES)
-    verdicts.push(
-      `too few probe samples (quiet ${lat.samples.quiet}, loaded ${lat.samples.loaded})`,
-    );
-  if (!(lat.ratio <= MAX_RATIO))
-    verdicts.push(
-      `probe p99 chunk latency under load ${lat.loaded_p99.toFixed(1)} ms is ${lat.ratio.toFixed(2)}x the quiet ${lat.quiet_p99.toFixed(1)} ms (goal ≤ ${MAX_RATIO}x)`,
-    );
+  verdicts.push(...latencyVerdicts(lat));
   const traces = readTraces(traceDir);
   if (values["keep-traces"]) {
     mkdirSync(outDir, { recursive: true });
@@ -311,10 +303,10 @@ async function main(): Promise<number> {
         : loadersCpu === "idle"
           ? "load processes under SCHED_IDLE"
           : `load processes at nice ${loadersCpu}`,
-      latency: `probe p99 loaded ≤ ${MAX_RATIO} × quiet, ≥ ${MIN_SAMPLES} samples each`,
+      latency: LATENCY_GOAL,
     },
     counts,
-    latency_ms: { ...lat, goal: `ratio ≤ ${MAX_RATIO}` },
+    latency_ms: { ...lat, goal: `loaded p99 ≤ ${LOADED_P99_MAX_MS} ms` },
     hops: hopTable(schedule, activity, traces).rows,
     procs: procRows,
     rss,

@@ -1,6 +1,7 @@
 /** The soak's report.md and rss.svg (figures from test/soak/main.ts and analyze.ts). */
 import type { HopRow, LatencyResult, ProcRow } from "./analyze.ts";
 import { renderSvg } from "../../bench/report/vega.ts";
+import { LOADED_P99_MAX_MS } from "./goals.ts";
 
 export interface RssRow {
   first: number;
@@ -75,7 +76,7 @@ export function markdown(r: SoakReport): string {
     "",
     "## Probe chunk latency (64 KiB base64 chunks, one at a time, own Agent process and office)",
     "",
-    `Quiet phases (no load activity overlapping the request) vs loaded phases, interleaved: p99 ${f1(L.quiet_p99)} ms → ${f1(L.loaded_p99)} ms, ratio **${L.ratio.toFixed(2)}** (goal ≤ 2: ${L.ratio <= 2 ? "met" : "NOT MET"}); p50 ${f1(L.quiet_p50)} → ${f1(L.loaded_p50)} ms; samples quiet ${L.samples.quiet}, loaded ${L.samples.loaded}, skipped ${L.samples.skipped} (warm-up, or quiet but overlapping load still draining). Per-cycle ratios: ${L.cycle_ratios.map((x) => x.toFixed(2)).join(", ")}.`,
+    `Loaded phases: p99 **${f1(L.loaded_p99)} ms** (goal ≤ ${LOADED_P99_MAX_MS} ms: ${L.loaded_p99 <= LOADED_P99_MAX_MS ? "met" : "NOT MET"}); beside it, quiet phases (no load activity overlapping the request), interleaved: p99 ${f1(L.quiet_p99)} ms, ratio ${L.ratio.toFixed(2)} (not judged); p50 ${f1(L.quiet_p50)} → ${f1(L.loaded_p50)} ms; samples quiet ${L.samples.quiet}, loaded ${L.samples.loaded}, skipped ${L.samples.skipped} (warm-up, or quiet but overlapping load still draining). Per-cycle ratios: ${L.cycle_ratios.map((x) => x.toFixed(2)).join(", ")}.`,
     "",
     "### Where the probe's time goes (ms; tail = mean over the slowest 1% of the phase)",
     "",
