@@ -13,6 +13,8 @@
  *   --redis-prefix P          A2C_REDIS_PREFIX          default a2c (shared by a deployment's nodes)
  *   --redis-adapter K         A2C_REDIS_ADAPTER         classic (default) | sharded (Redis >= 7)
  *                             A2C_REDIS_NODE_TTL_MS     dead-node timeout, default 6000
+ *                             A2C_REDIS_CONNECT_TIMEOUT_MS  start fails when Redis does not answer
+ *                                                       in this long, default 30000
  *   --max-connections-per-ip N A2C_MAX_CONNECTIONS_PER_IP default 100 (0 = no limit)
  *   --limit-loopback          A2C_LIMIT_LOOPBACK=1      loopback peers count too (default exempt)
  *   --max-events-per-second N A2C_MAX_EVENTS_PER_SECOND  per socket, default 2000 (0 = no limit)
@@ -43,7 +45,7 @@ export const USAGE = `usage: a2c-server [--host 127.0.0.1] [--port 7100] [--path
 Each flag can also come from the environment: A2C_HOST, A2C_PORT, A2C_PATH,
 A2C_MAX_HTTP_BUFFER_SIZE, A2C_TOKENS (comma-separated), A2C_TOKENS_FILE, A2C_NO_AUTH,
 A2C_RELAY_TIMEOUT_MS, A2C_REDIS_URL, A2C_REDIS_PREFIX, A2C_REDIS_ADAPTER (and
-A2C_REDIS_NODE_TTL_MS), A2C_MAX_CONNECTIONS_PER_IP, A2C_LIMIT_LOOPBACK, A2C_MAX_EVENTS_PER_SECOND,
+A2C_REDIS_NODE_TTL_MS, A2C_REDIS_CONNECT_TIMEOUT_MS), A2C_MAX_CONNECTIONS_PER_IP, A2C_LIMIT_LOOPBACK, A2C_MAX_EVENTS_PER_SECOND,
 A2C_EVENTS_BURST, A2C_MAX_QUEUED_BYTES, A2C_MAX_QUEUED_BYTES_TOTAL, A2C_MAX_UNREAD_BYTES,
 A2C_OUTBOUND_STALL_MS,
 A2C_METRICS_PORT, A2C_METRICS_HOST, A2C_SERVER_TRANSPORT=stock.
@@ -253,11 +255,18 @@ export async function configFromArgs(
       300,
       MAX_TIMER_MS,
     );
+    const connectTimeoutMs = integer(
+      "A2C_REDIS_CONNECT_TIMEOUT_MS",
+      env.A2C_REDIS_CONNECT_TIMEOUT_MS,
+      1,
+      MAX_TIMER_MS,
+    );
     options.redis = {
       url: redisUrl,
       adapter,
       ...(prefix ? { prefix } : {}),
       ...(nodeTtlMs !== undefined ? { nodeTtlMs } : {}),
+      ...(connectTimeoutMs !== undefined ? { connectTimeoutMs } : {}),
     };
   } else if (v["redis-prefix"] !== undefined || v["redis-adapter"] !== undefined) {
     throw new ConfigError("--redis-prefix / --redis-adapter need --redis URL");

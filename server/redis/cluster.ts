@@ -46,6 +46,8 @@ export interface RedisClusterOptions {
   heartbeatIntervalMs?: number;
   /** Longest wait for one office-registry command (default 5,000 ms; see registry.ts). */
   commandTimeoutMs?: number;
+  /** Longest wait for Redis at start, each connection (default 30,000 ms): then start fails. */
+  connectTimeoutMs?: number;
   /** The relay's timeouts (the adapter must not give up first). */
   relayTimeoutMs: number;
   toolCallGraceMs: number;
@@ -60,6 +62,17 @@ export interface RedisCluster {
   readonly link: (nsp: SmcpNamespace) => ComputerLink;
   /** After the Server closed: deregister this node, close the Redis connections. */
   close(): Promise<void>;
+}
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+/** Drops a client whatever its state (node-redis throws when it is closed already). */
+function destroy(client: { destroy(): void }): void {
+  try {
+    client.destroy();
+  } catch {
+    // closed already
+  }
 }
 
 /** Wait before reconnect attempt `retries` to Redis: 50 ms doubling to 500 ms, + 0–100 ms. */
@@ -97,16 +110,48 @@ export async function connectRedisCluster(opts: RedisClusterOptions): Promise<Re
       socket: { reconnectStrategy: (retries: number) => reconnectDelayMs(retries) },
     });
     // node-redis reconnects by itself; an unhandled 'error' would crash the process.
-    client.on("error", (err: Error) =>
-      log.warn({ err: err.message, role }, "Redis connection error"),
-    );
-    await client.connect();
+    let lastError = "no answer";
+    client.on("error", (err: Error) => {
+      lastError = err.message;
+      log.warn({ err: err.message, role }, "Redis connection error");
+    });
+    // node-redis retries a first connection forever: a Server started while Redis is away
+    // would wait silently, never listening and never exiting. Start fails after a bound instead,
+    // with one clear line, and whoever supervises the process starts it again.
+    let timer: NodeJS.Timeout | undefined;
+    const connecting = client.connect();
+    try {
+      await Promise.race([
+        connecting,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            const url = redactRedisUrl(opts.url);
+            reject(new Error(`cannot reach Redis at ${url} in ${waitMs} ms: ${lastError}`));
+          }, waitMs);
+        }),
+      ]);
+    } catch (err) {
+      connecting.catch(() => undefined);
+      destroy(client);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
     return client;
   };
-  const cmd = await connect("commands");
-  const pub = await connect("publish");
-  const sub = await connect("subscribe");
-  const clients = [cmd, pub, sub];
+  const waitMs = opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const clients: Awaited<ReturnType<typeof connect>>[] = [];
+  try {
+    for (const role of ["commands", "publish", "subscribe"]) clients.push(await connect(role));
+  } catch (err) {
+    clients.forEach(destroy);
+    throw err;
+  }
+  const [cmd, pub, sub] = clients as [
+    (typeof clients)[0],
+    (typeof clients)[0],
+    (typeof clients)[0],
+  ];
 
   let nsp: SmcpNamespace | null = null;
   let remote: RemoteComputerLink | null = null;
