@@ -8,9 +8,17 @@
  * plain node, as users run it, so a fresh clone needs nothing but `npm ci` before any of them.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -20,6 +28,53 @@ const BUNDLED_FROM = ["agent/dist", "protocol/dist"];
 /** The workspace packages tsc builds, each from `<folder>/**.ts` into `<folder>/dist/`. */
 const PACKAGES = ["protocol", "agent", "server", "computer"];
 const EMITTED = /\.(?:d\.ts|js)(?:\.map)?$/;
+/** Held while a build runs in this checkout (a directory: its creation is atomic). */
+const LOCK = join(ROOT, "node_modules/.cache/a2c-build.lock");
+
+/** True when the lock's holder is gone (killed mid-build): its pid is dead, or it never wrote one. */
+function holderGone() {
+  try {
+    process.kill(Number(readFileSync(join(LOCK, "pid"), "utf8")), 0);
+    return false;
+  } catch (err) {
+    if (err.code === "EPERM") return false;
+    if (err.code === "ENOENT") {
+      try {
+        return Date.now() - statSync(LOCK).mtimeMs > 10_000;
+      } catch {
+        return true;
+      }
+    }
+    return true;
+  }
+}
+
+/**
+ * Runs `fn` alone in this checkout. Processes started together through npm scripts (a Server
+ * and its Computers) each build first: after a change, every one of them rebuilt everything at
+ * once on the same cores, and a start took minutes. Now the others wait for the first build,
+ * then find the tree current in about a second.
+ */
+function alone(fn) {
+  mkdirSync(dirname(LOCK), { recursive: true });
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch (err) {
+      if (err.code !== "EEXIST") throw err;
+      if (holderGone()) rmSync(LOCK, { recursive: true, force: true });
+      else Atomics.wait(pause, 0, 0, 200);
+    }
+  }
+  try {
+    writeFileSync(join(LOCK, "pid"), String(process.pid));
+    return fn();
+  } finally {
+    rmSync(LOCK, { recursive: true, force: true });
+  }
+}
 
 /** Removes what tsc emitted for a source that no longer exists; returns how many files. */
 function pruneOrphans(folder, dir = join(ROOT, folder, "dist"), rel = "") {
@@ -80,7 +135,7 @@ export function build() {
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
-    const line = build();
+    const line = alone(build);
     if (!process.argv.includes("--quiet")) process.stderr.write(`${line}\n`);
   } catch (err) {
     process.stderr.write(`${err.message}\n`);
