@@ -10,7 +10,7 @@
  * content, their CRC must be the recorded one. A difference means the bytes changed under the
  * digest: the cache drops it, and the next request hashes the file again.
  *
- * CRC-32 and not sha256: it costs about a fifth of sha256 per byte (zlib.crc32, Node >= 20.15;
+ * CRC-32 and not sha256: it costs about a fourth of sha256 per byte (zlib.crc32, Node >= 20.15;
  * without it the check is off), and it only has to notice a change, not resist a forger: whoever
  * can write the file can serve anything anyway.
  */
