@@ -64,7 +64,7 @@ interface Piece {
   crc: number;
 }
 
-/** Most disjoint pieces one coverage keeps; beyond it the coverage gives up (the check is skipped). */
+/** Most disjoint pieces one coverage keeps; beyond it the coverage gives up (no check). */
 const MAX_PIECES = 64;
 
 /** The served pieces of one content of `total` bytes. */
