@@ -53,16 +53,16 @@ import {
   type GetBlobRet,
   type Transport,
 } from "@a2c-smcp/protocol";
-import type {
-  BlobSource,
-  HandleFields,
-  HandleKind,
-  HandleMinter,
-  Producer,
-  RequestContext,
+import {
+  signatureOf,
+  type BlobSource,
+  type HandleFields,
+  type HandleKind,
+  type HandleMinter,
+  type Producer,
+  type RequestContext,
 } from "../contracts.ts";
 import type { ComputerMetrics } from "../metrics.ts";
-import { signatureOf } from "../workers/hash-file.ts";
 import { HashBusyError } from "../workers/pool.ts";
 import { ChunkCoder, type ChunkCoderOptions } from "./content-coding.ts";
 import {

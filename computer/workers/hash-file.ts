@@ -30,6 +30,7 @@ import { fstat, read, readSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 import { isMainThread } from "node:worker_threads";
 import { promisify } from "node:util";
+import { signatureOf } from "../contracts.ts";
 
 const fstatAsync = promisify(fstat);
 const readAsync = promisify(read);
@@ -68,16 +69,6 @@ export function applyNice(offset: number): void {
   } catch {
     // EACCES: lowering the nice value again needs privilege; the thread stays at the lower priority.
   }
-}
-
-export function signatureOf(st: {
-  dev: bigint;
-  ino: bigint;
-  size: bigint;
-  mtimeNs: bigint;
-  ctimeNs: bigint;
-}): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
 export default async function hashFile(task: HashFileTask): Promise<HashFileResult> {
