@@ -10,6 +10,7 @@
  * the Server after the relay gave up on it (D10, 408) is answered `busy` instead (D50).
  */
 import { base64Length, busy, internalError, type GetBlobReq } from "@a2c-smcp/protocol";
+import { DEFAULT_CHUNK_BYTES } from "./blob/engine.ts";
 import type { ComputerMetrics } from "./metrics.ts";
 import type { Ack, AnswerTransport } from "./transport/index.ts";
 
@@ -78,8 +79,10 @@ interface Flow {
 }
 
 /**
- * An upper bound of what an answer carries besides the chunk's own bytes: the envelope's strings,
- * keys and numbers, the socket.io and engine.io framing (protocol/sizing.ts counts it exactly).
+ * What an answer carries besides the chunk's own bytes, about: the envelope's strings, keys and
+ * numbers, the socket.io and engine.io framing. A cost for the round robin, not a bound (that is
+ * protocol/sizing.ts `chunkEnvelopeBound`): a worst-case escape of every character would charge
+ * each answer several KB and tilt the shares against pulls with small chunks.
  */
 function envelopeBytes(req: GetBlobReq): number {
   return 320 + 2 * (req.blob_handle.length + req.req_id.length);
@@ -128,7 +131,7 @@ export class ChunkScheduler {
     this.#maxInFlight = Math.max(1, Math.floor(o.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT));
     this.#maxQueue = Math.max(0, Math.floor(o.maxQueue ?? DEFAULT_MAX_QUEUE));
     this.#relayTimeoutMs = o.relayTimeoutMs ?? DEFAULT_RELAY_TIMEOUT_MS;
-    this.#defaultChunk = o.defaultChunkBytes ?? 90 * 1024;
+    this.#defaultChunk = o.defaultChunkBytes ?? DEFAULT_CHUNK_BYTES;
     this.#quantum = o.maxHttpBufferSize;
     o.transport.onWritable(() => this.#pump());
   }
