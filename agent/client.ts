@@ -17,6 +17,7 @@ import {
   base64DecodedLength,
   IDENTITY,
   isErrorPayload,
+  isGetBlobRet,
   type A2CSkillRef,
   type CallToolResult,
   type ContentCoding,
@@ -322,39 +323,6 @@ export function normalizeResultMeta(result: CallToolResult): CallToolResult {
 
 // ---------------------------------------------------------------------------------------------
 // The answer to a `client:get_blob`
-
-const HEX64 = /^[0-9a-f]{64}$/;
-
-/** A non-negative JSON integer (the protocol's `wireSize`). */
-function isSize(v: unknown): boolean {
-  return typeof v === "number" && Number.isInteger(v) && v >= 0;
-}
-
-/**
- * True when `v` has the shape of a `GetBlobRet` (extra keys allowed, as the schema allows): what
- * the protocol's `GetBlobRetSchema` accepts (test/agent/blob-answer-shape.test.ts compares the
- * two), without walking a schema for every chunk.
- */
-export function isGetBlobRet(v: unknown): v is GetBlobRet {
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
-  const a = v as Record<string, unknown>;
-  const blob = a.blob;
-  const format = a.blob_format;
-  return (
-    typeof a.blob_handle === "string" &&
-    typeof a.mime_type === "string" &&
-    isSize(a.total_size) &&
-    typeof a.sha256 === "string" &&
-    HEX64.test(a.sha256) &&
-    isSize(a.chunk_offset) &&
-    typeof a.eof === "boolean" &&
-    (typeof blob === "string" || blob instanceof Uint8Array || blob instanceof ArrayBuffer) &&
-    typeof a.req_id === "string" &&
-    (format === undefined || format === "base64" || format === "binary") &&
-    (a.content_encoding === undefined || typeof a.content_encoding === "string") &&
-    (a.decoded_size === undefined || isSize(a.decoded_size))
-  );
-}
 
 /** The answer as a `GetBlobRet`; a flat ErrorPayload is thrown typed, anything else invalid. */
 export function parseBlobAnswer(answer: unknown): GetBlobRet {

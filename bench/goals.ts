@@ -219,32 +219,37 @@ const mbpsOf = (row: UserViewRow | undefined): string =>
     : "–";
 
 /**
- * The least share of the bare relay's rate the CLI's download must keep (D67). The bare relay
- * reads the file into memory and does nothing else; the CLI also starts node, connects, joins,
- * hashes the whole file, writes it and fsyncs it before the rename. The bar sits below every
- * round the idle 2-core machine measured, so it holds there and fails when the CLI's path falls an
- * eighth behind.
+ * What the CLI may take beyond the bare relay for the same file (D67): the work it must do that
+ * the relay does not. It starts node (measured in the same run), hashes the whole file once
+ * (sha256 on one core of the reference machine: 1.8 GB/s, so at least this) and writes it (into
+ * the page cache, a copy: at least this; the kernel writes dirty pages back while the transfer
+ * runs, so the fsync at the end flushes a remainder).
  */
-const CLI_VS_BARE_LEAST = 0.35;
+const SHA256_BYTES_PER_SEC = 1e9;
+const WRITE_BYTES_PER_SEC = 1e9;
 
 function cliVsBareGoal(r: Report): Goal {
-  const text = `CLI download to a file, process start included, ≥ ${pct(CLI_VS_BARE_LEAST)} of the bare binary relay into memory, same file, same run (the CLI also starts node, connects, joins, hashes, writes and fsyncs)`;
   const d = data<UserViewData>(r.sections.userView);
+  const allowance = (bytes: number, start: number): number =>
+    start + bytes / SHA256_BYTES_PER_SEC + bytes / WRITE_BYTES_PER_SEC;
+  const text = `CLI download to a file, process start included, takes no longer than the bare binary relay reads it into memory plus node's start, one sha256 pass and one write of the file (each at 1 GB/s${d ? `: ${allowance(d.fileBytes, d.cliStartSeconds.median).toFixed(2)} s for ${formatBytes(d.fileBytes)}` : ""}); same file, same run`;
   if (!d) return notMeasured("cli-vs-bare", text, why(r.sections.userView, "userView"));
-  const ratio = d.cliVsBare;
   const cli = userViewRow(d, "cli-binary");
   const bare = userViewRow(d, "bare-binary");
-  const met = ratio.median >= CLI_VS_BARE_LEAST;
+  if (!cli || !bare) return notMeasured("cli-vs-bare", text, "the section has no CLI or bare row");
+  const beyond = cli.seconds.reps.map((s, i) => s - bare.seconds.reps[i]!);
+  const most = allowance(d.fileBytes, d.cliStartSeconds.median);
+  const met = median(beyond) <= most;
   return {
     id: "cli-vs-bare",
     text,
     status: met ? "met" : "missed",
-    measured: `${pct(ratio.median)} (per round ${ratio.reps.map(pct).join(", ")}): CLI ${mbpsOf(cli)} vs bare relay ${mbpsOf(bare)}`,
-    evidence: `Section userView: ${formatBytes(d.fileBytes)} skill file, ${d.rounds} interleaved rounds, the median of the per-round ratios. The CLI (the a2c-agent bin with its defaults, node ${d.cliNodeFlags.join(" ")}: skill … -o FILE) is timed from spawn to exit (process start alone: median ${d.cliStartSeconds.median.toFixed(2)} s); the bare socket.io relay reads the same file into memory through the bench's chunk driver at the SDK's default binary chunk size and window.`,
+    measured: `${median(beyond).toFixed(2)} s beyond the bare relay (per round ${beyond.map((x) => x.toFixed(2)).join(", ")}; ${pct(d.cliVsBare.median)} of its rate): CLI ${mbpsOf(cli)} vs bare relay ${mbpsOf(bare)}`,
+    evidence: `Section userView: ${formatBytes(d.fileBytes)} skill file, ${d.rounds} interleaved rounds, the median of the per-round differences. The CLI (the a2c-agent bin with its defaults, node ${d.cliNodeFlags.join(" ")}: skill … -o FILE) is timed from spawn to exit (process start alone: median ${d.cliStartSeconds.median.toFixed(2)} s); the bare socket.io relay reads the same file into memory through the bench's chunk driver at the SDK's default binary chunk size and window.`,
     ...(met
       ? {}
       : {
-          why: `the CLI's path lost ground against the transport alone. Compare its row with the SDK's in-memory read in the same section: if the SDK kept its rate, the cost is the CLI's own (process start ${d.cliStartSeconds.median.toFixed(2)} s, connect and join, the file writes and the fsync); if both fell, the pull did.`,
+          why: `the CLI's path takes more than its own work explains. Compare its row with the SDK's in-memory read in the same section: if the SDK kept its rate, the cost is the CLI's own (process start ${d.cliStartSeconds.median.toFixed(2)} s, connect and join, the file writes and the fsync); if both fell, the pull did.`,
         }),
   };
 }

@@ -26,7 +26,8 @@ import {
   type ComputerService,
   type HandleMinter,
 } from "./contracts.ts";
-import { dispatch, type ChunkSchedulerTuning, type Dispatcher } from "./dispatch.ts";
+import type { ChunkSchedulerTuning } from "./chunk-scheduler.ts";
+import { dispatch, type Dispatcher } from "./dispatch.ts";
 import { createComputerLogger } from "./log.ts";
 import { createComputerMetrics, type ComputerMetrics } from "./metrics.ts";
 import {
@@ -159,8 +160,8 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.hashNice !== undefined ? { hashNice: options.hashNice } : {}),
     tuning: engineTuning,
-    chunkBuffer: (n) => transport.chunkBuffer(n),
-    transport: conn.transport,
+    chunkBuffer: transport.chunkBuffer,
+    transport: transport.engineTransport,
     metrics,
     log,
   });

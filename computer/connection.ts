@@ -62,8 +62,6 @@ export interface ConnectionEvents {
 export interface Connection {
   readonly socket: ComputerSocket;
   readonly joined: boolean;
-  /** The engine.io transport in use (binary over polling travels base64'd). */
-  readonly transport: () => Transport;
   /** Connects; resolves once joined, rejects on a final failure or the start timeout. */
   start(): Promise<void>;
   /** Leaves the office (when joined) and disconnects. */
@@ -223,7 +221,6 @@ export function connection(options: ConnectionOptions, events: ConnectionEvents)
     get joined() {
       return joined;
     },
-    transport: () => (s.io.engine?.transport?.name === "websocket" ? "websocket" : "polling"),
     start,
     close,
   };

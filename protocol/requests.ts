@@ -1,7 +1,10 @@
-/** The request schema of each routed `client:*` event: the relay's and the Computer's check. */
+/**
+ * The request schema of each routed `client:*` event (the relay's and the Computer's check), and
+ * the zod-free checks of the two messages every chunk sends: its request and its answer.
+ */
 import type { z } from "zod";
 import { Events, type ClientEvent } from "./events.ts";
-import { GetBlobReqSchema, type GetBlobReq } from "./messages/blob.ts";
+import { GetBlobReqSchema, type GetBlobReq, type GetBlobRet } from "./messages/blob.ts";
 import { LIMITS } from "./messages/common.ts";
 import { GetSkillReqSchema, GetSkillsReqSchema } from "./messages/skill.ts";
 import { GetToolsReqSchema, ToolCallReqSchema } from "./messages/tool.ts";
@@ -32,6 +35,39 @@ export function plainGetBlob(p: unknown): p is GetBlobReq {
     optionalInt(r.max_chunk_bytes) &&
     (r.blob_format === undefined || r.blob_format === "base64" || r.blob_format === "binary") &&
     (r.content_encoding === undefined || codings(r.content_encoding))
+  );
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** A non-negative JSON integer (`wireSize`). */
+function isSize(v: unknown): boolean {
+  return typeof v === "number" && Number.isInteger(v) && v >= 0;
+}
+
+/**
+ * True when `v` has the shape of a `GetBlobRet` (extra keys allowed, as the schema allows): what
+ * `GetBlobRetSchema` accepts (test/agent/blob-answer-shape.test.ts compares the two), without
+ * walking a schema for every chunk. The Agent's check of each answer.
+ */
+export function isGetBlobRet(v: unknown): v is GetBlobRet {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const a = v as Record<string, unknown>;
+  const blob = a.blob;
+  const format = a.blob_format;
+  return (
+    typeof a.blob_handle === "string" &&
+    typeof a.mime_type === "string" &&
+    isSize(a.total_size) &&
+    typeof a.sha256 === "string" &&
+    HEX64.test(a.sha256) &&
+    isSize(a.chunk_offset) &&
+    typeof a.eof === "boolean" &&
+    (typeof blob === "string" || blob instanceof Uint8Array || blob instanceof ArrayBuffer) &&
+    typeof a.req_id === "string" &&
+    (format === undefined || format === "base64" || format === "binary") &&
+    (a.content_encoding === undefined || typeof a.content_encoding === "string") &&
+    (a.decoded_size === undefined || isSize(a.decoded_size))
   );
 }
 

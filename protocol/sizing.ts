@@ -14,6 +14,7 @@
  * The ack id is the Server's namespace-wide counter, unknown to the Computer, so it is budgeted at
  * its widest: 16 digits (Number.MAX_SAFE_INTEGER). Callers that know it may pass it.
  */
+import { LIMITS } from "./messages/common.ts";
 import { NAMESPACE } from "./version.ts";
 
 /** socket.io's default `maxHttpBufferSize` (engine.io): 1,000,000 bytes. */
@@ -50,6 +51,49 @@ export function encodedAckBytes(payload: unknown, framing: AckFraming = {}): num
   return frameOverhead("ack", framing) + Buffer.byteLength(JSON.stringify([payload]), "utf8");
 }
 
+/** A socket.io packet's header, read from the text of the engine.io message carrying it. */
+export interface PacketHeader {
+  /** The packet type (0 CONNECT, 1 DISCONNECT, 2 EVENT, 3 ACK, 4 CONNECT_ERROR, 5, 6 binary). */
+  type: number;
+  nsp: string;
+  /** The ack id; undefined without one, or with more than 15 digits (not a counter's). */
+  id: number | undefined;
+  /** Index of the payload's first character (after the id). */
+  start: number;
+}
+
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
+const isDigit = (c: number): boolean => c >= DIGIT_0 && c <= DIGIT_9;
+/** Ack ids are counters; a longer run of digits is left unread (`id` undefined). */
+const MAX_ID_DIGITS = 15;
+
+/**
+ * `<type>[<attachments>-][<nsp>,][<id>]` as socket.io-parser reads it (the namespace runs to the
+ * first comma, or to the end), or null when the text starts with no packet type.
+ */
+export function readPacketHeader(text: string): PacketHeader | null {
+  const type = text.charCodeAt(0) - DIGIT_0;
+  if (!(type >= 0 && type <= 6)) return null;
+  let i = 1;
+  if (type === 5 || type === 6) {
+    const dash = text.indexOf("-", 1);
+    if (dash < 0) return null;
+    i = dash + 1;
+  }
+  let nsp = "/";
+  if (text.charCodeAt(i) === 0x2f /* / */) {
+    const comma = text.indexOf(",", i);
+    nsp = comma < 0 ? text.slice(i) : text.slice(i, comma);
+    i = comma < 0 ? text.length : comma + 1;
+  }
+  const idStart = i;
+  while (isDigit(text.charCodeAt(i))) i++;
+  if (i === idStart || i - idStart > MAX_ID_DIGITS)
+    return { type, nsp, id: undefined, start: idStart };
+  return { type, nsp, id: Number(text.slice(idStart, i)), start: i };
+}
+
 /** Length of base64 text for `n` bytes (standard alphabet, padded). */
 export function base64Length(n: number): number {
   return 4 * Math.ceil(n / 3);
@@ -70,6 +114,42 @@ export function base64DecodedLength(length: number, last: number, beforeLast: nu
   if (length === 0) return 0;
   const pad = last === BASE64_PAD ? (beforeLast === BASE64_PAD ? 2 : 1) : 0;
   return (length / 4) * 3 - pad;
+}
+
+/** The strings a chunk answer echoes; those not known yet count at their longest. */
+/**
+ * What a lenient decoder (Node's `Buffer.from(text, "base64")`) makes of base64 text that may
+ * lack its padding: `base64DecodedLength` when the text is padded, else the bytes its characters
+ * stand for. What a Server or Computer counts of text a sender made; an Agent takes padded text
+ * only.
+ */
+export function base64LenientLength(length: number, last: number, beforeLast: number): number {
+  const padded = base64DecodedLength(length, last, beforeLast);
+  if (padded >= 0 || !Number.isSafeInteger(length) || length < 0) return Math.max(0, padded);
+  const pad = last === BASE64_PAD ? (beforeLast === BASE64_PAD ? 2 : 1) : 0;
+  return Math.max(0, Math.floor((length * 3) / 4) - pad);
+}
+
+export interface EnvelopeStrings {
+  blob_handle: string;
+  req_id: string;
+  /** Unknown before the answer: counted as `LIMITS.mime` characters. */
+  mime_type?: string;
+  /** Unknown before the answer: 64 hex digits. */
+  sha256?: string;
+}
+
+/**
+ * An upper bound of a `GetBlobRet` ack's bytes besides its chunk, without serializing it
+ * (`encodedAckBytes` and `maxChunkBytes` count exactly): every UTF-16 unit of the strings escaped
+ * as `\uXXXX` (6 bytes), three numbers of at most 24 characters, and 512 bytes for keys,
+ * punctuation, `eof`, `blob_format`, `content_encoding`'s value, the binary placeholder, the
+ * polling prefix and the socket.io / engine.io framing (namespace, ack id), which need < 300.
+ */
+export function chunkEnvelopeBound(e: EnvelopeStrings): number {
+  const mime = e.mime_type?.length ?? LIMITS.mime;
+  const chars = e.blob_handle.length + e.req_id.length + mime + (e.sha256?.length ?? 64);
+  return 6 * chars + 3 * 24 + 512;
 }
 
 export interface ChunkEnvelope {

@@ -1,7 +1,9 @@
 /**
  * The test command, `npm test [-- FOLDER|FILE…]`: builds what is stale (scripts/build.mjs: the
  * suite starts Servers, Computers and the CLI from the shipped build, D60), then runs every
- * `*.test.ts` under test/ (or under the given folders and files) with Node's test runner.
+ * `*.test.ts` under test/ (or under the given folders and files) with Node's test runner. The whole
+ * suite first checks for the programs scripts/install-system-packages installs, and without one
+ * stops at once with one line naming that command.
  *
  * The test files are compiled first, all at once (esbuild, the repo's sources bundled from
  * source, shared modules split into common chunks, packages left to node), and each test process
@@ -133,18 +135,21 @@ async function main(): Promise<number> {
     console.error(`no test files under ${roots.join(", ")}`);
     return 1;
   }
+  // The whole suite drives them all: without one it would fail deep inside a test, minutes in.
+  // A run of chosen files goes on (they may need none), told the same line.
+  const missing = missingSystemPackages();
+  if (missing.length > 0) {
+    console.error(
+      `npm test: ${missing.join(", ")} not found; install them with ` +
+        "`sudo scripts/install-system-packages` (Debian/Ubuntu)",
+    );
+    if (process.argv.length <= 2) return 1;
+  }
   const built = spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], {
     cwd: ROOT,
     stdio: "inherit",
   });
   if (built.status !== 0) return 1;
-  const missing = missingSystemPackages();
-  if (missing.length > 0) {
-    console.error(
-      `npm test: ${missing.join(", ")} not found: the tests that drive them will fail or skip ` +
-        "(Debian/Ubuntu: sudo scripts/install-system-packages)",
-    );
-  }
 
   const runDir = join(CACHE, `run-${process.pid}`);
   mkdirSync(runDir, { recursive: true });

@@ -23,7 +23,13 @@
  * counted (`a2c_limit_refusals_total{limit}`, `a2c_disconnects_total{reason}`) and logged.
  */
 import { Gauge, type Registry } from "prom-client";
-import { base64Length, Events, type ClientEvent, type ErrorPayload } from "@a2c-smcp/protocol";
+import {
+  base64Length,
+  chunkEnvelopeBound,
+  Events,
+  type ClientEvent,
+  type ErrorPayload,
+} from "@a2c-smcp/protocol";
 import { limitRefusal, type LimitMetrics, type QueuedLimit } from "./limits.ts";
 import type { Logger } from "./log.ts";
 import type { MeteredSession, SessionMeter } from "./transport/index.ts";
@@ -76,8 +82,6 @@ interface Account extends OutboundAccount {
 
 const MiB = 1024 * 1024;
 const NOTHING_RESERVED: Reservation = { release: () => undefined };
-/** Room for an answer's envelope besides its chunk: handle, req_id, MIME type, keys, framing. */
-const ENVELOPE_BYTES = 8 * 1024;
 /** One WARNING per connection per this interval while its requests keep being refused. */
 const LOG_EVERY_MS = 10_000;
 
@@ -93,12 +97,21 @@ export function answerReserve(
   transport: string | undefined,
 ): number {
   if (event === Events.GetBlob && typeof payload === "object" && payload !== null) {
-    const p = payload as { max_chunk_bytes?: unknown; blob_format?: unknown };
+    const p = payload as {
+      max_chunk_bytes?: unknown;
+      blob_format?: unknown;
+      blob_handle?: unknown;
+      req_id?: unknown;
+    };
     const asked = p.max_chunk_bytes;
     if (typeof asked === "number" && asked > 0 && asked < maxHttpBufferSize) {
       const raw = p.blob_format === "binary" && transport === "websocket";
       const carried = raw ? asked : base64Length(asked);
-      return Math.min(maxHttpBufferSize, carried + ENVELOPE_BYTES);
+      const envelope = chunkEnvelopeBound({
+        blob_handle: typeof p.blob_handle === "string" ? p.blob_handle : "",
+        req_id: typeof p.req_id === "string" ? p.req_id : "",
+      });
+      return Math.min(maxHttpBufferSize, carried + envelope);
     }
   }
   return maxHttpBufferSize;

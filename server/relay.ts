@@ -254,8 +254,7 @@ export class Relay {
 
   /**
    * What runs when one forwarded request settles: gives back its reservation and answers the
-   * Agent. Returned unnamed on purpose: tsx (esbuild's keepNames) names every closure bound to a
-   * name or a key with a defineProperty call, per request here.
+   * Agent.
    */
   private onSettle(
     event: ClientEvent,

@@ -41,7 +41,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { Counter } from "prom-client";
-import { NAMESPACE, unknownEvent, type ErrorPayload } from "@a2c-smcp/protocol";
+import { NAMESPACE, readPacketHeader, unknownEvent, type ErrorPayload } from "@a2c-smcp/protocol";
 import { clientAddress, isLoopback, limitRefusal, type LimitMetrics } from "./limits.ts";
 import type { Logger } from "./log.ts";
 
@@ -138,22 +138,15 @@ interface AddressState {
   episodeTimer: NodeJS.Timeout | undefined;
 }
 
-const CONNECT = 0x30; // "0"
-const DISCONNECT = 0x31; // "1"
-
 /**
  * The type (`0` CONNECT, `1` DISCONNECT) and namespace of a socket.io packet sent as engine.io
  * message `data`, as socket.io-parser reads them (the namespace runs to the first comma); null
  * for any other packet.
  */
 export function connectPacket(data: unknown): { connect: boolean; nsp: string } | null {
-  if (typeof data !== "string") return null;
-  const type = data.charCodeAt(0);
-  if (type !== CONNECT && type !== DISCONNECT) return null;
-  const connect = type === CONNECT;
-  if (data.charCodeAt(1) !== 0x2f /* / */) return { connect, nsp: "/" };
-  const comma = data.indexOf(",", 1);
-  return { connect, nsp: comma < 0 ? data.slice(1) : data.slice(1, comma) };
+  const header = typeof data === "string" ? readPacketHeader(data) : null;
+  if (header === null || header.type > 1) return null;
+  return { connect: header.type === 0, nsp: header.nsp };
 }
 
 export class SessionGuard {

@@ -3,32 +3,22 @@
  * a deployment has them (Agent, Server and Computer in separate processes), so every load generator
  * and every relay runs in a child; the parent only orchestrates, collects and writes the report.
  *
- * Every child answers the built-in `stats` command (CPU time, RSS, event-loop delay), so the parent
+ * The channel is scripts/launch/ipc.ts. Every bench child answers the built-in `stats` command (CPU time, RSS, event-loop delay), so the parent
  * can report each process's cost for exactly the window of one data point.
  */
 import type { ChildProcess } from "node:child_process";
 import type { IntervalHistogram } from "node:perf_hooks";
+import {
+  Child as IpcChild,
+  serve as serveIpc,
+  type Handler,
+  type Msg,
+} from "../../scripts/launch/ipc.ts";
 import { NODE_FLAGS, startScript } from "../../scripts/launch/roles.ts";
 import { ELD_RESOLUTION_MS, startEldMonitor, summarizeEld, type EldSummary } from "./eld.ts";
 import { IntegrityError } from "./integrity.ts";
 
-interface RequestMsg {
-  kind: "req";
-  id: number;
-  cmd: string;
-  args: unknown;
-}
-interface AnswerMsg {
-  kind: "ans";
-  id: number;
-  ok: boolean;
-  value?: unknown;
-  error?: { name: string; message: string; stack?: string };
-}
-interface ReadyMsg {
-  kind: "ready";
-}
-type Msg = RequestMsg | AnswerMsg | ReadyMsg;
+export type { Handler };
 
 /** What the built-in `stats` command answers. */
 export interface ProcStats {
@@ -45,8 +35,6 @@ export interface ProcStats {
    */
   eld: EldSummary;
 }
-
-export type Handler = (args: unknown) => Promise<unknown>;
 
 let histogram: IntervalHistogram | null = null;
 
@@ -68,122 +56,30 @@ export function procStats(): ProcStats {
 }
 
 /**
- * Child side: answers the parent's commands with `handlers` (plus `stats` and `eld-reset`), then
- * announces readiness. The child exits when the parent goes away (IPC disconnect).
+ * Child side: answers the parent's commands with `handlers` plus `stats` and `eld-reset`, then
+ * announces readiness (scripts/launch/ipc.ts).
  */
 export function serve(handlers: Record<string, Handler>): void {
-  if (!process.send) throw new Error("serve() must run in a child forked with an IPC channel");
   histogram = startEldMonitor(ELD_RESOLUTION_MS);
-  const all: Record<string, Handler> = {
+  serveIpc({
     stats: async () => procStats(),
     "eld-reset": async () => {
       histogram?.reset();
       return null;
     },
     ...handlers,
-  };
-  process.on("message", (raw: Msg) => {
-    if (raw.kind !== "req") return;
-    const handler = all[raw.cmd];
-    const reply = (msg: AnswerMsg): void => {
-      if (process.connected) process.send?.(msg);
-    };
-    if (!handler) {
-      reply({
-        kind: "ans",
-        id: raw.id,
-        ok: false,
-        error: { name: "Error", message: `unknown command ${raw.cmd}` },
-      });
-      return;
-    }
-    handler(raw.args).then(
-      (value) => reply({ kind: "ans", id: raw.id, ok: true, value }),
-      (err: unknown) => {
-        const e = err instanceof Error ? err : new Error(String(err));
-        reply({
-          kind: "ans",
-          id: raw.id,
-          ok: false,
-          error: { name: e.name, message: e.message, stack: e.stack },
-        });
-      },
-    );
   });
-  process.on("disconnect", () => process.exit(0));
-  process.send({ kind: "ready" } satisfies ReadyMsg);
 }
 
-/** Parent side handle on one child process. */
-export class Child {
-  readonly name: string;
-  readonly proc: ChildProcess;
-  private nextId = 1;
-  private readonly pending = new Map<
-    number,
-    { resolve: (v: unknown) => void; reject: (e: Error) => void }
-  >();
-  private exited: Error | null = null;
-  private stderrTail = "";
-
+/** Parent side handle on one bench child: its cost (`stats`), an IntegrityError rebuilt as one. */
+export class Child extends IpcChild {
   constructor(name: string, proc: ChildProcess) {
-    this.name = name;
-    this.proc = proc;
-    proc.stderr?.on("data", (d: Buffer) => {
-      this.stderrTail = (this.stderrTail + d.toString("utf8")).slice(-4000);
-      if (process.env.A2C_BENCH_VERBOSE) process.stderr.write(`[${name}] ${d.toString("utf8")}`);
-    });
-    proc.on("message", (msg: Msg) => {
-      if (msg.kind !== "ans") return;
-      const p = this.pending.get(msg.id);
-      if (!p) return;
-      this.pending.delete(msg.id);
-      if (msg.ok) p.resolve(msg.value);
-      else p.reject(rebuildError(this.name, msg.error));
-    });
-    proc.on("exit", (code, signal) => {
-      this.exited = new Error(
-        `${name} exited (code ${String(code)}, signal ${String(signal)})${this.stderrTail ? `: ${this.stderrTail}` : ""}`,
-      );
-      for (const p of this.pending.values()) p.reject(this.exited);
-      this.pending.clear();
-    });
-  }
-
-  get pid(): number {
-    return this.proc.pid ?? -1;
-  }
-
-  /** Sends one command and waits for its answer (or the child's death). */
-  call<T>(cmd: string, args: unknown = null): Promise<T> {
-    if (this.exited) return Promise.reject(this.exited);
-    const id = this.nextId++;
-    return new Promise<T>((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.proc.send({ kind: "req", id, cmd, args } satisfies RequestMsg);
-    });
+    super(name, proc, { IntegrityError });
   }
 
   stats(): Promise<ProcStats> {
     return this.call<ProcStats>("stats");
   }
-
-  /** Ends the child: IPC disconnect (the child exits on it), then SIGKILL if it lingers. */
-  async close(): Promise<void> {
-    if (this.exited) return;
-    const gone = new Promise<void>((resolve) => this.proc.once("exit", () => resolve()));
-    if (this.proc.connected) this.proc.disconnect();
-    const timer = setTimeout(() => this.proc.kill("SIGKILL"), 5000);
-    await gone;
-    clearTimeout(timer);
-  }
-}
-
-function rebuildError(child: string, e: AnswerMsg["error"]): Error {
-  const message = `${child}: ${e?.message ?? "unknown error"}`;
-  const err = e?.name === "IntegrityError" ? new IntegrityError(message) : new Error(message);
-  if (e?.stack) err.stack = `${err.name}: ${message}\n--- in child ---\n${e.stack}`;
-  return err;
 }
 
 /**

@@ -231,7 +231,7 @@ export function buildBlocks(report: Report): Block[] {
   blocks.push({ kind: "heading", level: 2, text: "How to reproduce" });
   blocks.push({
     kind: "para",
-    text: "`npm run bench` (about 15 minutes on 2 cores) or `npm run bench -- --quick` (1–2 minutes, CI). Options: `--out DIR`, `--only micro,ceiling,...,twoNode,links` (twoNode needs `redis-server` on PATH; links needs root and iproute2), `--baseline DIR` (the links section runs another built checkout's roles beside ours). Raw numbers of every point and repetition are in report.json; bench/README.md says how to read the report.",
+    text: "`npm run bench` (about 40 minutes on 2 cores, 17 of them before the links section) or `npm run bench -- --quick` (1–2 minutes, CI). Options: `--out DIR`, `--only micro,ceiling,...,twoNode,links` (twoNode needs `redis-server` on PATH; links needs root and iproute2), `--baseline DIR` (the links section runs another built checkout's roles beside ours). Raw numbers of every point and repetition are in report.json; bench/README.md says how to read the report.",
   });
   return blocks;
 }

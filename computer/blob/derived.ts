@@ -41,14 +41,13 @@ import {
 import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { BlobSource } from "../contracts.ts";
+import { signatureOf, type BlobSource } from "../contracts.ts";
 import type { ComputerMetrics } from "../metrics.ts";
 import deriveFile, {
   DERIVATIONS,
   type DerivationName,
   type DeriveFileResult,
 } from "../workers/derive-file.ts";
-import { signatureOf } from "../workers/hash-file.ts";
 import type { HashPool } from "../workers/pool.ts";
 import { DEFAULT_SETTLE_MS } from "./engine.ts";
 import type { HashCache } from "./hash-cache.ts";

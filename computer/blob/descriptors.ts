@@ -31,8 +31,7 @@
  * its space anyway and is left to the idle timer.
  */
 import { closeSync, fstatSync, lstatSync, readlinkSync, type BigIntStats } from "node:fs";
-import type { BlobSource, HeldFiles } from "../contracts.ts";
-import { signatureOf } from "../workers/hash-file.ts";
+import { signatureOf, type BlobSource, type HeldFiles } from "../contracts.ts";
 
 export interface CachedFd {
   readonly fd: number;

@@ -43,6 +43,7 @@ import {
   base64Length,
   blobNotAccessible,
   busy,
+  chunkEnvelopeBound,
   IDENTITY,
   internalError,
   maxChunkBytes,
@@ -53,16 +54,16 @@ import {
   type GetBlobRet,
   type Transport,
 } from "@a2c-smcp/protocol";
-import type {
-  BlobSource,
-  HandleFields,
-  HandleKind,
-  HandleMinter,
-  Producer,
-  RequestContext,
+import {
+  signatureOf,
+  type BlobSource,
+  type HandleFields,
+  type HandleKind,
+  type HandleMinter,
+  type Producer,
+  type RequestContext,
 } from "../contracts.ts";
 import type { ComputerMetrics } from "../metrics.ts";
-import { signatureOf } from "../workers/hash-file.ts";
 import { HashBusyError } from "../workers/pool.ts";
 import { ChunkCoder, type ChunkCoderOptions } from "./content-coding.ts";
 import {
@@ -433,7 +434,7 @@ export class BlobEngine implements HandleMinter {
     // (Binary over polling travels base64'd by engine.io, so it is counted as base64.)
     const raw = req.blob_format === "binary" && this.#transport() === "websocket";
     const carried = raw ? wanted : base64Length(wanted);
-    if (carried + envelopeBound(envelope) <= this.#limit) return Math.min(wanted, remaining);
+    if (carried + chunkEnvelopeBound(envelope) <= this.#limit) return Math.min(wanted, remaining);
     const cap = maxChunkBytes({
       maxHttpBufferSize: this.#limit,
       envelope,
@@ -498,18 +499,6 @@ export class BlobEngine implements HandleMinter {
     this.#metrics?.blobBytes.inc({ carriage: typeof blob === "string" ? "base64" : "binary" }, n);
     return ret;
   }
-}
-
-/**
- * An upper bound of an ack's bytes besides the chunk (protocol/sizing.ts counts them exactly):
- * every UTF-16 unit of the strings escaped as `\uXXXX` (6 bytes), three numbers of at most 24
- * characters, and 512 bytes for keys, punctuation, `eof`, `blob_format`, `content_encoding`'s
- * value, the binary placeholder, the polling prefix and the socket.io / engine.io framing
- * (namespace, ack id), which need < 300.
- */
-function envelopeBound(e: ChunkEnvelope): number {
-  const chars = e.blob_handle.length + e.mime_type.length + e.sha256.length + e.req_id.length;
-  return 6 * chars + 3 * 24 + 512;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -20,11 +20,9 @@ import { posix, win32 } from "node:path";
 import type { DerivedStore } from "../blob/derived.ts";
 import { DEFAULT_SETTLE_MS } from "../blob/engine.ts";
 import type { ComputerConfig, HandleMinter } from "../contracts.ts";
-import { isTextMime, mimeForPath } from "./mime.ts";
-import { lexSkillName } from "./names.ts";
+import { isSkillMd, isTextMime, lexSkillName, mimeForPath } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
 import {
-  isSkillMd,
   openRegular,
   readAt,
   restat,

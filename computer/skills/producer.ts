@@ -12,10 +12,8 @@
 import type { DerivedStore, DeriveLimits } from "../blob/derived.ts";
 import type { HandleFields, HeldFiles, Producer, ResolveResult } from "../contracts.ts";
 import type { SandboxCheckCounter } from "../metrics.ts";
-import { mimeForPath } from "./mime.ts";
-import { lexSkillName } from "./names.ts";
+import { isSkillMd, lexSkillName, mimeForPath } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
-import { isSkillMd } from "./resource.ts";
 import {
   HeldSandbox,
   lexRelPath,
@@ -68,7 +66,8 @@ function parsedOf(fields: HandleFields): ParsedFields | null {
 }
 
 export function createSkillProducer(deps: {
-  registry(): SkillRegistry;
+  /** The registry the home's last scan built (its owner replaces it on each rebuild). */
+  live: { readonly registry: SkillRegistry };
   /** Derived SKILL.md bodies (computer/blob/derived.ts). */
   derived: DerivedStore;
   /** `skillMdLimits(config)`: the hard cap and the in-memory tier. */
@@ -101,7 +100,7 @@ export function createSkillProducer(deps: {
     ): Promise<ResolveResult | null> {
       const f = parsedOf(raw);
       if (!f) return null;
-      const found = await deps.registry().lookup(f.n);
+      const found = await deps.live.registry.lookup(f.n);
       if (!found) return { ok: false, reason: "gone" };
       if (found.orphaned) return { ok: false, reason: "forbidden" };
       const sandboxed = sandbox(found.entry.root, f, held);

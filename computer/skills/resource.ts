@@ -10,15 +10,10 @@ import { constants, fstatSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import type { DeriveLimits } from "../blob/derived.ts";
 import { descriptorLocation } from "../blob/descriptors.ts";
-import type { ComputerConfig } from "../contracts.ts";
-import { signatureOf } from "../workers/hash-file.ts";
+import { signatureOf, type ComputerConfig } from "../contracts.ts";
 import { MAX_FRONTMATTER_BYTES } from "./frontmatter.ts";
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-
-export function isSkillMd(relPath: string): boolean {
-  return relPath === "SKILL.md" || relPath.endsWith("/SKILL.md");
-}
 
 /** An opened, fstat-checked regular file. `null` from `openRegular` = not servable (not_found). */
 export interface OpenedFile {

@@ -92,8 +92,9 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
   const log = opts.log.child({ component: "skills" });
   await ensureHome(home, log);
   const builder = new RegistryBuilder(home, log, opts.config);
-  let registry = await builder.build();
-  log.info({ home, skills: registry.entries.length }, "skill registry built");
+  // The registry the last scan built; a rebuild replaces it (the producer reads it per pull).
+  const live = { registry: await builder.build() };
+  log.info({ home, skills: live.registry.entries.length }, "skill registry built");
   let notifyFn: ((event: "server:update_skills") => void) | undefined;
   const hashes = opts.fileHasher ?? new HashCache({ pool: null });
   const derived =
@@ -109,15 +110,15 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
     config: opts.config,
     minter: opts.minter,
     derived,
-    registry: () => registry,
+    registry: () => live.registry,
     fileHasher: hashes,
     ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}),
   };
   // Rebuilds are serialized, so an older scan can never replace a newer registry.
   let building: Promise<void> = Promise.resolve();
   const rebuild = async () => {
-    registry = await builder.build();
-    log.debug({ skills: registry.entries.length }, "skill registry rebuilt");
+    live.registry = await builder.build();
+    log.debug({ skills: live.registry.entries.length }, "skill registry rebuilt");
   };
   const refresh = (): Promise<void> => (building = building.then(rebuild, rebuild));
   const watcher =
@@ -165,7 +166,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
     },
     producers: [
       createSkillProducer({
-        registry: () => registry,
+        live,
         derived,
         limits: skillMdLimits(opts.config),
         policy: opts.config,
@@ -178,7 +179,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
     detach() {
       notifyFn = undefined;
     },
-    registry: () => registry,
+    registry: () => live.registry,
     refresh,
     whenIdle: () => watcher?.whenIdle() ?? Promise.resolve(),
     async close() {

@@ -21,7 +21,7 @@
 import type { Logger } from "pino";
 import type { ComputerConfig, HandleMinter } from "../contracts.ts";
 import {
-  base64DecodedLength as paddedDecodedLength,
+  base64LenientLength,
   type CallToolResult,
   encodedAckBytes,
   SIDEBAND_KEYS,
@@ -50,10 +50,9 @@ export interface SidebandDeps {
 
 /** Decoded length of base64 text without decoding it (exact for canonical base64). */
 export function base64DecodedLength(b64: string): number {
+  // A tool may leave the padding out: Buffer.from decodes it all the same.
   const n = b64.length;
-  const padded = paddedDecodedLength(n, b64.charCodeAt(n - 1), b64.charCodeAt(n - 2));
-  // A tool may leave the padding out: what Buffer.from decodes is then the whole groups' bytes.
-  return padded >= 0 ? padded : Math.floor((n * 3) / 4);
+  return base64LenientLength(n, b64.charCodeAt(n - 1), b64.charCodeAt(n - 2));
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

@@ -34,6 +34,7 @@ import type { Logger } from "pino";
 import type { Gauge } from "prom-client";
 import { NodeWebSocket, Socket as EngineSocket } from "engine.io-client";
 import { Manager } from "socket.io-client";
+import type { Transport } from "@a2c-smcp/protocol";
 
 /** `fast` (default): every fast path the installed libraries support; `stock`: none. */
 export type TransportMode = "fast" | "stock";
@@ -84,7 +85,9 @@ export interface AnswerTransport {
    * A buffer for one binary chunk (contents undefined). The answer that carries a subarray of it
    * is its last use: the transport may mask it in place.
    */
-  chunkBuffer(n: number): Buffer;
+  readonly chunkBuffer: (n: number) => Buffer;
+  /** The engine.io transport in use (binary over polling travels base64'd). */
+  readonly engineTransport: () => Transport;
   /** Sends `result` as the answer of one request through its socket.io ack. */
   answer(ack: Ack, result: unknown): void;
   /** Answer bytes handed to the socket that it has not yet handed to the kernel. */
@@ -187,11 +190,15 @@ export function createAnswerTransport(
 
   return {
     report,
-    chunkBuffer(n) {
+    chunkBuffer: (n) => {
       const buf = Buffer.allocUnsafeSlow(n);
       if (maskable) own.add(buf.buffer);
       return buf;
     },
+    engineTransport: () =>
+      (manager.engine?.transport as WsTransport | undefined)?.name === "websocket"
+        ? "websocket"
+        : "polling",
     answer(ack, result) {
       if (maskable) {
         const blob = (result as { blob?: unknown } | null)?.blob;

@@ -25,7 +25,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { isMainThread } from "node:worker_threads";
 import { MAX_FRONTMATTER_BYTES, splitFrontmatter } from "../skills/frontmatter.ts";
-import { applyNice, signatureOf } from "./hash-file.ts";
+import { signatureOf } from "../contracts.ts";
+import { applyNice } from "./hash-file.ts";
 
 export interface Derivation {
   /** Bytes of the source's start that decide where the derived bytes begin. */

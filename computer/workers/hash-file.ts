@@ -31,6 +31,7 @@ import { getPriority, setPriority } from "node:os";
 import { isMainThread } from "node:worker_threads";
 import zlib from "node:zlib";
 import { promisify } from "node:util";
+import { signatureOf } from "../contracts.ts";
 
 /** `zlib.crc32` (Node >= 20.15), where this Node has it: the served-bytes check needs it. */
 export const crc32: ((data: Uint8Array, value?: number) => number) | undefined = (
@@ -75,16 +76,6 @@ export function applyNice(offset: number): void {
   } catch {
     // EACCES: lowering the nice value again needs privilege; the thread stays at the lower priority.
   }
-}
-
-export function signatureOf(st: {
-  dev: bigint;
-  ino: bigint;
-  size: bigint;
-  mtimeNs: bigint;
-  ctimeNs: bigint;
-}): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
 export default async function hashFile(task: HashFileTask): Promise<HashFileResult> {

@@ -14,7 +14,7 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { serve } from "../../bench/lib/ipc.ts";
+import { serve } from "../launch/ipc.ts";
 import type * as Sdk from "../../agent/index.ts";
 
 type SdkModule = typeof Sdk;

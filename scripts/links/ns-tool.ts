@@ -5,7 +5,7 @@
  * and round trips that check the links themselves (the harness's test).
  */
 import { createServer, connect, type Server, type Socket } from "node:net";
-import { serve } from "../../bench/lib/ipc.ts";
+import { serve } from "../launch/ipc.ts";
 import { samplesOf } from "./metrics.ts";
 
 export interface GaugeSampling {

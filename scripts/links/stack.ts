@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { Child } from "../../bench/lib/ipc.ts";
+import { Child } from "../launch/ipc.ts";
 import type { ManagedChild } from "../stack/children.ts";
 import type {
   ConnectArgs,

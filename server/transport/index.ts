@@ -23,7 +23,7 @@ import { corkSessionSends, flushPacketsWhole, probeBatchWrites } from "./session
 import { carriedByAck, probeRawAcks, rawAckParser, type Carried } from "./raw-acks.ts";
 import { meterSession, type SessionMeter } from "./session-writes.ts";
 
-export type { Carriage, Carried } from "./raw-acks.ts";
+export type { CarriedAs, Carried } from "./raw-acks.ts";
 export type { MeteredSession, SessionMeter } from "./session-writes.ts";
 
 /**

@@ -35,37 +35,29 @@
  */
 import { Socket as IoSocket } from "socket.io";
 import { Decoder, Encoder, PacketType, protocol, type Packet } from "socket.io-parser";
+import { base64LenientLength, readPacketHeader } from "@a2c-smcp/protocol";
 
 /**
  * How an ack carried resource bytes: `blob` as base64 text or a binary attachment, or `body`
- * inline as text (the `carriage` label of `a2c_relay_resource_bytes_total`).
+ * inline as text (the `carriage` label of `a2c_relay_resource_bytes_total`). Not the protocol's
+ * `Carriage`, which is how a chunk travels and has no `inline`.
  */
-export type Carriage = "base64" | "binary" | "inline";
+export type CarriedAs = "base64" | "binary" | "inline";
 
 /** What an ack carried: its decoded resource bytes and their carriage (null: nothing). */
 export interface Carried {
   bytes: number;
-  carriage: Carriage | null;
+  carriage: CarriedAs | null;
 }
 
 const NOTHING: Carried = { bytes: 0, carriage: null };
-
-/**
- * Decoded bytes of base64 text of `length` characters whose last two are `last` and
- * `beforeLast` (char codes): arithmetic on the length and the padding, never a decode.
- */
-export function base64Bytes(length: number, last: number, beforeLast: number): number {
-  const EQ = 0x3d; /* = */
-  const pad = last === EQ ? (beforeLast === EQ ? 2 : 1) : 0;
-  return Math.max(0, Math.floor((length * 3) / 4) - pad);
-}
 
 /** The decoded bytes `value` stands for as the `key` of an answer. */
 export function carriedBy(key: "blob" | "body", value: string): Carried {
   if (key === "body") return { bytes: Buffer.byteLength(value, "utf8"), carriage: "inline" };
   const n = value.length;
   return {
-    bytes: base64Bytes(n, value.charCodeAt(n - 1), value.charCodeAt(n - 2)),
+    bytes: base64LenientLength(n, value.charCodeAt(n - 1), value.charCodeAt(n - 2)),
     carriage: "base64",
   };
 }
@@ -216,7 +208,7 @@ function checkTokens(src: JsonSource): Carried | null {
   if (found.key === "body") {
     return { bytes: src.contentBytes(long.open, long.close), carriage: "inline" };
   }
-  const bytes = base64Bytes(
+  const bytes = base64LenientLength(
     long.close - long.open - 1,
     src.code(long.close - 1),
     src.code(long.close - 2),
@@ -255,13 +247,7 @@ export function carriedByAck(ackArgs: readonly unknown[]): Carried {
   return first instanceof AckText ? first.carried : carriedOf(first);
 }
 
-const ACK_TYPE = 0x33; // "3"
-const SLASH = 0x2f;
 const OPEN_BRACKET = 0x5b;
-const DIGIT_0 = 0x30;
-const DIGIT_9 = 0x39;
-/** Ack ids are small counters; a longer run of digits goes the standard way. */
-const MAX_ID_DIGITS = 15;
 
 interface AckHeader {
   nsp: string;
@@ -271,24 +257,13 @@ interface AckHeader {
 }
 
 /**
- * `3[<nsp>,]<id>[` as socket.io-parser reads it (the namespace runs to the first comma), or null
- * for anything else (no id, no data, non-digit id) — those take the standard path.
+ * `3[<nsp>,]<id>[` (protocol/sizing.ts reads the header as socket.io-parser does), or null for
+ * anything else (no id, no data) — those take the standard path.
  */
 export function readAckHeader(text: string): AckHeader | null {
-  if (text.charCodeAt(0) !== ACK_TYPE) return null;
-  let i = 1;
-  let nsp = "/";
-  if (text.charCodeAt(1) === SLASH) {
-    const comma = text.indexOf(",", 1);
-    if (comma < 0) return null;
-    nsp = text.slice(1, comma);
-    i = comma + 1;
-  }
-  const idStart = i;
-  for (let c = text.charCodeAt(i); c >= DIGIT_0 && c <= DIGIT_9; c = text.charCodeAt(++i));
-  if (i === idStart || i - idStart > MAX_ID_DIGITS) return null;
-  if (text.charCodeAt(i) !== OPEN_BRACKET) return null;
-  return { nsp, id: Number(text.slice(idStart, i)), start: i };
+  const h = readPacketHeader(text);
+  if (h?.type !== 3 || h.id === undefined || text.charCodeAt(h.start) !== OPEN_BRACKET) return null;
+  return { nsp: h.nsp, id: h.id, start: h.start };
 }
 
 export class AckTextDecoder extends Decoder {

@@ -1,5 +1,5 @@
 /**
- * The SDK's per-chunk shape check of a get_blob answer (`isGetBlobRet` in agent/client.ts)
+ * The SDK's per-chunk shape check of a get_blob answer (`isGetBlobRet` in protocol/requests.ts)
  * accepts exactly what the protocol's `GetBlobRetSchema` accepts. Compared on generated answers
  * that start valid and get up to two fields changed (a wrong value of any JSON type, one a
  * Computer could get almost right, or a missing field), so both verdicts occur often: the test
@@ -8,8 +8,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { GetBlobRetSchema } from "@a2c-smcp/protocol";
-import { isGetBlobRet, parseBlobAnswer } from "../../agent/client.ts";
+import { GetBlobRetSchema, isGetBlobRet } from "@a2c-smcp/protocol";
+import { parseBlobAnswer } from "../../agent/client.ts";
 import { InvalidResponseError, ProtocolError } from "../../agent/errors.ts";
 
 const MISSING = Symbol("missing");

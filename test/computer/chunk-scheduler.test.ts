@@ -1,6 +1,6 @@
 // @pure
 /**
- * The chunk scheduler (computer/dispatch.ts `ChunkScheduler`, D47–D50) against a link it is told
+ * The chunk scheduler (computer/chunk-scheduler.ts `ChunkScheduler`, D47–D50) against a link it is told
  * about through its transport seam: answers handed over add to the socket's unsent bytes, and
  * the test drains them as a link of fixed rate would, waking the scheduler like the socket's
  * drain event does.
@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ChunkScheduler, RELAY_MARGIN_MS } from "../../computer/dispatch.ts";
+import { ChunkScheduler, RELAY_MARGIN_MS } from "../../computer/chunk-scheduler.ts";
 import { createComputerMetrics } from "../../computer/metrics.ts";
 import type { GetBlobReq } from "../../protocol/index.ts";
 

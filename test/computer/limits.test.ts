@@ -1,6 +1,6 @@
 // @pure
 /**
- * Concurrency limits of chunk answers (computer/dispatch.ts `ChunkScheduler` over the real blob
+ * Concurrency limits of chunk answers (computer/chunk-scheduler.ts `ChunkScheduler` over the real blob
  * engine): at most `maxInFlight` chunk reads run, at most `maxQueue` wait, and anything beyond
  * gets the flat `busy` error at once (no unbounded memory). Queued requests are read as reads
  * finish.
@@ -12,7 +12,7 @@ import { BlobEngine } from "../../computer/blob/engine.ts";
 import { HandleCodec } from "../../computer/blob/handle.ts";
 import { HashCache } from "../../computer/blob/hash-cache.ts";
 import type { HandleFields, Producer, ResolveResult } from "../../computer/contracts.ts";
-import { ChunkScheduler } from "../../computer/dispatch.ts";
+import { ChunkScheduler } from "../../computer/chunk-scheduler.ts";
 import { busy } from "../../protocol/index.ts";
 import { blobReq } from "./support/test-producer.ts";
 

@@ -1,5 +1,5 @@
 /**
- * A small answer overtakes queued chunk answers (computer/dispatch.ts, D47–D48): real Server on
+ * A small answer overtakes queued chunk answers (computer/chunk-scheduler.ts, D47–D48): real Server on
  * port 0, real Computer, a plain socket.io Agent. The Server stops reading the Computer's
  * connection (its TCP socket paused, as a congested uplink would), the Agent asks for 32 binary
  * chunks of 512 KiB (16 MiB, more than the kernel buffers of a loopback connection hold) and then

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { RunningComputer } from "../../computer/computer.ts";
 import type { HandleFields, Producer, ResolveResult } from "../../computer/contracts.ts";
-import { RELAY_MARGIN_MS } from "../../computer/dispatch.ts";
+import { RELAY_MARGIN_MS } from "../../computer/chunk-scheduler.ts";
 import { busy, Events } from "../../protocol/index.ts";
 import { request, ServerHarness, type Socket } from "../support/server-harness.ts";
 import { startHarnessComputer, producersOnly } from "./support/harness-computer.ts";

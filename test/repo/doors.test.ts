@@ -2,7 +2,7 @@
 /**
  * The doors between rooms: roles import the protocol as `@a2c-smcp/protocol`, never each other,
  * and protocol/ imports no role and does no I/O; each package's sources import exactly the
- * packages its package.json lists as dependencies. (eslint enforces the role doors in
+ * packages its package.json lists as dependencies; scripts/ never imports bench/. (eslint enforces the role doors in
  * `npm run check`; this test keeps them in `npm test` too, and checks dynamic imports and
  * re-exports that a lint pattern could miss.)
  */
@@ -124,6 +124,15 @@ void test("each package's sources import exactly the packages it lists as depend
       `${name}: imports (left) and dependencies (right) differ`,
     );
   }
+});
+
+void test("scripts/ imports nothing from bench/ (the bench runs on the scripts, not the reverse)", () => {
+  const back = tsFiles(join(root, "scripts")).flatMap((file) =>
+    importsOf(file)
+      .filter((spec) => roomOf(file, spec) === "bench")
+      .map((spec) => `${relative(root, file)} → ${spec}`),
+  );
+  assert.deepEqual(back, []);
 });
 
 void test("the door check sees a violation when there is one", () => {

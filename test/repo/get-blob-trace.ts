@@ -1,19 +1,19 @@
 /**
  * Runs a Server, a Computer and an Agent in this process, pulls one skill asset (warm-up), then
- * pulls it again with V8's precise coverage counting calls, and prints the repository files
- * whose functions ran during that second pull (one line of JSON). Run by
+ * pulls another with V8's precise coverage counting calls, and prints the repository files
+ * whose functions ran during that pull (test/repo/trace-calls.ts; one line of JSON). Run by
  * test/repo/get-blob-files.test.ts under the source condition, so module URLs are the sources.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AgentClient, silentLogger } from "@a2c-smcp/agent";
 import { startComputer } from "@a2c-smcp/computer";
 import { startServer } from "@a2c-smcp/server";
 import pino from "pino";
+import { callsDuring, filesThatRan } from "./trace-calls.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const binary = process.argv[2] !== "base64";
@@ -48,25 +48,10 @@ await agent.readBlob("pc-1", warm.blob_handle!, pull);
 // A resource this Computer has not served yet: its handle opened, its file hashed.
 const handle = (await agent.getSkill("pc-1", "demo", "assets/b.bin")).blob_handle!;
 
-const session = new Session();
-session.connect();
-await session.post("Profiler.enable");
-await session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
-await session.post("Profiler.takePreciseCoverage"); // counts from here
-await agent.readBlob("pc-1", handle, pull);
-const { result } = await session.post("Profiler.takePreciseCoverage");
-await session.post("Profiler.stopPreciseCoverage");
-
-const files = new Set<string>();
-for (const script of result) {
-  if (!script.url.startsWith("file:")) continue;
-  const path = relative(ROOT, fileURLToPath(script.url));
-  if (path.startsWith("..") || path.includes("node_modules") || path.startsWith("test/")) continue;
-  // The first function is the module itself (run once at import): it does not count.
-  if (script.functions.slice(1).some((f) => f.ranges.some((r) => r.count > 0))) files.add(path);
-}
+const scripts = await callsDuring(() => agent.readBlob("pc-1", handle, pull));
+const files = filesThatRan(scripts, ROOT).filter((path) => !path.startsWith("test/"));
 await agent.close();
 await computer.close();
 await server.close();
 rmSync(dir, { recursive: true, force: true });
-console.log(JSON.stringify([...files].sort()));
+console.log(JSON.stringify(files));

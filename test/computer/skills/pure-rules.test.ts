@@ -9,8 +9,7 @@ import {
   parseFrontmatter,
   stripFrontmatter,
 } from "../../../computer/skills/frontmatter.ts";
-import { isTextMime, mimeForPath } from "../../../computer/skills/mime.ts";
-import { lexSkillName } from "../../../computer/skills/names.ts";
+import { isTextMime, lexSkillName, mimeForPath } from "../../../computer/skills/names.ts";
 
 void test("name lexer: 1/2/3 segments, kebab leaves, bundle ids verbatim", () => {
   assert.deepEqual(lexSkillName("pdf"), { kind: "user", skill: "pdf" });
