@@ -116,7 +116,7 @@ export interface LinkCase {
   direction: Direction;
   /** Mbit/s; null: unshaped. */
   rateMbit: number | null;
-  /** One-way delay added by the userspace delay stage in each direction (D38); 0: none. */
+  /** One-way delay of the packet delay line between the Computers and the Server; 0: none. */
   oneWayDelayMs: number;
   /** A case beside the rate matrix (plan.extraCases): a fixed file size or a delay. */
   extra: boolean;
@@ -360,16 +360,22 @@ async function withStack<T>(
   delayMs: number,
   fn: (s: StackOnLinks) => Promise<T>,
 ): Promise<T> {
-  const stack = await startStackOnLinks(st.links, {
-    build,
-    skills: st.home,
-    workDir: join(st.work, `${label}-${build.label}-${st.runSeq++}`),
-    ...(delayMs > 0 ? { delayMs: { computers: delayMs } } : {}),
-  });
+  // The delay line sits on the Computers' side (router-c): a round trip between the Computer and
+  // the Server gains 2 × delayMs, as every small request and chunk of the case does.
+  if (delayMs > 0) await st.links.delay("computers", delayMs);
   try {
-    return await fn(stack);
+    const stack = await startStackOnLinks(st.links, {
+      build,
+      skills: st.home,
+      workDir: join(st.work, `${label}-${build.label}-${st.runSeq++}`),
+    });
+    try {
+      return await fn(stack);
+    } finally {
+      await stack.close();
+    }
   } finally {
-    await stack.close();
+    if (delayMs > 0) await st.links.delay("computers", 0);
   }
 }
 
@@ -661,7 +667,7 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
   );
   if (plan.extraCases.some((x) => x.oneWayMs)) {
     data.notes.push(
-      "Cases named rtt… add round-trip delay with a userspace delay stage (a TCP proxy in the Server's namespace that holds each read for the one-way delay, in each direction): the delay is emulated in userspace, not by the kernel (these kernels have no netem).",
+      "Cases named rtt… add a round trip with the harness's packet delay line (a TUN device in router-c; every packet between the Computers and the Server waits the one-way delay in a userspace line, so TCP sees the round trip itself): emulated in userspace, since these kernels have no netem.",
     );
   }
   return data;
