@@ -89,6 +89,7 @@ export function pathsBlocks(d: PathsData): Block[] {
           `${s.latencyBackSeconds.toFixed(1)} s after the drop (idle p95 ${ms(s.idleP95)} ms)`,
           `${ms(s.worstMs)} ms`,
           `${secs(s.downToNinetySeconds)} / ${secs(s.upToNinetySeconds)}`,
+          s.perSecondMbit.map((x) => x.toFixed(1)).join(" "),
         ]),
       },
     );

@@ -45,6 +45,7 @@ import { commitOf } from "../lib/git.ts";
 import { expectDigest } from "../lib/integrity.ts";
 import type { LinksFairnessKind, LinksPlan } from "../lib/plan.ts";
 import { MiB, formatBytes, percentile } from "../lib/stats.ts";
+import { bytesAt } from "../lib/progress.ts";
 
 const SKILL = "links-data";
 
@@ -194,19 +195,6 @@ function byKind(samples: readonly ProbeSample[]): LatencyByKind {
     get_skills: latencyStats(samples.filter((s) => s.kind === "get_skills")),
     all: latencyStats(samples),
   };
-}
-
-/** Bytes delivered at `ms` after the start, from a download's progress marks (linear between). */
-function bytesAt(progress: Array<[number, number]>, ms: number): number {
-  let prev: [number, number] = [0, 0];
-  for (const p of progress) {
-    if (p[0] >= ms) {
-      const span = p[0] - prev[0];
-      return span > 0 ? prev[1] + ((p[1] - prev[1]) * (ms - prev[0])) / span : p[1];
-    }
-    prev = p;
-  }
-  return prev[1];
 }
 
 export function jainIndex(xs: readonly number[]): number {

@@ -40,6 +40,7 @@ import { expectDigest } from "../lib/integrity.ts";
 import type { PathsPlan } from "../lib/plan.ts";
 import { MiB, formatBytes } from "../lib/stats.ts";
 import { jainIndex, latencyStats, type LatencyStats } from "./links.ts";
+import { bytesAt, rounds, secondsToRate } from "../lib/progress.ts";
 
 const SKILL = "paths-data";
 /** The same Agent's small requests during a download: one every 300 ms (issue's user). */
@@ -108,6 +109,8 @@ export interface StepCase {
   /** From each change until a 1 s window carried ≥ 90 % of the new rate (null: never). */
   downToNinetySeconds: number | null;
   upToNinetySeconds: number | null;
+  /** Payload Mbit/s of each second from 2 s before the drop to 4 s after the rise. */
+  perSecondMbit: number[];
 }
 
 export interface LatecomerCase {
@@ -182,54 +185,6 @@ function check(st: St, relPath: string, sha: string, dl: DownloadResult, dest: s
   } finally {
     rmSync(dest, { force: true });
   }
-}
-
-/** Bytes delivered `ms` after a download's start, from its progress marks (linear between). */
-export function bytesAt(progress: ReadonlyArray<[number, number]>, ms: number): number {
-  let prev: [number, number] = [0, 0];
-  for (const p of progress) {
-    if (p[0] >= ms) {
-      const span = p[0] - prev[0];
-      return span > 0 ? prev[1] + ((p[1] - prev[1]) * (ms - prev[0])) / span : p[1];
-    }
-    prev = p;
-  }
-  return prev[1];
-}
-
-/**
- * Seconds from `fromMs` (after the download's start) until a 1 s window carried ≥ `bps`: the
- * window's end minus `fromMs`; null when none did before `untilMs`.
- */
-export function secondsToRate(
-  progress: ReadonlyArray<[number, number]>,
-  fromMs: number,
-  untilMs: number,
-  bps: number,
-): number | null {
-  for (let t = fromMs; t + 1000 <= untilMs; t += 100) {
-    if ((bytesAt(progress, t + 1000) - bytesAt(progress, t)) * 8 >= bps) {
-      return (t + 1000 - fromMs) / 1000;
-    }
-  }
-  return null;
-}
-
-/** Bytes per round trip from the first answer on, and the first round that reached `most`. */
-export function rounds(
-  progress: ReadonlyArray<[number, number]>,
-  rttMs: number,
-  most: number,
-): { perRound: number[]; roundsToCeiling: number | null } {
-  const first = progress.find((p) => p[1] > 0);
-  const end = progress[progress.length - 1];
-  if (!first || !end) return { perRound: [], roundsToCeiling: null };
-  const perRound: number[] = [];
-  for (let t = first[0]; t + rttMs <= end[0]; t += rttMs) {
-    perRound.push(bytesAt(progress, t + rttMs) - bytesAt(progress, t));
-  }
-  const k = perRound.findIndex((b) => b >= 0.9 * most);
-  return { perRound, roundsToCeiling: k < 0 ? null : k + 1 };
 }
 
 const count = (dl: DownloadResult, pred: (k: string) => boolean): number =>
@@ -440,6 +395,10 @@ async function stepCase(
       worstMs: Math.max(0, ...samples.filter((s) => s.at >= drop && s.at <= rise).map((s) => s.ms)),
       downToNinetySeconds: secondsToRate(dl.progress, dropMs, riseMs, 0.9 * p.toMbit * 1e6),
       upToNinetySeconds: secondsToRate(dl.progress, riseMs, endMs, 0.9 * p.fromMbit * 1e6),
+      perSecondMbit: Array.from({ length: Math.ceil((riseMs - dropMs) / 1000) + 6 }, (_, i) => {
+        const t = dropMs - 2000 + i * 1000;
+        return ((bytesAt(dl.progress, t + 1000) - bytesAt(dl.progress, t)) * 8) / 1e6;
+      }),
     };
   });
 }

@@ -1,0 +1,54 @@
+/**
+ * Figures from a download's progress marks ([ms since its start, bytes delivered], as the link
+ * harness's Agent driver reports them): bytes at a moment, how long until a rate was reached,
+ * bytes per round trip. Pure, for the links and paths sections.
+ */
+
+/** Bytes delivered `ms` after a download's start, from its progress marks (linear between). */
+export function bytesAt(progress: ReadonlyArray<[number, number]>, ms: number): number {
+  let prev: [number, number] = [0, 0];
+  for (const p of progress) {
+    if (p[0] >= ms) {
+      const span = p[0] - prev[0];
+      return span > 0 ? prev[1] + ((p[1] - prev[1]) * (ms - prev[0])) / span : p[1];
+    }
+    prev = p;
+  }
+  return prev[1];
+}
+
+/**
+ * Seconds from `fromMs` (after the download's start) until a 1 s window carried ≥ `bps`: the
+ * window's end minus `fromMs`; null when none did before `untilMs`.
+ */
+export function secondsToRate(
+  progress: ReadonlyArray<[number, number]>,
+  fromMs: number,
+  untilMs: number,
+  bps: number,
+): number | null {
+  for (let t = fromMs; t + 1000 <= untilMs; t += 100) {
+    if ((bytesAt(progress, t + 1000) - bytesAt(progress, t)) * 8 >= bps) {
+      return (t + 1000 - fromMs) / 1000;
+    }
+  }
+  return null;
+}
+
+/** Bytes per round trip from the first answer on, and the first round that reached `most`. */
+export function rounds(
+  progress: ReadonlyArray<[number, number]>,
+  rttMs: number,
+  most: number,
+): { perRound: number[]; roundsToCeiling: number | null } {
+  const first = progress.find((p) => p[1] > 0);
+  const end = progress[progress.length - 1];
+  if (!first || !end) return { perRound: [], roundsToCeiling: null };
+  const perRound: number[] = [];
+  // Round 1 starts just before the first answer's mark, so its bytes count in it.
+  for (let t = first[0] - 1; t + rttMs <= end[0]; t += rttMs) {
+    perRound.push(bytesAt(progress, t + rttMs) - bytesAt(progress, t));
+  }
+  const k = perRound.findIndex((b) => b >= 0.9 * most);
+  return { perRound, roundsToCeiling: k < 0 ? null : k + 1 };
+}
