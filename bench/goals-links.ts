@@ -329,7 +329,6 @@ export function linkGoals(r: Report): Goal[] {
     codedTextGoal(r),
     codedIncompressibleGoal(r),
     codedLoopbackGoal(r),
-    ...pathGoals(r),
   ];
 }
 

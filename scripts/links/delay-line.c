@@ -112,10 +112,12 @@ int main(int argc, char **argv) {
       perror("ppoll");
       return 1;
     }
-    int64_t now = now_ns();
     for (;;) {
       ssize_t n = read(fd, pkt, MAX_PACKET);
       if (n <= 0) break;
+      /* Stamped after the read: however long this process waited for a core, no packet leaves
+         sooner than DELAY_US after it was read. */
+      int64_t due = now_ns() + delay_ns;
       size_t need = padded((size_t)n);
       if (cap - tail < need) {
         /* Not enough room before the ring's end: mark the rest unused, go on at 0. */
@@ -132,14 +134,14 @@ int main(int argc, char **argv) {
         continue;
       }
       struct record *r = (struct record *)(ring + tail);
-      r->due_ns = now + delay_ns;
+      r->due_ns = due;
       r->len = (uint32_t)n;
       memcpy(ring + tail + sizeof *r, pkt, (size_t)n);
       tail = (tail + need) % cap;
       used += need;
       if (used > held_max) held_max = used;
     }
-    now = now_ns();
+    int64_t now = now_ns();
     while (used > 0) {
       if (cap - head < sizeof(struct record) || ((struct record *)(ring + head))->len == 0) {
         used -= cap - head;

@@ -16,8 +16,14 @@ export interface PlainFlowResult {
   seconds: number;
   /** Payload bits per second over `seconds`. */
   bps: number;
-  /** Payload bits per second from 30 % of the bytes to the end: after slow start. */
+  /**
+   * Payload bits per second past slow start: the median of the kernel's delivery-rate samples
+   * taken once 30 % of the bytes were acknowledged (timed by the kernel, so a starved process on
+   * a busy machine does not move it), or, with fewer than 3 such samples, the receiver's rate
+   * from 30 % of the bytes to the end.
+   */
   steadyBps: number;
+  steadyFrom: "kernel" | "receiver";
   /** Frames that left through the direction's queue (every header, retransmissions too). */
   wireBytes: number;
   wirePerPayloadByte: number;
@@ -70,18 +76,22 @@ export async function plainFlow(
   const c1 = (await links.counters())[direction];
   const wireBytes = c1.bytes - c0.bytes;
   const minRtts = samples.map((s) => s.minRttMs).filter((x) => Number.isFinite(x));
+  const usable = (s: TcpInfo): boolean => !s.appLimited && Number.isFinite(s.deliveryRateBps);
+  const late = samples
+    .filter((s) => usable(s) && s.bytesAcked >= STEADY_FROM * bytes)
+    .map((s) => s.deliveryRateBps)
+    .sort((a, b) => a - b);
   return {
     direction,
     bytes: got.bytes,
     seconds: got.seconds,
     bps: (got.bytes * 8) / got.seconds,
-    steadyBps: steadyRate(got.marks),
+    steadyBps: late.length >= 3 ? late[late.length >> 1]! : steadyRate(got.marks),
+    steadyFrom: late.length >= 3 ? "kernel" : "receiver",
     wireBytes,
     wirePerPayloadByte: got.bytes > 0 ? wireBytes / got.bytes : NaN,
     minRttMs: minRtts.length > 0 ? Math.min(...minRtts) : null,
     congestion: samples[0]?.congestion ?? null,
-    deliveryRates: samples
-      .filter((s) => !s.appLimited && Number.isFinite(s.deliveryRateBps))
-      .map((s) => s.deliveryRateBps),
+    deliveryRates: samples.filter(usable).map((s) => s.deliveryRateBps),
   };
 }

@@ -189,9 +189,10 @@ void describe("link harness", { skip: unavailable ?? false }, () => {
         9006,
       );
       assert.equal(flow.bytes, 12 * MB);
-      // TCP's own round trip: the kernel's least sample at the sender.
+      // TCP's own round trip: the kernel's least sample at the sender (one taken on a spurious
+      // retransmission may read a few ms short of the path's).
       assert.ok(
-        flow.minRttMs !== null && flow.minRttMs >= 100 && flow.minRttMs < 100 + GRACE_FOR_LOAD_MS,
+        flow.minRttMs !== null && flow.minRttMs >= 95 && flow.minRttMs < 100 + GRACE_FOR_LOAD_MS,
         `sender's min RTT ${flow.minRttMs} ms`,
       );
       // Past slow start, on the wire (a frame carries 1448 payload bytes in 1514).
