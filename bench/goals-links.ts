@@ -17,6 +17,7 @@ import {
 } from "./sections/links.ts";
 import { codingRatio, type CodingCase } from "./sections/links-coding.ts";
 import type { PathsData, RoundTripCase } from "./sections/paths.ts";
+import { FULL_FRAME_PAYLOAD } from "./lib/progress.ts";
 
 /** The rates the goals speak of ("every rate from 1 Mbit/s to unshaped"; null is unshaped). */
 const ALL_RATES: Array<number | null> = [1, 2, 5, 20, 200, null];
@@ -335,8 +336,6 @@ export function linkGoals(r: Report): Goal[] {
 // ---------------------------------------------------------------------------------------------
 // Section paths: long paths (bench/sections/paths.ts)
 
-/** TCP/IP/Ethernet framing of a full frame: 1514 bytes on the wire carry 1448 of payload. */
-export const FRAME_OVERHEAD = 1514 / 1448;
 const PATH_LATENCY_MARGIN_MS = 150;
 const STEP_LATENCY_MARGIN_MS = 250;
 
@@ -440,7 +439,7 @@ function stepGoal(r: Report): Goal {
   if (!d) return notMeasured(id, text, pathsAbsent(r));
   const s = d.steps.find((x) => x.build === "ours");
   if (!s) return notMeasured(id, text, "the run's plan has no rate-step case");
-  const wire = s.wirePerPayloadByte / FRAME_OVERHEAD;
+  const wire = s.wirePerPayloadByte * FULL_FRAME_PAYLOAD;
   const met =
     s.ok &&
     s.timeouts === 0 &&
@@ -454,8 +453,8 @@ function stepGoal(r: Report): Goal {
     id,
     text,
     status: met ? "met" : "missed",
-    measured: `${s.ok ? "completed" : `failed: ${s.error}`}; ${s.timeouts} timeouts, ${s.busy} busy; ${wire.toFixed(3)}× the file on the wire; small requests back in ${s.latencyBackSeconds.toFixed(1)} s (worst ${s.worstMs.toFixed(0)} ms, idle p95 ${s.idleP95.toFixed(0)}); 90 % of the new rate in ${s.downToNinetySeconds?.toFixed(1) ?? "never"} s down, ${s.upToNinetySeconds?.toFixed(1) ?? "never"} s up`,
-    evidence: `The shaped queue's bytes during the download × 1448/1514 (full frames' framing out) per file byte; small requests every 200 ms from the same Agent; "back" is when the last request sent during the slow phase over the threshold had its answer; rate over 1 s windows from the download's progress.`,
+    measured: `${s.ok ? "completed" : `failed: ${s.error}`}; ${s.timeouts} timeouts, ${s.busy} busy; ${wire.toFixed(3)}× the file on the wire; small requests back in ${s.latencyBackSeconds.toFixed(1)} s (worst ${s.worstMs.toFixed(0)} ms, idle p95 ${s.idleP95.toFixed(0)}); 90 % of the new rate ${s.downToNinetySeconds === null ? "never" : `in ${s.downToNinetySeconds.toFixed(1)} s`} down, ${s.upToNinetySeconds === null ? "never" : `in ${s.upToNinetySeconds.toFixed(1)} s`} up`,
+    evidence: `The shaped queue's bytes during the download × 1448/1514 (full frames' framing out) per file byte; small requests every 200 ms from the same Agent; "back" is when the last request sent during the slow phase over the threshold had its answer; rate over 1 s windows from the download's progress, against 90 % of what a plain TCP flow carries at the new rate (1448 payload bytes per 1514-byte frame).`,
     ...(met
       ? {}
       : {

@@ -4,6 +4,12 @@
  * bytes per round trip. Pure, for the links and paths sections.
  */
 
+/**
+ * The payload share of a full TCP frame on the harness's links: 1448 bytes (MSS with
+ * timestamps) of 1514 on the wire, what a plain TCP flow at the link's rate carries at most.
+ */
+export const FULL_FRAME_PAYLOAD = 1448 / 1514;
+
 /** Bytes delivered `ms` after a download's start, from its progress marks (linear between). */
 export function bytesAt(progress: ReadonlyArray<[number, number]>, ms: number): number {
   let prev: [number, number] = [0, 0];

@@ -26,7 +26,7 @@ export function pathsBlocks(d: PathsData): Block[] {
       },
       {
         kind: "para",
-        text: `Each case shapes one direction with tbf (burst max(10 frames, 4 ms), latency 100 ms) and sets the delay line on that side to half the round trip; the plain TCP flow (rate × ${d.plan.roundTrips.ceilingSeconds} s, the kernel's congestion control) runs first, then SDK downloads of clamp(rate × ${d.plan.roundTrips.seconds} s) with default options on fresh processes. "Of the plain flow": the download's payload rate over the flow's payload rate past its slow start. Small requests: the same Agent's tool_call / get_skills every ${300} ms during the download, p50 / p95 ms; idle: one after another before it.`,
+        text: `Each case shapes one direction with tbf (burst max(10 frames, 4 ms), latency 100 ms) and sets the delay line on that side to half the round trip; the plain TCP flow (rate × ${d.plan.roundTrips.ceilingSeconds} s, the kernel's congestion control) runs first, then SDK downloads of clamp(rate × ${d.plan.roundTrips.seconds} s, ${formatBytes(d.plan.roundTrips.minAssetBytes)}, ${formatBytes(d.plan.roundTrips.maxAssetBytes)}) with default options on fresh processes. "Of the plain flow": the download's payload rate over the flow's payload rate past its slow start. Small requests: the same Agent's tool_call / get_skills every ${300} ms during the download, p50 / p95 ms; idle: one after another before it.`,
       },
       {
         kind: "table",
@@ -78,6 +78,7 @@ export function pathsBlocks(d: PathsData): Block[] {
           "small requests over idle p95 + 250 ms until",
           "worst",
           "≥ 90 % of the new rate: down / up",
+          "payload Mbit/s per second, from 2 s before the drop",
         ],
         rows: d.steps.map((s) => [
           s.id,

@@ -40,7 +40,7 @@ import { expectDigest } from "../lib/integrity.ts";
 import type { PathsPlan } from "../lib/plan.ts";
 import { MiB, formatBytes } from "../lib/stats.ts";
 import { jainIndex, latencyStats, type LatencyStats } from "./links.ts";
-import { bytesAt, rounds, secondsToRate } from "../lib/progress.ts";
+import { FULL_FRAME_PAYLOAD, bytesAt, rounds, secondsToRate } from "../lib/progress.ts";
 
 const SKILL = "paths-data";
 /** The same Agent's small requests during a download: one every 300 ms (issue's user). */
@@ -106,7 +106,10 @@ export interface StepCase {
   /** From the drop until the last small request over idle p95 + 250 ms had its answer (0: none). */
   latencyBackSeconds: number;
   worstMs: number;
-  /** From each change until a 1 s window carried ≥ 90 % of the new rate (null: never). */
+  /**
+   * From each change until a 1 s window carried ≥ 90 % of the new rate's payload (what a plain
+   * TCP flow carries at it: FULL_FRAME_PAYLOAD); null: never.
+   */
   downToNinetySeconds: number | null;
   upToNinetySeconds: number | null;
   /** Payload Mbit/s of each second from 2 s before the drop to 4 s after the rise. */
@@ -393,8 +396,18 @@ async function stepCase(
       idleP95: idle.p95,
       latencyBackSeconds: over.length > 0 ? Math.max(...over.map(since)) : 0,
       worstMs: Math.max(0, ...samples.filter((s) => s.at >= drop && s.at <= rise).map((s) => s.ms)),
-      downToNinetySeconds: secondsToRate(dl.progress, dropMs, riseMs, 0.9 * p.toMbit * 1e6),
-      upToNinetySeconds: secondsToRate(dl.progress, riseMs, endMs, 0.9 * p.fromMbit * 1e6),
+      downToNinetySeconds: secondsToRate(
+        dl.progress,
+        dropMs,
+        riseMs,
+        0.9 * p.toMbit * 1e6 * FULL_FRAME_PAYLOAD,
+      ),
+      upToNinetySeconds: secondsToRate(
+        dl.progress,
+        riseMs,
+        endMs,
+        0.9 * p.fromMbit * 1e6 * FULL_FRAME_PAYLOAD,
+      ),
       perSecondMbit: Array.from({ length: Math.ceil((riseMs - dropMs) / 1000) + 6 }, (_, i) => {
         const t = dropMs - 2000 + i * 1000;
         return ((bytesAt(dl.progress, t + 1000) - bytesAt(dl.progress, t)) * 8) / 1e6;
@@ -526,7 +539,7 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
         const s = await stepCase(st, plan.step, build);
         data.steps.push(s);
         ctx.log(
-          `paths: ${s.id} ${build.label}: ${s.ok ? `${s.seconds.toFixed(1)} s` : `FAILED: ${s.error}`}, ${s.timeouts} timeouts, ${s.wirePerPayloadByte.toFixed(3)} wire B/B, small requests back in ${s.latencyBackSeconds.toFixed(1)} s, 90% of the new rate in ${s.downToNinetySeconds ?? "–"} s down / ${s.upToNinetySeconds ?? "–"} s up`,
+          `paths: ${s.id} ${build.label}: ${s.ok ? `${s.seconds.toFixed(1)} s` : `FAILED: ${s.error}`}, ${s.timeouts} timeouts, ${s.wirePerPayloadByte.toFixed(3)} wire B/B, small requests back in ${s.latencyBackSeconds.toFixed(1)} s, 90% of the new rate in ${s.downToNinetySeconds ?? "–"} s down / ${s.upToNinetySeconds ?? "–"} s up; Mbit/s per second from 2 s before the drop: ${s.perSecondMbit.map((x) => x.toFixed(1)).join(" ")}`,
         );
       }
       for (const rttMs of plan.latecomer?.rttsMs ?? []) {
