@@ -454,7 +454,7 @@ function stepGoal(r: Report): Goal {
     text,
     status: met ? "met" : "missed",
     measured: `${s.ok ? "completed" : `failed: ${s.error}`}; ${s.timeouts} timeouts, ${s.busy} busy; ${wire.toFixed(3)}× the file on the wire; small requests back in ${s.latencyBackSeconds.toFixed(1)} s (worst ${s.worstMs.toFixed(0)} ms, idle p95 ${s.idleP95.toFixed(0)}); 90 % of the new rate ${s.downToNinetySeconds === null ? "never" : `in ${s.downToNinetySeconds.toFixed(1)} s`} down, ${s.upToNinetySeconds === null ? "never" : `in ${s.upToNinetySeconds.toFixed(1)} s`} up`,
-    evidence: `The shaped queue's bytes during the download × 1448/1514 (full frames' framing out) per file byte; small requests every 200 ms from the same Agent; "back" is when the last request sent during the slow phase over the threshold had its answer; rate over 1 s windows from the download's progress, against 90 % of what a plain TCP flow carries at the new rate (1448 payload bytes per 1514-byte frame).`,
+    evidence: `The shaped queue's bytes during the download × 1448/1514 (full frames' framing out) per file byte; small requests every 200 ms from the same Agent; "back" is when the last request sent during the slow phase over the threshold had its answer; rate over 1 s windows from the download's progress, against 90 % of what a plain TCP flow carries at the new rate (1448 payload bytes per 1514-byte frame); the time counts until the end of the first window from which every window of that phase carried it.`,
     ...(met
       ? {}
       : {

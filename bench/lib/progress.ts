@@ -24,8 +24,9 @@ export function bytesAt(progress: ReadonlyArray<[number, number]>, ms: number): 
 }
 
 /**
- * Seconds from `fromMs` (after the download's start) until a 1 s window carried ≥ `bps`: the
- * window's end minus `fromMs`; null when none did before `untilMs`.
+ * Seconds from `fromMs` (after the download's start) until the rate held ≥ `bps`: the end of the
+ * first 1 s window from which every 1 s window up to `untilMs` carried it (what was already on
+ * its way when the rate changed does not count as having adapted); null when none did.
  */
 export function secondsToRate(
   progress: ReadonlyArray<[number, number]>,
@@ -33,12 +34,15 @@ export function secondsToRate(
   untilMs: number,
   bps: number,
 ): number | null {
-  for (let t = fromMs; t + 1000 <= untilMs; t += 100) {
-    if ((bytesAt(progress, t + 1000) - bytesAt(progress, t)) * 8 >= bps) {
-      return (t + 1000 - fromMs) / 1000;
-    }
+  const carried = (t: number): boolean =>
+    (bytesAt(progress, t + 1000) - bytesAt(progress, t)) * 8 >= bps;
+  let held: number | null = null;
+  // From the phase's end backwards: the earliest start after which no window fell short.
+  for (let t = untilMs - 1000; t >= fromMs; t -= 100) {
+    if (!carried(t)) break;
+    held = t;
   }
-  return null;
+  return held === null ? null : (held + 1000 - fromMs) / 1000;
 }
 
 /** Bytes per round trip from the first answer on, and the first round that reached `most`. */

@@ -77,7 +77,7 @@ export function pathsBlocks(d: PathsData): Block[] {
           "wire B/B",
           "small requests over idle p95 + 250 ms until",
           "worst",
-          "≥ 90 % of the new rate: down / up",
+          "≥ 90 % of the new rate held from: down / up",
           "payload Mbit/s per second, from 2 s before the drop",
         ],
         rows: d.steps.map((s) => [

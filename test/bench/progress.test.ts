@@ -31,13 +31,18 @@ void test("bytes at a moment are interpolated between marks and held after the l
   assert.equal(bytesAt(p, 1000), 5000);
 });
 
-void test("seconds to a rate: the end of the first 1 s window that carried it", () => {
+void test("seconds to a rate: the end of the first 1 s window from which it held", () => {
   // 10 s at 25 kB/s (0.2 Mbit/s), then 250 kB/s (2 Mbit/s).
   const slow = steady(25_000, 10);
   const p = [...slow, ...steady(250_000, 5, 10_000, slow[slow.length - 1]![1])];
   assert.equal(secondsToRate(p, 0, 10_000, 1.8e6), null);
   assert.equal(secondsToRate(p, 9_000, 15_000, 1.8e6), 1.9);
   assert.equal(secondsToRate(p, 10_000, 15_000, 1.8e6), 1);
+  // What was on its way carries the first second after a drop; the rate that holds is low.
+  const fast = steady(250_000, 1);
+  const slump = [...fast, ...steady(25_000, 5, 1000, fast[fast.length - 1]![1])];
+  assert.equal(secondsToRate(slump, 0, 6000, 1.8e6), null);
+  assert.equal(secondsToRate(slump, 0, 6000, 0.18e6), 1);
 });
 
 void test("rounds count from the first answer; the first round at 90 % of the ceiling is named", () => {
