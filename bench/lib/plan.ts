@@ -340,9 +340,9 @@ export function makePlan(quick: boolean): Plan {
         unshapedBytes: 256 * MiB,
       },
     },
-    // About 30 minutes: 32 round-trip cases of ~30 s (plain flow, fresh stack, a 10 s download)
-    // plus 4 more runs in each of the 8 cells the goals judge, the step, two latecomers, two
-    // long-answer cases.
+    // About 45 minutes on a loaded 2-core machine: 32 round-trip cases of 45–60 s (plain flow,
+    // fresh stack, a 10 s download), 4 more downloads in each of the 8 cells the goals judge,
+    // the step (1 min), two latecomers (3–5 min each), two long-answer cases (2–3 min each).
     paths: {
       roundTrips: {
         directions: ["uplink", "downlink"],
@@ -371,8 +371,9 @@ export function makePlan(quick: boolean): Plan {
         rttsMs: [0, 100],
         gapSeconds: 10,
         windowSeconds: 20,
-        firstBytes: 80 * MiB,
-        secondBytes: 48 * MiB,
+        // The first alone for 10 s, then both for 20 s: 24 + 24 MB at 20 Mbit/s; the second 24.
+        firstBytes: 56 * MiB,
+        secondBytes: 32 * MiB,
       },
       longAnswers: { rttsMs: [600, 1800], assetBytes: 48 * MiB, deadlineSeconds: 120 },
     },
