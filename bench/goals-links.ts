@@ -16,6 +16,8 @@ import {
   type LinksData,
 } from "./sections/links.ts";
 import { codingRatio, type CodingCase } from "./sections/links-coding.ts";
+import type { PathsData, RoundTripCase } from "./sections/paths.ts";
+import { FULL_FRAME_PAYLOAD } from "./lib/progress.ts";
 
 /** The rates the goals speak of ("every rate from 1 Mbit/s to unshaped"; null is unshaped). */
 const ALL_RATES: Array<number | null> = [1, 2, 5, 20, 200, null];
@@ -329,4 +331,198 @@ export function linkGoals(r: Report): Goal[] {
     codedIncompressibleGoal(r),
     codedLoopbackGoal(r),
   ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Section paths: long paths (bench/sections/paths.ts)
+
+const PATH_LATENCY_MARGIN_MS = 150;
+const STEP_LATENCY_MARGIN_MS = 250;
+
+function pathsData(r: Report): PathsData | null {
+  const o = r.sections.paths;
+  return o?.status === "done" ? (o.data as PathsData) : null;
+}
+
+function pathsAbsent(r: Report): string {
+  const o = r.sections.paths;
+  if (!o) return "section paths was not run (--only)";
+  if (o.status === "skipped") return `section paths skipped: ${o.reason}`;
+  if (o.status === "failed") return `section paths failed: ${o.error}`;
+  return "";
+}
+
+function ceilingGoal(r: Report): Goal {
+  const id = "paths-plain-flow";
+  const text =
+    "The harness itself: a plain TCP flow on every round-trip path moves ≥ 90 % of the link past its slow start (payload bits over the link's rate)";
+  const d = pathsData(r);
+  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  if (d.roundTrips.length === 0)
+    return notMeasured(id, text, "the run's plan has no round-trip case");
+  const low = d.roundTrips.filter((c) => !((c.ceiling.steadyUtilization ?? 0) >= 0.9));
+  return {
+    id,
+    text,
+    status: low.length === 0 ? "met" : "missed",
+    measured: d.roundTrips
+      .map(
+        (c) =>
+          `${c.id} ${(100 * (c.ceiling.steadyUtilization ?? 0)).toFixed(1)}% (min RTT ${c.ceiling.minRttMs ?? "?"} ms)`,
+      )
+      .join("; "),
+    evidence:
+      "One TCP connection per case from the direction's sender to its receiver through the shaped queue and the delay line; rate from the receiver's marks past 30 % of the bytes; min RTT is the sender kernel's own (ss -ti). A full frame carries 1448 payload bytes in 1514, so 95.6 % is the most a payload rate can show.",
+    ...(low.length === 0
+      ? {}
+      : {
+          why: "the path, not the application, is short: the delay line lagged (a starved machine), or the hosts' TCP buffers are below the bandwidth-delay product. Downloads on those paths are judged against the flow, not the link.",
+        }),
+  };
+}
+
+function roundTripGoal(r: Report): Goal {
+  const id = "paths-round-trip";
+  const text = `At a 100 ms round trip, 20 and 50 Mbit/s, both directions: every binary download ≥ 90 % of the plain TCP flow on the same path (≥ 5 runs, with and without the same Agent's small requests every 300 ms, whose p95 stays ≤ idle + ${PATH_LATENCY_MARGIN_MS} ms); at 200 ms, ≥ 85 %`;
+  const d = pathsData(r);
+  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  const cells = d.roundTrips.filter(
+    (c) => (c.rttMs === 100 || c.rttMs === 200) && (c.rateMbit === 20 || c.rateMbit === 50),
+  );
+  if (cells.length < 8)
+    return notMeasured(
+      id,
+      text,
+      "the run's plan has no case for some of 100 and 200 ms at 20 and 50 Mbit/s in both directions",
+    );
+  const bad: string[] = [];
+  for (const c of cells) {
+    const floor = c.rttMs === 100 ? 0.9 : 0.85;
+    const runs = c.runs.filter((x) => x.build === "ours");
+    if (runs.length < 5) bad.push(`${c.id}: ${runs.length} runs`);
+    for (const x of runs) {
+      if (!x.ok || x.ofCeiling < floor)
+        bad.push(`${c.id}: ${x.ok ? `${(100 * x.ofCeiling).toFixed(1)}%` : "failed"}`);
+      if (x.during && (x.during.failed > 0 || x.during.p95 > x.idle.p95 + PATH_LATENCY_MARGIN_MS))
+        bad.push(
+          `${c.id}: small requests p95 ${x.during.p95.toFixed(0)} ms (idle ${x.idle.p95.toFixed(0)})`,
+        );
+    }
+  }
+  const word = (c: RoundTripCase): string =>
+    `${c.id} ${c.runs
+      .filter((x) => x.build === "ours")
+      .map(
+        (x) =>
+          `${x.ok ? (100 * x.ofCeiling).toFixed(0) : "✗"}%${x.during ? ` p95 ${x.during.p95.toFixed(0)}/${x.idle.p95.toFixed(0)}` : ""}`,
+      )
+      .join(", ")}`;
+  return {
+    id,
+    text,
+    status: bad.length === 0 ? "met" : "missed",
+    measured: `${bad.length === 0 ? "all runs within" : bad.join("; ")} — ${cells.map(word).join("; ")}`,
+    evidence:
+      "Each run: payload rate of an SDK download with default options over the plain TCP flow's rate past its slow start on the same path just before (bench paths section); small requests p95 during / idle before, ms. The machine's load average is in the section's table.",
+    ...(bad.length === 0
+      ? {}
+      : {
+          why: "the pull keeps less in flight than the path's bandwidth-delay product (its budget, chunk size or slow start read the round trip as queue), or it queues more than the target on the path so small requests wait. The deterministic path-controller tests are where to find which.",
+        }),
+  };
+}
+
+function stepGoal(r: Report): Goal {
+  const id = "paths-rate-step";
+  const text = `A 50 → 2 → 50 Mbit/s step during a 64 MiB download: zero chunk timeouts, ≤ 1.02× the file's bytes on the wire, small requests back under idle + ${STEP_LATENCY_MARGIN_MS} ms within 3 s of the drop, ≥ 90 % of the new rate within 3 s each way`;
+  const d = pathsData(r);
+  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  const s = d.steps.find((x) => x.build === "ours");
+  if (!s) return notMeasured(id, text, "the run's plan has no rate-step case");
+  const wire = s.wirePerPayloadByte * FULL_FRAME_PAYLOAD;
+  const met =
+    s.ok &&
+    s.timeouts === 0 &&
+    wire <= 1.02 &&
+    s.latencyBackSeconds <= 3 &&
+    s.downToNinetySeconds !== null &&
+    s.downToNinetySeconds <= 3 &&
+    s.upToNinetySeconds !== null &&
+    s.upToNinetySeconds <= 3;
+  return {
+    id,
+    text,
+    status: met ? "met" : "missed",
+    measured: `${s.ok ? "completed" : `failed: ${s.error}`}; ${s.timeouts} timeouts, ${s.busy} busy; ${wire.toFixed(3)}× the file on the wire; small requests back in ${s.latencyBackSeconds.toFixed(1)} s (worst ${s.worstMs.toFixed(0)} ms, idle p95 ${s.idleP95.toFixed(0)}); 90 % of the new rate ${s.downToNinetySeconds === null ? "never" : `in ${s.downToNinetySeconds.toFixed(1)} s`} down, ${s.upToNinetySeconds === null ? "never" : `in ${s.upToNinetySeconds.toFixed(1)} s`} up`,
+    evidence: `The shaped queue's bytes during the download × 1448/1514 (full frames' framing out) per file byte; small requests every 200 ms from the same Agent; "back" is when the last request sent during the slow phase over the threshold had its answer; rate over 1 s windows from the download's progress, against 90 % of what a plain TCP flow carries at the new rate (1448 payload bytes per 1514-byte frame); the time counts until the end of the first window from which every window of that phase carried it.`,
+    ...(met
+      ? {}
+      : {
+          why: "the budget and the Computer's buffers follow the old rate after the drop: answers queue (small requests wait behind them) and deadlines learned at the old rate fire. Fix in the path controller (rate samples, deadlines from the measured rate) and the Computer's buffered bytes bounded in time.",
+        }),
+  };
+}
+
+function latecomerGoal(r: Report): Goal {
+  const id = "paths-latecomer";
+  const text = `Two pulls on one 20 Mbit/s uplink, the second started 10 s after the first, at 0 and 100 ms round trip: Jain ≥ 0.9 over the 20 s after the second's start, small requests p95 ≤ idle + ${PATH_LATENCY_MARGIN_MS} ms meanwhile`;
+  const d = pathsData(r);
+  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  const cases = d.latecomers.filter((l) => l.build === "ours");
+  if (cases.length === 0) return notMeasured(id, text, "the run's plan has no latecomer case");
+  const bad = cases.filter(
+    (l) =>
+      !(l.jain >= 0.9) || l.during.failed > 0 || l.during.p95 > l.idleP95 + PATH_LATENCY_MARGIN_MS,
+  );
+  return {
+    id,
+    text,
+    status: bad.length === 0 ? "met" : "missed",
+    measured: cases
+      .map(
+        (l) =>
+          `${l.id} Jain ${l.jain.toFixed(3)} over ${l.windowSeconds.toFixed(1)} s, p95 ${l.during.p95.toFixed(0)} ms (idle ${l.idleP95.toFixed(0)})`,
+      )
+      .join("; "),
+    evidence:
+      "Two Agents, each pulling from its own Computer behind the one shaped uplink; bytes each delivered in the window from their progress; small requests every 300 ms from the first pull's Agent.",
+    ...(bad.length === 0
+      ? {}
+      : {
+          why: "the first pull holds the queue, so the latecomer's base delay reads high and it backs off (or neither leaves room for small requests). Periodic slowdowns that let every flow see the empty queue are the known remedy.",
+        }),
+  };
+}
+
+function longAnswersGoal(r: Report): Goal {
+  const id = "paths-long-answers";
+  const text =
+    "Answers delayed by a constant 600 ms and 1.8 s from the first on (unshaped): the pull reaches its window ceiling within 10 round trips";
+  const d = pathsData(r);
+  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  const cases = d.longAnswers.filter((a) => a.build === "ours");
+  if (cases.length === 0) return notMeasured(id, text, "the run's plan has no long-answer case");
+  const bad = cases.filter((a) => a.roundsToCeiling === null || a.roundsToCeiling > 10);
+  return {
+    id,
+    text,
+    status: bad.length === 0 ? "met" : "missed",
+    measured: cases
+      .map(
+        (a) =>
+          `${a.id}: ${a.roundsToCeiling === null ? "never" : `round ${a.roundsToCeiling}`} (${a.ok ? `${a.seconds.toFixed(1)} s` : "failed"})`,
+      )
+      .join("; "),
+    evidence:
+      "The delay line on the Computers' side holds every packet half the round trip each way, links unshaped; a round trip is counted from the first answer; the ceiling is the SDK's window × binary chunk ceiling, reached when one round trip delivers ≥ 90 % of it.",
+    ...(bad.length === 0
+      ? {}
+      : {
+          why: "the base-delay estimate absorbs the round trip, so all of it reads as queue and the budget stays small. Fix in the path controller: the base delay is the least round trip seen, and a pull limited by its own budget keeps probing.",
+        }),
+  };
+}
+
+export function pathGoals(r: Report): Goal[] {
+  return [ceilingGoal(r), roundTripGoal(r), stepGoal(r), latecomerGoal(r), longAnswersGoal(r)];
 }

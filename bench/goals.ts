@@ -8,7 +8,7 @@ import type { ComputerCostData } from "./sections/computer-cost.ts";
 import type { TransportData } from "./sections/transport.ts";
 import { gainOf } from "./report/build-transport.ts";
 import type { UserViewData, UserViewRow } from "./sections/user-view.ts";
-import { linkGoals } from "./goals-links.ts";
+import { linkGoals, pathGoals } from "./goals-links.ts";
 import type { Goal, Report } from "./report/types.ts";
 import { formatBytes, KiB, median } from "./lib/stats.ts";
 
@@ -361,6 +361,7 @@ export function evaluateGoals(r: Report): Goal[] {
     cliVsBareGoal(r),
     loopbackRatiosGoal(r),
     ...linkGoals(r),
+    ...pathGoals(r),
     fastPathsGoal(r),
   ];
 }

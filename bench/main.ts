@@ -29,6 +29,7 @@ import { runHttpSurface } from "./sections/http-surface.ts";
 import { runCapacity } from "./sections/capacity.ts";
 import { runTwoNode } from "./sections/two-node.ts";
 import { runLinks } from "./sections/links.ts";
+import { runPaths } from "./sections/paths.ts";
 import { runTransport } from "./sections/transport.ts";
 import { runCodecs } from "./sections/codecs.ts";
 import { evaluateGoals } from "./goals.ts";
@@ -53,6 +54,7 @@ const SECTIONS: Array<[SectionId, (ctx: Ctx) => Promise<unknown>]> = [
   ["transport", runTransport],
   ["capacity", runCapacity],
   ["links", runLinks],
+  ["paths", runPaths],
 ];
 
 interface Args {
@@ -79,7 +81,7 @@ function parseArgs(argv: string[]): Args {
       args.baseline = resolve(dir);
     } else if (a === "--help" || a === "-h") {
       console.log(
-        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,codecs,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,transport,capacity,links] [--baseline DIR]",
+        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,codecs,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,transport,capacity,links,paths] [--baseline DIR]",
       );
       process.exit(0);
     } else {

@@ -81,7 +81,9 @@ function missingSystemPackages(): string[] {
   const found = (name: string): boolean => dirs.some((d) => d && existsSync(join(d, name)));
   const chromium = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
   return [
-    ...["redis-server", "nginx", "openssl", "promtool", "ip", "tc"].filter((p) => !found(p)),
+    ...["redis-server", "nginx", "openssl", "promtool", "ip", "tc", "ss", "cc"].filter(
+      (p) => !found(p),
+    ),
     ...(existsSync(chromium) ? [] : ["chromium"]),
   ];
 }

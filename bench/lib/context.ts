@@ -12,8 +12,8 @@ export interface Ctx {
   /** Results of the sections that already ran (later sections build on earlier ones). */
   results: Partial<Record<SectionId, SectionOutcome>>;
   /**
-   * `--baseline DIR`: another built checkout whose roles the links section runs beside ours, case
-   * by case (before/after in one run).
+   * `--baseline DIR`: another built checkout whose roles the links and paths sections run beside
+   * ours, case by case (before/after in one run).
    */
   baseline?: string;
 }
@@ -32,6 +32,7 @@ export type SectionId =
   | "transport"
   | "capacity"
   | "links"
+  | "paths"
   | "codecs";
 
 export type SectionOutcome =

@@ -71,6 +71,8 @@ export interface Plan {
   };
   /** Section links: our stack on shaped links (bench/sections/links.ts, scripts/links/). */
   links: LinksPlan;
+  /** Section paths: long paths on the link harness (bench/sections/paths.ts). */
+  paths: PathsPlan;
   /** Section codecs: content-codings on the text corpus (bench/sections/codecs.ts). */
   codecs: {
     bytesPerKind: number;
@@ -80,6 +82,48 @@ export interface Plan {
     slots: number;
     rateMbits: number[];
   };
+}
+
+/** Section paths: round trips from the packet delay line, a rate step, a latecomer, long answers. */
+export interface PathsPlan {
+  roundTrips: {
+    directions: Array<"uplink" | "downlink">;
+    ratesMbit: number[];
+    /** Base round trips, ms (half of it on each crossing of the case's router). */
+    rttsMs: number[];
+    /** Each download's file is clamp(rate × seconds, min, max). */
+    seconds: number;
+    minAssetBytes: number;
+    maxAssetBytes: number;
+    /** The plain TCP flow (the ceiling) carries rate × this many seconds. */
+    ceilingSeconds: number;
+    idleSamplesPerKind: number;
+    /** Cells the goals judge get one run per entry (true: small requests every 300 ms during it). */
+    goalRttsMs: number[];
+    goalRatesMbit: number[];
+    goalProbeModes: boolean[];
+  };
+  /** The link drops mid-download and comes back (null: not run). */
+  step: {
+    direction: "uplink" | "downlink";
+    fromMbit: number;
+    toMbit: number;
+    rttMs: number;
+    assetBytes: number;
+    dropAtSeconds: number;
+    holdSeconds: number;
+  } | null;
+  /** Two pulls on one uplink, the second `gapSeconds` later, judged over `windowSeconds`. */
+  latecomer: {
+    rateMbit: number;
+    rttsMs: number[];
+    gapSeconds: number;
+    windowSeconds: number;
+    firstBytes: number;
+    secondBytes: number;
+  } | null;
+  /** Every answer a constant round trip later, unshaped (the delay line on the Computers' side). */
+  longAnswers: { rttsMs: number[]; assetBytes: number; deadlineSeconds: number } | null;
 }
 
 /** Fairness: two pulls sharing one shaped bottleneck. */
@@ -109,8 +153,9 @@ export interface LinksPlan {
   };
   /**
    * Cases beside the rate matrix: a fixed file size (one that outlasts a fixed window's drain
-   * time at a slow rate) or round-trip delay from the userspace delay stage (each direction
-   * delayed by `oneWayMs`, D38).
+   * time at a slow rate) or a round trip from the harness's packet delay line between the
+   * Computers and the Server (each packet delayed by `oneWayMs`; section paths runs the round-trip
+   * matrix).
    */
   extraCases: Array<{
     direction: "uplink" | "downlink";
@@ -196,6 +241,25 @@ export function makePlan(quick: boolean): Plan {
           unshapedBytes: 4 * MiB,
         },
       },
+      // Long paths take minutes each: the quick run has none (--only paths runs the full plan).
+      paths: {
+        roundTrips: {
+          directions: [],
+          ratesMbit: [],
+          rttsMs: [],
+          seconds: 1,
+          minAssetBytes: MiB,
+          maxAssetBytes: MiB,
+          ceilingSeconds: 1,
+          idleSamplesPerKind: 5,
+          goalRttsMs: [],
+          goalRatesMbit: [],
+          goalProbeModes: [],
+        },
+        step: null,
+        latecomer: null,
+        longAnswers: null,
+      },
       codecs: {
         bytesPerKind: MiB,
         chunkSizes: [64 * KiB, 512 * KiB],
@@ -256,7 +320,6 @@ export function makePlan(quick: boolean): Plan {
       extraCases: [
         { direction: "uplink", rateMbit: 2, assetBytes: 16 * MiB },
         { direction: "downlink", rateMbit: 2, assetBytes: 16 * MiB },
-        { direction: "uplink", rateMbit: 20, oneWayMs: 20 },
       ],
       queueSampleMs: 100,
       // Text where the issue sets its goal (<= 20 Mbit/s; Markdown, the kind that shrinks
@@ -276,6 +339,43 @@ export function makePlan(quick: boolean): Plan {
         incompressibleRates: [1, 2, 5, 20, 200, null],
         unshapedBytes: 256 * MiB,
       },
+    },
+    // About 45 minutes on a loaded 2-core machine: 32 round-trip cases of 45–60 s (plain flow,
+    // fresh stack, a 10 s download), 4 more downloads in each of the 8 cells the goals judge,
+    // the step (1 min), two latecomers (3–5 min each), two long-answer cases (2–3 min each).
+    paths: {
+      roundTrips: {
+        directions: ["uplink", "downlink"],
+        ratesMbit: [2, 20, 50, 200],
+        rttsMs: [0, 50, 100, 200],
+        seconds: 10,
+        minAssetBytes: 4 * MiB,
+        maxAssetBytes: 256 * MiB,
+        ceilingSeconds: 6,
+        idleSamplesPerKind: 10,
+        goalRttsMs: [100, 200],
+        goalRatesMbit: [20, 50],
+        goalProbeModes: [true, false, true, false, true],
+      },
+      step: {
+        direction: "uplink",
+        fromMbit: 50,
+        toMbit: 2,
+        rttMs: 0,
+        assetBytes: 64 * MiB,
+        dropAtSeconds: 3,
+        holdSeconds: 10,
+      },
+      latecomer: {
+        rateMbit: 20,
+        rttsMs: [0, 100],
+        gapSeconds: 10,
+        windowSeconds: 20,
+        // The first alone for 10 s, then both for 20 s: 24 + 24 MB at 20 Mbit/s; the second 24.
+        firstBytes: 56 * MiB,
+        secondBytes: 32 * MiB,
+      },
+      longAnswers: { rttsMs: [600, 1800], assetBytes: 48 * MiB, deadlineSeconds: 120 },
     },
     codecs: {
       bytesPerKind: 4 * MiB,

@@ -13,6 +13,8 @@ import { otherBlocks } from "./build-other.ts";
 import type { CapacityData } from "../sections/capacity.ts";
 import type { LinksData } from "../sections/links.ts";
 import { linkSizingBlocks, linksBlocks } from "./build-links.ts";
+import type { PathsData } from "../sections/paths.ts";
+import { pathsBlocks } from "./build-paths.ts";
 import type { CodecsData } from "../sections/codecs.ts";
 import { codecsBlocks } from "./build-codecs.ts";
 import { keyFigures } from "./key-figures.ts";
@@ -32,6 +34,7 @@ export const SECTION_TITLES: Record<SectionId, string> = {
   transport: "Stock transport: what each departure from the libraries buys",
   capacity: "Capacity model and recommended settings",
   links: "Real links: shaped uplinks and downlinks",
+  paths: "Long paths: round trips, a rate step, a latecomer, long answers",
   codecs: "Content-codings: ratio and CPU per MB on the text corpus",
 };
 
@@ -53,6 +56,7 @@ const ORDER: SectionId[] = [
   "http",
   "twoNode",
   "links",
+  "paths",
   "transport",
   "codecs",
 ];
@@ -90,6 +94,9 @@ function sectionBlocks(report: Report, id: SectionId, o: SectionOutcome): Block[
       break;
     case "links":
       blocks.push(...linksBlocks(o.data as LinksData));
+      break;
+    case "paths":
+      blocks.push(...pathsBlocks(o.data as PathsData));
       break;
     case "codecs":
       blocks.push(...codecsBlocks(o.data as CodecsData));

@@ -45,6 +45,7 @@ import { commitOf } from "../lib/git.ts";
 import { expectDigest } from "../lib/integrity.ts";
 import type { LinksFairnessKind, LinksPlan } from "../lib/plan.ts";
 import { MiB, formatBytes, percentile } from "../lib/stats.ts";
+import { bytesAt } from "../lib/progress.ts";
 
 const SKILL = "links-data";
 
@@ -116,7 +117,7 @@ export interface LinkCase {
   direction: Direction;
   /** Mbit/s; null: unshaped. */
   rateMbit: number | null;
-  /** One-way delay added by the userspace delay stage in each direction (D38); 0: none. */
+  /** One-way delay of the packet delay line between the Computers and the Server; 0: none. */
   oneWayDelayMs: number;
   /** A case beside the rate matrix (plan.extraCases): a fixed file size or a delay. */
   extra: boolean;
@@ -194,19 +195,6 @@ function byKind(samples: readonly ProbeSample[]): LatencyByKind {
     get_skills: latencyStats(samples.filter((s) => s.kind === "get_skills")),
     all: latencyStats(samples),
   };
-}
-
-/** Bytes delivered at `ms` after the start, from a download's progress marks (linear between). */
-function bytesAt(progress: Array<[number, number]>, ms: number): number {
-  let prev: [number, number] = [0, 0];
-  for (const p of progress) {
-    if (p[0] >= ms) {
-      const span = p[0] - prev[0];
-      return span > 0 ? prev[1] + ((p[1] - prev[1]) * (ms - prev[0])) / span : p[1];
-    }
-    prev = p;
-  }
-  return prev[1];
 }
 
 export function jainIndex(xs: readonly number[]): number {
@@ -360,16 +348,22 @@ async function withStack<T>(
   delayMs: number,
   fn: (s: StackOnLinks) => Promise<T>,
 ): Promise<T> {
-  const stack = await startStackOnLinks(st.links, {
-    build,
-    skills: st.home,
-    workDir: join(st.work, `${label}-${build.label}-${st.runSeq++}`),
-    ...(delayMs > 0 ? { delayMs: { computers: delayMs } } : {}),
-  });
+  // The delay line sits on the Computers' side (router-c): a round trip between the Computer and
+  // the Server gains 2 × delayMs, as every small request and chunk of the case does.
+  if (delayMs > 0) await st.links.delay("computers", delayMs);
   try {
-    return await fn(stack);
+    const stack = await startStackOnLinks(st.links, {
+      build,
+      skills: st.home,
+      workDir: join(st.work, `${label}-${build.label}-${st.runSeq++}`),
+    });
+    try {
+      return await fn(stack);
+    } finally {
+      await stack.close();
+    }
   } finally {
-    await stack.close();
+    if (delayMs > 0) await st.links.delay("computers", 0);
   }
 }
 
@@ -661,7 +655,7 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
   );
   if (plan.extraCases.some((x) => x.oneWayMs)) {
     data.notes.push(
-      "Cases named rtt… add round-trip delay with a userspace delay stage (a TCP proxy in the Server's namespace that holds each read for the one-way delay, in each direction): the delay is emulated in userspace, not by the kernel (these kernels have no netem).",
+      "Cases named rtt… add a round trip with the harness's packet delay line (a TUN device in router-c; every packet between the Computers and the Server waits the one-way delay in a userspace line, so TCP sees the round trip itself): emulated in userspace, since these kernels have no netem.",
     );
   }
   return data;

@@ -17,8 +17,14 @@ export interface GaugeSampling {
 
 export interface SinkResult {
   bytes: number;
+  /** From the connect call to the end of the stream. */
   seconds: number;
+  /** [ms since the connect call, bytes received] each time another `MARK_BYTES` arrived. */
+  marks: Array<[number, number]>;
 }
+
+/** How often the sink notes its progress. */
+const MARK_BYTES = 256 * 1024;
 
 const servers: Server[] = [];
 const samplers = new Map<number, { stop: () => GaugeSampling }>();
@@ -67,11 +73,21 @@ function tcpSink(host: string, port: number): Promise<SinkResult> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     let bytes = 0;
+    let nextMark = MARK_BYTES;
+    const marks: Array<[number, number]> = [];
     const sock = connect(port, host);
-    sock.on("data", (d: Buffer) => (bytes += d.length));
+    sock.on("data", (d: Buffer) => {
+      bytes += d.length;
+      if (bytes >= nextMark) {
+        marks.push([performance.now() - t0, bytes]);
+        nextMark = (Math.floor(bytes / MARK_BYTES) + 1) * MARK_BYTES;
+      }
+    });
     sock.on("error", reject);
     sock.on("end", () => {
-      resolve({ bytes, seconds: (performance.now() - t0) / 1000 });
+      const seconds = (performance.now() - t0) / 1000;
+      marks.push([seconds * 1000, bytes]);
+      resolve({ bytes, seconds, marks });
       sock.destroy();
     });
   });

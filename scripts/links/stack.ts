@@ -88,7 +88,6 @@ export function shebangFlags(file: string): string[] {
 
 export const PING_TOOL = "links__ping";
 const SERVER_PORT = 7100;
-const DELAY_PORT = { computers: 7101, agents: 7102 } as const;
 const TSX = ["--conditions=@a2c-smcp/source", "--import", "tsx"];
 
 /** Waits for a child's `ready` message (bench/lib/ipc.ts `serve`), or its exit. */
@@ -184,30 +183,6 @@ export async function startNsTool(links: Links, host: Host): Promise<NsTool> {
   return new NsTool(await ready(child, 60_000));
 }
 
-/** A delay stage (delay-stage.ts) in `host`, forwarding `listenPort` to `target`. */
-export async function startDelayStage(
-  links: Links,
-  host: Host,
-  o: { listenPort: number; target: string; delayMs: number; maxHeldBytes?: number },
-): Promise<ManagedChild> {
-  const lines: string[] = [];
-  const child = links.spawn(host, {
-    name: `delay-${host.name}-${o.listenPort}`,
-    command: process.execPath,
-    args: [
-      ...TSX,
-      join(REPO_ROOT, "scripts/links/delay-stage.ts"),
-      ...["--listen", `0.0.0.0:${o.listenPort}`, "--target", o.target],
-      ...["--delay-ms", String(o.delayMs)],
-      ...(o.maxHeldBytes ? ["--max-held-bytes", String(o.maxHeldBytes)] : []),
-    ],
-    cwd: REPO_ROOT,
-    onLine: (l) => lines.push(l),
-  });
-  await lineOf(child, lines, /^listening /, 60_000);
-  return child;
-}
-
 /** One Agent process (agent-driver.ts), typed. */
 export class AgentDriver {
   constructor(
@@ -255,10 +230,6 @@ export interface StackOnLinksOptions {
   workDir: string;
   /** Offices (computer-i with agent-i); default min(agents, computers). */
   offices?: number;
-  /** One-way delay added by a userspace delay stage (D38) on the Computers' or Agents' side. */
-  delayMs?: { computers?: number; agents?: number };
-  /** Largest byte count either delay stage holds per direction (delay-line.ts). */
-  delayMaxHeldBytes?: number;
   /** Extra flags for the Server / the Computers. */
   serverArgs?: string[];
   computerArgs?: string[];
@@ -340,21 +311,6 @@ export async function startStackOnLinks(
     serverTool = startNsTool(links, links.server);
     await lineOf(server, serverLines, /^listening on /, 60_000);
     const metricsUrl = `http://127.0.0.1:${SERVER_PORT}/metrics`;
-    // Where each side connects: the Server, or a delay stage in front of it (D38).
-    const port = { computers: SERVER_PORT, agents: SERVER_PORT };
-    for (const side of ["computers", "agents"] as const) {
-      const delayMs = o.delayMs?.[side];
-      if (!delayMs) continue;
-      started.push(
-        await startDelayStage(links, links.server, {
-          listenPort: DELAY_PORT[side],
-          target: `127.0.0.1:${SERVER_PORT}`,
-          delayMs,
-          ...(o.delayMaxHeldBytes ? { maxHeldBytes: o.delayMaxHeldBytes } : {}),
-        }),
-      );
-      port[side] = DELAY_PORT[side];
-    }
     mkdirSync(o.workDir, { recursive: true });
     const mcpConfig = join(o.workDir, "mcp.json");
     writeFileSync(
@@ -379,7 +335,7 @@ export async function startStackOnLinks(
         args: [
           ...shebangFlags(computerFile),
           computerFile,
-          ...["--server", `http://${links.server.addressForComputers}:${port.computers}`],
+          ...["--server", `http://${links.server.addressForComputers}:${SERVER_PORT}`],
           ...["--office", officeNames[i]!, "--name", computerNames[i]!, "--token", token],
           ...["--skills", o.skills, "--mcp-config", mcpConfig],
           ...["--state-dir", join(o.workDir, `state-${i}`), "--max-size", String(2 ** 32)],
@@ -410,7 +366,7 @@ export async function startStackOnLinks(
         drivers.push(child);
         await child.call("connect", {
           buildRoot: build.root,
-          url: `http://${links.server.addressForAgents}:${port.agents}`,
+          url: `http://${links.server.addressForAgents}:${SERVER_PORT}`,
           token,
           office: officeNames[i]!,
           name: `agent-${i}`,

@@ -91,3 +91,45 @@ export function linksUnavailable(): string | null {
   }
   return null;
 }
+
+/** What the kernel says of one TCP connection (`ss -ti`), the fields the harness reads. */
+export interface TcpInfo {
+  /** Smoothed round trip, ms. */
+  rttMs: number;
+  /** Least round trip seen, ms (the path's own, without queueing). */
+  minRttMs: number;
+  /** The last delivery-rate sample, payload bits per second, as the kernel times it. */
+  deliveryRateBps: number;
+  /** The sample was taken while the sender had nothing to send (it says less than the path). */
+  appLimited: boolean;
+  bytesAcked: number;
+  congestion: string;
+}
+
+/** Parses one connection's `ss -ti` lines (the address line, then its info line). */
+export function parseTcpInfo(text: string): TcpInfo | null {
+  const num = (re: RegExp): number => Number(re.exec(text)?.[1] ?? NaN);
+  if (!/\brtt:/.test(text)) return null;
+  return {
+    rttMs: num(/\brtt:([\d.]+)\//),
+    minRttMs: num(/\bminrtt:([\d.]+)/),
+    deliveryRateBps: num(/\bdelivery_rate (\d+)bps/),
+    appLimited: /\bapp_limited\b/.test(text),
+    bytesAcked: num(/\bbytes_acked:(\d+)/),
+    congestion: /^\s*([a-z]+)\s/m.exec(text.split("\n")[1] ?? "")?.[1] ?? "?",
+  };
+}
+
+/**
+ * The kernel's view of the established connection in namespace `ns` whose local port is
+ * `localPort` (the first one, null when there is none). Its rates and round trips are timed by
+ * the kernel, so what runs beside the harness does not move them.
+ */
+export async function tcpInfo(ns: string, localPort: number): Promise<TcpInfo | null> {
+  const out = await run("ip", [
+    ...["netns", "exec", ns, "ss", "-tinH", "state", "established"],
+    ...["sport", "=", `:${localPort}`],
+  ]);
+  const lines = out.split("\n");
+  return lines.length >= 2 ? parseTcpInfo(`${lines[0]}\n${lines[1]}`) : null;
+}

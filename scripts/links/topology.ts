@@ -14,6 +14,11 @@
  * or, unshaped, a `pfifo` that only counts; the other directions are never shaped. Wire bytes come
  * from those qdiscs' counters: every frame, headers and retransmissions included.
  *
+ * Round trips come from a packet delay line in a router (delay.ts, `delay(side, oneWayMs)`):
+ * router-c delays what crosses between the Computers and the Server, router-a what crosses
+ * between the Server and the Agents. Every host's TCP buffers may grow to 32 MiB, so a flow can
+ * keep a bandwidth-delay product of 200 Mbit/s × 1 s in flight.
+ *
  * Names are `<prefix>_<owner pid, base 36><seq>-<role>` (at most 15 characters). Everything is torn
  * down by `close()`, by a synchronous cleanup on the owner's exit or fatal signal, and, should the
  * owner have been killed outright, by the next harness of this prefix: it removes namespaces whose
@@ -23,6 +28,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChildSet, type ManagedChild } from "../stack/children.ts";
+import {
+  DEFAULT_MAX_HELD_BYTES,
+  startDelayLine,
+  type DelayLine,
+  type DelayLineStats,
+} from "./delay.ts";
 import {
   LinkCommandError,
   ip,
@@ -35,6 +46,8 @@ import {
 } from "./system.ts";
 
 export type Direction = "uplink" | "downlink";
+/** Where a delay line sits: router-c (Computers ↔ Server) or router-a (Server ↔ Agents). */
+export type DelaySide = "computers" | "agents";
 
 /** How one direction is shaped. */
 export interface Shape {
@@ -83,6 +96,8 @@ export interface LinksOptions {
   prefix?: string;
   uplink?: Shape | null;
   downlink?: Shape | null;
+  /** One-way delay of each side's delay line, ms (0 or absent: none). */
+  delayMs?: Partial<Record<DelaySide, number>>;
 }
 
 /** A process started in one of the hosts (see `spawnIn`). */
@@ -114,6 +129,14 @@ export interface Links {
   shape(direction: Direction, shape: Shape | null): Promise<ShapeReport>;
   /** What each direction holds now. */
   shapes(): Promise<Record<Direction, ShapeReport>>;
+  /**
+   * Runs (replacing any) a delay line of `oneWayMs` on `side`, or none for 0: every packet
+   * crossing that side's router then waits `oneWayMs`, a round trip through it 2 × `oneWayMs`.
+   * Resolves with what the line it replaced reported (null: there was none).
+   */
+  delay(side: DelaySide, oneWayMs: number, maxHeldBytes?: number): Promise<DelayLineStats | null>;
+  /** The one-way delay of each side's line now (0: none). */
+  delays(): Record<DelaySide, number>;
   /** Counters of each direction's queue. */
   counters(): Promise<Record<Direction, QueueCounters>>;
   /**
@@ -150,6 +173,11 @@ const FRAME_BYTES = 1514;
 /** Queue bound of the counting-only qdisc of an unshaped direction (never reached). */
 const PFIFO_LIMIT = 100_000;
 const DEFAULT_LATENCY_MS = 100;
+/** TCP buffers of every host: autotuning may reach 32 MiB (the kernel's default send cap is 4). */
+const TCP_BUFFERS = [
+  "net.ipv4.tcp_rmem=4096 131072 33554432",
+  "net.ipv4.tcp_wmem=4096 16384 33554432",
+];
 
 export function defaultBurstBytes(rateMbit: number): number {
   return Math.max(10 * FRAME_BYTES, Math.ceil((rateMbit * 1e6) / 8 / 250));
@@ -239,6 +267,7 @@ class LinksImpl implements Links {
   readonly namespaces: string[];
   readonly #children: ChildSet;
   readonly #logDir: string;
+  readonly #lines: Partial<Record<DelaySide, DelayLine>> = {};
   #closed = false;
 
   constructor(prefix: string, agents: number, computers: number) {
@@ -325,15 +354,37 @@ class LinksImpl implements Links {
     await ip(server.ns, "route", "add", `${SUBNET}.1.0/24`, "via", ADDR.routerCUp);
     await ip(server.ns, "route", "add", `${SUBNET}.4.0/24`, "via", ADDR.routerAUp);
     for (const r of [rc, ra]) {
-      await run("ip", [
-        "netns",
-        "exec",
-        r.ns,
-        "sh",
-        "-c",
-        "echo 1 > /proc/sys/net/ipv4/ip_forward",
-      ]);
+      await run("ip", ["netns", "exec", r.ns, "sysctl", "-qw", "net.ipv4.ip_forward=1"]);
     }
+    for (const h of [server, ...this.computers, ...this.agents]) {
+      await run("ip", ["netns", "exec", h.ns, "sysctl", "-qw", ...TCP_BUFFERS]);
+    }
+  }
+
+  async delay(
+    side: DelaySide,
+    oneWayMs: number,
+    maxHeldBytes?: number,
+  ): Promise<DelayLineStats | null> {
+    if (!(oneWayMs >= 0)) throw new RangeError(`a delay must be >= 0 ms, got ${oneWayMs}`);
+    const stats = (await this.#lines[side]?.stop()) ?? null;
+    delete this.#lines[side];
+    if (oneWayMs === 0) return stats;
+    const router = side === "computers" ? this.routerC : this.routerA;
+    this.#lines[side] = await startDelayLine((spec) => this.spawn(router, spec), {
+      ns: router.ns,
+      forwardedFrom: ["br0", "up0"],
+      oneWayMs,
+      maxHeldBytes: maxHeldBytes ?? DEFAULT_MAX_HELD_BYTES,
+    });
+    return stats;
+  }
+
+  delays(): Record<DelaySide, number> {
+    return {
+      computers: this.#lines.computers?.oneWayMs ?? 0,
+      agents: this.#lines.agents?.oneWayMs ?? 0,
+    };
   }
 
   private async bridge(ns: string, address: string): Promise<void> {
@@ -533,6 +584,10 @@ export async function openLinks(opts: LinksOptions): Promise<Links> {
     await links.build();
     await links.shape("uplink", opts.uplink ?? null);
     await links.shape("downlink", opts.downlink ?? null);
+    for (const side of ["computers", "agents"] as const) {
+      const ms = opts.delayMs?.[side];
+      if (ms) await links.delay(side, ms);
+    }
   } catch (err) {
     await links.close();
     throw err;

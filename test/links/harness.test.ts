@@ -1,25 +1,22 @@
 /**
  * The link harness itself (scripts/links/): each direction is shaped at its rate on its router's
- * forwarding hop and counted there, Agents share their downlink's queue, the delay stage adds
- * what it says, and nothing of a topology outlives it: not on close, not when its owner exits
+ * forwarding hop and counted there, Agents share their downlink's queue, the delay line adds
+ * its round trip to TCP's own and a plain flow still fills the link through it, and nothing of a topology outlives it: not on close, not when its owner exits
  * without closing, not when its owner is killed (the next harness removes what it left).
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { startDelayStage, startNsTool, type NsTool } from "../../scripts/links/stack.ts";
-import { linksUnavailable, listNamespaces } from "../../scripts/links/system.ts";
-import {
-  openLinks,
-  type Direction,
-  type Links,
-  type QueueCounters,
-} from "../../scripts/links/topology.ts";
+import { plainFlow, type PlainFlowResult } from "../../scripts/links/plain-flow.ts";
+import { startNsTool, type NsTool } from "../../scripts/links/stack.ts";
+import { linksUnavailable, listNamespaces, namespacePids } from "../../scripts/links/system.ts";
+import { defaultBurstBytes, openLinks, type Links } from "../../scripts/links/topology.ts";
 import { REPO_ROOT } from "../support/agent-stack.ts";
 
 const unavailable = linksUnavailable();
 const MB = 1_000_000;
+const GRACE_FOR_LOAD_MS = 30;
 
 function alive(pid: number): boolean {
   try {
@@ -41,55 +38,29 @@ async function goneWithin(pid: number, ms: number): Promise<boolean> {
 }
 
 /**
- * The rate a direction's queue forwards while a transfer keeps it busy: its byte counter read once
- * `from` bytes and once `to` bytes have passed (after TCP's start), over the time between. A read
- * is `tc` run as a process; only reads that took at most 30 ms are used, so each one's moment is
- * known to ±15 ms even on a busy machine. Any read between them that found the queue empty is
- * reported: then the sender, not the shaper, set the pace.
+ * The rate a direction's queue forwards, from a plain flow across it: the median of the kernel's
+ * delivery-rate samples at the sender (timed by the kernel as acks arrive, and samples taken while
+ * the sender had nothing queued are left out, so a starved process on a busy machine does not
+ * move it), turned into wire bits by the flow's wire bytes per payload byte.
  */
-async function measuredRate(
-  links: Links,
-  direction: Direction,
-  from: number,
-  to: number,
-  running: Promise<unknown>,
-): Promise<{ rate: number; idleReads: number }> {
-  let done = false;
-  void running.finally(() => (done = true));
-  const read = async (): Promise<{ at: number; took: number; c: QueueCounters }> => {
-    const t0 = performance.now();
-    const c = (await links.counters())[direction];
-    const t1 = performance.now();
-    return { at: (t0 + t1) / 2, took: t1 - t0, c };
-  };
-  const base = (await read()).c.bytes;
-  let first: { at: number; c: QueueCounters } | undefined;
-  let idleReads = 0;
-  for (;;) {
-    assert.ok(!done, `the transfer ended before ${to} bytes crossed the ${direction} queue`);
-    const r = await read();
-    const passed = r.c.bytes - base;
-    if (first && r.c.backlogBytes === 0) idleReads++;
-    if (r.took <= 30) {
-      if (!first && passed >= from) first = r;
-      else if (first && passed >= to) {
-        return { rate: ((r.c.bytes - first.c.bytes) * 8) / ((r.at - first.at) / 1000), idleReads };
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+function wireRate(flow: PlainFlowResult): number {
+  const sorted = [...flow.deliveryRates].sort((a, b) => a - b);
+  assert.ok(sorted.length >= 3, `only ${sorted.length} delivery-rate samples`);
+  return sorted[sorted.length >> 1]! * flow.wirePerPayloadByte;
 }
 
-/**
- * Within 4% of the set rate. A shaper never lets more through; less only when the sender left
- * its queue empty for a moment (a starved process on a busy machine), which is then said.
- */
-function assertRate(rate: number, set: number, idleReads: number): void {
-  const words = `measured ${(rate / 1e6).toFixed(2)} Mbit/s of ${set / 1e6}`;
-  assert.ok(rate <= 1.04 * set, words);
-  if (idleReads === 0) assert.ok(rate >= 0.96 * set, words);
-  else assert.ok(rate >= 0.8 * set, `${words}; the queue was empty at ${idleReads} reads`);
+/** Within 4% of the set rate, and never faster than the rate over the whole flow. */
+function assertRate(flow: PlainFlowResult, set: number, burstBytes: number): string {
+  const rate = wireRate(flow);
+  const words = `measured ${(rate / 1e6).toFixed(2)} Mbit/s of ${set / 1e6} (${flow.deliveryRates.length} samples, ${flow.congestion})`;
+  assert.ok(rate >= 0.96 * set && rate <= 1.04 * set, words);
+  // A shaper passes at most its burst beyond the rate, whatever else the machine does.
+  const least = ((flow.wireBytes - burstBytes) * 8) / set;
+  assert.ok(flow.seconds >= least, `${flow.wireBytes} B crossed in ${flow.seconds} s`);
+  return words;
 }
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 void describe("link harness", { skip: unavailable ?? false }, () => {
   let links: Links;
@@ -126,28 +97,36 @@ void describe("link harness", { skip: unavailable ?? false }, () => {
     }
   });
 
-  void test("the downlink forwards at its rate, counted on its queue only", async () => {
-    const port = await server.tcpSource(9001, 8 * MB);
+  void test("the downlink forwards at its rate, counted on its queue only", async (t) => {
     const before = await links.counters();
-    const sink = agents[0]!.tcpSink(links.server.addressForAgents, port);
-    const { rate, idleReads } = await measuredRate(links, "downlink", 1 * MB, 6.5 * MB, sink);
-    const got = await sink;
+    const flow = await plainFlow(
+      links,
+      "downlink",
+      { sender: server, receiver: agents[0]! },
+      8 * MB,
+      9001,
+    );
     const c = await links.counters();
-    assert.equal(got.bytes, 8 * MB);
-    assertRate(rate, 20e6, idleReads);
-    const wire = c.downlink.bytes - before.downlink.bytes;
-    assert.ok(wire >= 8 * MB && wire < 8.6 * MB, `downlink counted ${wire} bytes for 8 MB`);
+    assert.equal(flow.bytes, 8 * MB);
+    t.diagnostic(assertRate(flow, 20e6, defaultBurstBytes(20)));
+    assert.ok(
+      flow.wireBytes >= 8 * MB && flow.wireBytes < 8.6 * MB,
+      `downlink counted ${flow.wireBytes} bytes for 8 MB`,
+    );
     // The transfer's acks go Agent -> Server: they never cross the Computers' uplink.
     assert.ok(c.uplink.bytes - before.uplink.bytes < 0.01 * MB);
   });
 
-  void test("the uplink forwards at its rate", async () => {
-    // 3 MB past the measured span: room for counter reads that are slow on a busy machine.
-    const port = await computer.tcpSource(9002, 8 * MB);
-    const sink = server.tcpSink(links.computers[0]!.address, port);
-    const { rate, idleReads } = await measuredRate(links, "uplink", 0.5 * MB, 5 * MB, sink);
-    assert.equal((await sink).bytes, 8 * MB);
-    assertRate(rate, 10e6, idleReads);
+  void test("the uplink forwards at its rate", async (t) => {
+    const flow = await plainFlow(
+      links,
+      "uplink",
+      { sender: computer, receiver: server },
+      6 * MB,
+      9002,
+    );
+    assert.equal(flow.bytes, 6 * MB);
+    t.diagnostic(assertRate(flow, 10e6, defaultBurstBytes(10)));
   });
 
   void test("Agents share one downlink queue", async () => {
@@ -173,28 +152,74 @@ void describe("link harness", { skip: unavailable ?? false }, () => {
     }
   });
 
-  void test("the delay stage adds twice its delay to a round trip", async () => {
+  void test("the delay line adds its round trip to TCP's own, and goes when set to 0", async (t) => {
     const echo = await server.echoServer(9004);
-    await startDelayStage(links, links.server, {
-      listenPort: 9005,
-      target: `127.0.0.1:${echo}`,
-      delayMs: 40,
-    });
-    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
-    const direct = median(await agents[1]!.rtt(links.server.addressForAgents, echo, 15));
-    const delayed = median(await agents[1]!.rtt(links.server.addressForAgents, 9005, 15));
-    const added = delayed - direct;
-    assert.ok(
-      // Two 40 ms waits, less a few ms of noise in the two medians on a busy machine.
-      added >= 75 && added < 100,
-      `the stage added ${added.toFixed(1)} ms (direct ${direct.toFixed(1)})`,
+    const target = links.server.addressForAgents;
+    await links.delay("agents", 40);
+    assert.deepEqual(links.delays(), { computers: 0, agents: 40 });
+    const delayed = await agents[1]!.rtt(target, echo, 15);
+    await links.delay("agents", 0);
+    const direct = await agents[1]!.rtt(target, echo, 15);
+    t.diagnostic(
+      `with the line ${delayed.map((x) => x.toFixed(0)).join(" ")} ms; without ${median(direct).toFixed(1)}`,
     );
+    // Each packet waits 40 ms each way and never leaves early; a busy machine only adds.
+    assert.ok(
+      Math.min(...delayed) >= 80,
+      `fastest round trip ${Math.min(...delayed).toFixed(1)} ms`,
+    );
+    assert.ok(
+      median(delayed) < 80 + GRACE_FOR_LOAD_MS,
+      `round trips ${delayed.map((x) => x.toFixed(0)).join(" ")} ms`,
+    );
+    assert.ok(
+      median(direct) < GRACE_FOR_LOAD_MS,
+      `without the line: ${median(direct).toFixed(1)} ms`,
+    );
+  });
+
+  void test("a plain TCP flow fills a 20 Mbit/s link at a 100 ms round trip", async (t) => {
+    await links.delay("agents", 50);
+    try {
+      const flow = await plainFlow(
+        links,
+        "downlink",
+        { sender: server, receiver: agents[0]! },
+        12 * MB,
+        9006,
+      );
+      assert.equal(flow.bytes, 12 * MB);
+      // TCP's own round trip: the kernel's least sample at the sender (one taken on a spurious
+      // retransmission may read a few ms short of the path's).
+      assert.ok(
+        flow.minRttMs !== null && flow.minRttMs >= 95 && flow.minRttMs < 100 + GRACE_FOR_LOAD_MS,
+        `sender's min RTT ${flow.minRttMs} ms`,
+      );
+      // Past slow start, on the wire (a frame carries 1448 payload bytes in 1514).
+      const onWire = flow.steadyBps * flow.wirePerPayloadByte;
+      t.diagnostic(
+        `${(onWire / 1e6).toFixed(2)} Mbit/s on the wire, payload ${(flow.steadyBps / 1e6).toFixed(2)} past slow start, ${(flow.bps / 1e6).toFixed(2)} whole; min RTT ${flow.minRttMs} ms`,
+      );
+      assert.ok(
+        onWire >= 0.9 * 20e6,
+        `${(onWire / 1e6).toFixed(2)} Mbit/s on the wire (payload ${(flow.steadyBps / 1e6).toFixed(2)}, whole flow ${(flow.bps / 1e6).toFixed(2)})`,
+      );
+    } finally {
+      await links.delay("agents", 0);
+    }
   });
 });
 
 void describe("link harness cleanup", { skip: unavailable ?? false }, () => {
-  void test("close removes every namespace and process", async () => {
-    const links = await openLinks({ agents: 2, computers: 1, prefix: "lkt" });
+  void test("close removes every namespace and process, the delay line's too", async () => {
+    const links = await openLinks({
+      agents: 2,
+      computers: 1,
+      prefix: "lkt",
+      delayMs: { computers: 5 },
+    });
+    const line = namespacePids(links.routerC.ns);
+    assert.equal(line.length, 1, "the delay line runs in router-c");
     const p = links.spawn(links.computers[0]!, {
       name: "sleeper",
       command: process.execPath,
@@ -208,6 +233,7 @@ void describe("link harness cleanup", { skip: unavailable ?? false }, () => {
       [],
     );
     assert.equal(alive(p.pid), false);
+    assert.equal(alive(line[0]!), false);
   });
 
   /** Runs links-owner.ts, which opens a topology and ends without closing it. */

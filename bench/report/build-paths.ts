@@ -1,0 +1,156 @@
+/** The paths section's part of the report: round trips beside their plain TCP flow, the rate step, the latecomer, long answers. */
+import { formatBytes } from "../lib/stats.ts";
+import type { PathsData } from "../sections/paths.ts";
+import type { LatencyStats } from "../sections/links.ts";
+import type { Block } from "./doc.ts";
+import { pct } from "./format.ts";
+
+const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+const mbit = (bps: number): string => (bps / 1e6).toFixed(2);
+const lat = (s: LatencyStats | null): string =>
+  s === null
+    ? "none sent"
+    : s.n === 0
+      ? `all ${s.failed} failed`
+      : `${ms(s.p50)} / ${ms(s.p95)} (n ${s.n}${s.failed ? `, ${s.failed} failed` : ""})`;
+const secs = (x: number | null): string => (x === null ? "never" : `${x.toFixed(1)} s`);
+
+export function pathsBlocks(d: PathsData): Block[] {
+  const blocks: Block[] = [];
+  if (d.roundTrips.length > 0) {
+    blocks.push(
+      {
+        kind: "heading",
+        level: 3,
+        text: "Round trips: downloads beside a plain TCP flow on the same path",
+      },
+      {
+        kind: "para",
+        text: `Each case shapes one direction with tbf (burst max(10 frames, 4 ms), latency 100 ms) and sets the delay line on that side to half the round trip; the plain TCP flow (rate × ${d.plan.roundTrips.ceilingSeconds} s, the kernel's congestion control) runs first, then SDK downloads of clamp(rate × ${d.plan.roundTrips.seconds} s, ${formatBytes(d.plan.roundTrips.minAssetBytes)}, ${formatBytes(d.plan.roundTrips.maxAssetBytes)}) with default options on fresh processes. "Of the plain flow": the download's payload rate over the flow's payload rate past its slow start. Small requests: the same Agent's tool_call / get_skills every ${300} ms during the download, p50 / p95 ms; idle: one after another before it.`,
+      },
+      {
+        kind: "table",
+        head: [
+          "case",
+          "plain flow: past slow start / whole, min RTT",
+          "file",
+          "build",
+          "download",
+          "of the link",
+          "of the plain flow",
+          "wire B/B",
+          "timeouts / busy",
+          "small requests idle",
+          "during",
+          "load",
+        ],
+        rows: d.roundTrips.flatMap((c) =>
+          c.runs.map((r) => [
+            c.id,
+            `${pct(c.ceiling.steadyUtilization ?? 0)} / ${pct(c.ceiling.utilization ?? 0)}, ${c.ceiling.minRttMs ?? "?"} ms (${c.ceiling.congestion ?? "?"})`,
+            formatBytes(c.assetBytes),
+            r.build,
+            r.ok ? `${r.seconds.toFixed(1)} s, ${mbit(r.bps)} Mbit/s` : `FAILED: ${r.error ?? "?"}`,
+            r.utilization === null ? "–" : pct(r.utilization),
+            pct(r.ofCeiling),
+            Number.isFinite(r.wirePerPayloadByte) ? r.wirePerPayloadByte.toFixed(3) : "–",
+            `${r.timeouts} / ${r.busy}`,
+            lat(r.idle),
+            lat(r.during),
+            r.loadAvg.map((x) => x.toFixed(1)).join(" "),
+          ]),
+        ),
+      },
+    );
+  }
+  if (d.steps.length > 0) {
+    blocks.push(
+      { kind: "heading", level: 3, text: "A rate step during a download" },
+      {
+        kind: "table",
+        head: [
+          "case",
+          "build",
+          "file",
+          "download",
+          "timeouts / busy",
+          "wire B/B",
+          "small requests over idle p95 + 250 ms until",
+          "worst",
+          "≥ 90 % of the new rate held from: down / up",
+          "payload Mbit/s per second, from 2 s before the drop",
+        ],
+        rows: d.steps.map((s) => [
+          s.id,
+          s.build,
+          formatBytes(s.assetBytes),
+          s.ok ? `${s.seconds.toFixed(1)} s` : `FAILED: ${s.error ?? "?"}`,
+          `${s.timeouts} / ${s.busy}`,
+          s.wirePerPayloadByte.toFixed(3),
+          `${s.latencyBackSeconds.toFixed(1)} s after the drop (idle p95 ${ms(s.idleP95)} ms)`,
+          `${ms(s.worstMs)} ms`,
+          `${secs(s.downToNinetySeconds)} / ${secs(s.upToNinetySeconds)}`,
+          s.perSecondMbit.map((x) => x.toFixed(1)).join(" "),
+        ]),
+      },
+    );
+  }
+  if (d.latecomers.length > 0) {
+    blocks.push(
+      { kind: "heading", level: 3, text: "A latecomer on a shared uplink" },
+      {
+        kind: "table",
+        head: [
+          "case",
+          "build",
+          "bytes in the window (first / second)",
+          "window",
+          "Jain",
+          "small requests idle p95",
+          "during (p50 / p95)",
+        ],
+        rows: d.latecomers.map((l) => [
+          l.id,
+          l.build,
+          l.windowBytes.map(formatBytes).join(" / "),
+          `${l.windowSeconds.toFixed(1)} s`,
+          l.jain.toFixed(3),
+          `${ms(l.idleP95)} ms`,
+          lat(l.during),
+        ]),
+      },
+    );
+  }
+  if (d.longAnswers.length > 0) {
+    blocks.push(
+      { kind: "heading", level: 3, text: "Answers a constant round trip later (unshaped)" },
+      {
+        kind: "table",
+        head: [
+          "case",
+          "build",
+          "file",
+          "download",
+          "ceiling (window × chunk)",
+          "reached in round",
+          "bytes per round trip (first 12)",
+        ],
+        rows: d.longAnswers.map((a) => [
+          a.id,
+          a.build,
+          formatBytes(a.assetBytes),
+          a.ok ? `${a.seconds.toFixed(1)} s` : `FAILED: ${a.error ?? "?"}`,
+          formatBytes(a.ceilingBytes),
+          a.roundsToCeiling === null ? "never" : String(a.roundsToCeiling),
+          a.perRound
+            .slice(0, 12)
+            .map((b) => formatBytes(Math.round(b)))
+            .join(", "),
+        ]),
+      },
+    );
+  }
+  if (blocks.length === 0)
+    blocks.push({ kind: "para", text: "The run's plan has no case of this section." });
+  return blocks;
+}

@@ -1,0 +1,97 @@
+/**
+ * A plain TCP flow across one shaped direction of the link harness: the ceiling a transfer on the
+ * same path can reach (bench links section, test/links/harness.test.ts). One connection, one
+ * stream of bytes from the direction's sending host (computer-0 on the uplink, the Server on the
+ * downlink) to its receiver, timed by the receiver; the sender's TCP as the kernel sees it is
+ * sampled while it runs, and the direction's queue counts what crossed the wire.
+ */
+import type { NsTool } from "./stack.ts";
+import { tcpInfo, type TcpInfo } from "./system.ts";
+import type { Direction, Host, Links } from "./topology.ts";
+
+export interface PlainFlowResult {
+  direction: Direction;
+  bytes: number;
+  /** From the receiver's connect call to the stream's end. */
+  seconds: number;
+  /** Payload bits per second over `seconds`. */
+  bps: number;
+  /**
+   * Payload bits per second past slow start: the median of the kernel's delivery-rate samples
+   * taken once 30 % of the bytes were acknowledged (timed by the kernel, so a starved process on
+   * a busy machine does not move it), or, with fewer than 3 such samples, the receiver's rate
+   * from 30 % of the bytes to the end.
+   */
+  steadyBps: number;
+  steadyFrom: "kernel" | "receiver";
+  /** Frames that left through the direction's queue (every header, retransmissions too). */
+  wireBytes: number;
+  wirePerPayloadByte: number;
+  /** The sender's least round trip, ms, and its congestion control (kernel's view; null: none read). */
+  minRttMs: number | null;
+  congestion: string | null;
+  /** The kernel's delivery-rate samples while the sender had data to send, bits/s. */
+  deliveryRates: number[];
+}
+
+/** The share of the bytes after which the flow counts as past its start. */
+const STEADY_FROM = 0.3;
+const SAMPLE_MS = 200;
+
+/** Payload rate between the first mark at or past `from` of the bytes and the last mark. */
+export function steadyRate(marks: ReadonlyArray<[number, number]>, from = STEADY_FROM): number {
+  const last = marks[marks.length - 1];
+  const first = marks.find((m) => m[1] >= from * (last?.[1] ?? 0));
+  if (!last || !first || last[0] <= first[0]) return NaN;
+  return ((last[1] - first[1]) * 8) / ((last[0] - first[0]) / 1000);
+}
+
+/**
+ * Runs one plain flow of `bytes` over `direction`; `tools` are ns-tools of the direction's
+ * sender and receiver (`sender` in computer-0 for the uplink, in the Server for the downlink).
+ */
+export async function plainFlow(
+  links: Links,
+  direction: Direction,
+  tools: { sender: NsTool; receiver: NsTool },
+  bytes: number,
+  port: number,
+): Promise<PlainFlowResult> {
+  const sender: Host = direction === "uplink" ? links.computers[0]! : links.server;
+  const target =
+    direction === "uplink" ? links.computers[0]!.address : links.server.addressForAgents;
+  const listening = await tools.sender.tcpSource(port, bytes);
+  const c0 = (await links.counters())[direction];
+  const samples: TcpInfo[] = [];
+  let done = false;
+  const sampling = (async (): Promise<void> => {
+    while (!done) {
+      const info = await tcpInfo(sender.ns, listening).catch(() => null);
+      if (info) samples.push(info);
+      await new Promise((r) => setTimeout(r, SAMPLE_MS));
+    }
+  })();
+  const got = await tools.receiver.tcpSink(target, listening).finally(() => (done = true));
+  await sampling;
+  const c1 = (await links.counters())[direction];
+  const wireBytes = c1.bytes - c0.bytes;
+  const minRtts = samples.map((s) => s.minRttMs).filter((x) => Number.isFinite(x));
+  const usable = (s: TcpInfo): boolean => !s.appLimited && Number.isFinite(s.deliveryRateBps);
+  const late = samples
+    .filter((s) => usable(s) && s.bytesAcked >= STEADY_FROM * bytes)
+    .map((s) => s.deliveryRateBps)
+    .sort((a, b) => a - b);
+  return {
+    direction,
+    bytes: got.bytes,
+    seconds: got.seconds,
+    bps: (got.bytes * 8) / got.seconds,
+    steadyBps: late.length >= 3 ? late[late.length >> 1]! : steadyRate(got.marks),
+    steadyFrom: late.length >= 3 ? "kernel" : "receiver",
+    wireBytes,
+    wirePerPayloadByte: got.bytes > 0 ? wireBytes / got.bytes : NaN,
+    minRttMs: minRtts.length > 0 ? Math.min(...minRtts) : null,
+    congestion: samples[0]?.congestion ?? null,
+    deliveryRates: samples.filter(usable).map((s) => s.deliveryRateBps),
+  };
+}
