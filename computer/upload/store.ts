@@ -125,7 +125,7 @@ export class UploadStore {
       return Promise.resolve(blobWriteFailed(R.Forbidden, M.notConfigured));
     }
     const total = req.total_size;
-    if (typeof total !== "number" || !Number.isSafeInteger(total) || total < 1) {
+    if (typeof total !== "number" || !Number.isInteger(total) || total < 1) {
       return Promise.resolve(blobWriteFailed(R.InvalidDeclaration, M.badTotalSize));
     }
     if (typeof req.sha256 !== "string" || !SHA256_HEX.test(req.sha256)) {

@@ -229,6 +229,15 @@ void test("too_large: cap 16, declared 17; nothing created, not even .a2c-upload
   assertError(a, "too_large", "declared total_size exceeds the upload cap");
   assert.equal((a.details as { total_size?: unknown }).total_size, 17);
   assert.equal(existsSync(roots.cap), false);
+  // A declaration no file could have is too large, not malformed (upstream compares integers).
+  const huge = await up.cap.chunk({
+    chunk_offset: 0,
+    eof: true,
+    total_size: 2 ** 60,
+    sha256: "0".repeat(64),
+    blob: "",
+  });
+  assertError(huge, "too_large");
   const ok = await up.cap.begin(randomBytes(16), 16);
   assert.equal(ok.total_size, 16);
 });
