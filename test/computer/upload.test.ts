@@ -388,3 +388,16 @@ void test("pipelined chunks (8 in flight) arrive in order and store the exact by
   assert.equal(final.sha256, sha256Hex(bytes));
   assert.deepEqual(readFileSync(final.landing_path as string), bytes);
 });
+
+void test("metrics: uploads stored and refused by reason, sessions open", async () => {
+  const main = computers[0]!;
+  const outcomes = new Map(
+    (await main.metrics.uploadOutcomes.get()).values.map((v) => [v.labels.outcome, v.value]),
+  );
+  assert.ok((outcomes.get("stored") ?? 0) >= 8, JSON.stringify([...outcomes]));
+  for (const reason of ["range", "invalid_declaration", "invalid_upload", "integrity"]) {
+    assert.ok((outcomes.get(reason) ?? 0) > 0, reason);
+  }
+  const open = (await main.metrics.uploadSessions.get()).values[0]?.value ?? 0;
+  assert.ok(open >= 1 && open <= 64, String(open)); // the first test's upload is still open
+});
