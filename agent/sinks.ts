@@ -198,7 +198,7 @@ export const FILE_WRITEBACK_BYTES = 32 * 1024 * 1024;
  * The longest committed bytes wait to be written, and a resume mark to be recorded: a process
  * killed at any moment loses at most about this much of the pull to a later resume.
  */
-export const FILE_CHECKPOINT_MS = 250;
+export const FILE_CHECKPOINT_MS = 100;
 
 /** Partial files downloads of this process write: a second download to the same file is refused. */
 const partialsInUse = new Set<string>();
@@ -488,7 +488,7 @@ export class FileSink implements Sink<FileSinkResult> {
     this.markedTo = this.committedEnd = this.writtenEnd = at;
     this.stopTicker();
     if (!hash) return;
-    this.ticker = setInterval(() => this.tick(), FILE_CHECKPOINT_MS);
+    this.ticker = setInterval(() => this.tick(), FILE_CHECKPOINT_MS / 2);
     this.ticker.unref();
   }
   private stopTicker(): void {
