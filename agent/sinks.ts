@@ -510,7 +510,15 @@ export class FileSink implements Sink<FileSinkResult> {
   /** A mark at `offset`, which the read's hash covers exactly now. */
   private mark(offset: number): void {
     if (!this.hash || offset <= this.markedTo) return;
-    this.marks.push({ offset, sha256: this.hash.copy().digest("hex") });
+    let sha256: string;
+    try {
+      sha256 = this.hash.copy().digest("hex");
+    } catch {
+      // The read digested its hash (its last byte is in): nothing more to mark for it.
+      this.hash = undefined;
+      return;
+    }
+    this.marks.push({ offset, sha256 });
     this.markedTo = offset;
   }
 
