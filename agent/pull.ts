@@ -382,6 +382,8 @@ interface PullContext<R> {
   gate: RateGate;
   /** Whether the sink was asked yet to resume (only the first read of a pull may). */
   resumeAsked: boolean;
+  /** Where the first request of the first read goes: where a resume would go on, else 0. */
+  firstOffset: number;
 }
 
 class Pull<R> {
@@ -414,6 +416,7 @@ class Pull<R> {
         opts.maxRate !== undefined ? new RateLimit(opts.maxRate, performance.now()) : undefined,
       ),
       resumeAsked: false,
+      firstOffset: 0,
       stats: {
         requests: 0,
         bytesReceived: 0,
@@ -471,6 +474,8 @@ class Pull<R> {
       if (hit) return hit;
     }
     const { stats, log, sink } = this.ctx;
+    // A resume asks its first chunk where it would go on: that answer teaches the identity too.
+    this.ctx.firstOffset = (await sink.resumeHint?.()) ?? 0;
     const rereads = Math.max(0, this.opts.rereads ?? DEFAULT_REREADS);
     for (;;) {
       try {
@@ -643,7 +648,8 @@ class Read<R> implements PathFlow {
     if (!this.firstAsked) {
       if (performance.now() < this.firstAt) return undefined;
       this.firstAsked = true;
-      return this.asked({ offset: 0, len: maxLen, first: true, epoch: this.epoch });
+      const offset = this.ctx.resumeAsked ? 0 : this.ctx.firstOffset;
+      return this.asked({ offset, len: maxLen, first: true, epoch: this.epoch });
     }
     const id = this.identity;
     if (!id) return undefined; // the first chunk is asked alone
@@ -707,6 +713,11 @@ class Read<R> implements PathFlow {
         if (w.epoch === this.epoch) this.resume(err);
         return;
       case "final":
+        if (w.first && w.offset > 0) {
+          // A resume's first request past the end of a source that shrank: ask at 0 instead.
+          this.ctx.firstOffset = 0;
+          return this.requeue(w, now);
+        }
         if (err instanceof BlobNotAccessibleError && err.reason === "range" && w.offset > 0) {
           // The offsets came from the learned size; a range refusal means the size changed
           // under us: learn it again from offset 0 (docs/protocol.md §6.7).
@@ -745,7 +756,8 @@ class Read<R> implements PathFlow {
         if (this.settled) return;
         this.identity = id;
         this.watchSpeed();
-        if (from) this.resumed(from, chunk);
+        if (from || work.offset > 0)
+          this.resumed(from ?? { offset: 0, hash: this.hash }, work, chunk);
         else {
           this.cursor = chunk.bytes.length;
           this.accept(work, chunk);
@@ -762,15 +774,19 @@ class Read<R> implements PathFlow {
     return this.ctx.sink.resume?.({ totalSize: id.total, sha256: id.sha, mimeType: id.mime });
   }
 
-  /** Goes on from the sink's verified prefix; the first answer's bytes past it are kept. */
-  private resumed(from: { offset: number; hash: Hash }, chunk: BlobChunk): void {
+  /**
+   * Goes on from the sink's verified prefix (0 when it had none): the first answer's bytes that
+   * continue it are kept, the others asked again in turn.
+   */
+  private resumed(from: { offset: number; hash: Hash }, work: ReadWork, chunk: BlobChunk): void {
+    const f = from.offset;
     this.hash = from.hash;
-    this.prefix = this.cursor = this.accepted = from.offset;
-    this.ctx.stats.resumedFrom = from.offset;
-    const len = chunk.bytes.length;
-    if (len > from.offset) {
-      this.held.set(from.offset, chunk.bytes.subarray(from.offset));
-      this.accepted = this.cursor = len;
+    this.prefix = this.cursor = this.accepted = f;
+    this.ctx.stats.resumedFrom = f;
+    const end = work.offset + chunk.bytes.length;
+    if (work.offset <= f && f < end) {
+      this.held.set(f, chunk.bytes.subarray(f - work.offset));
+      this.accepted = this.cursor = end;
     } else this.ctx.fetcher.releaseChunk?.(chunk.bytes);
     this.lastByteAt = performance.now();
     this.advance();

@@ -58,6 +58,8 @@ export interface Sink<R> {
     sha256: string;
     mimeType: string;
   }): Promise<{ offset: number; hash: Hash } | undefined>;
+  /** Where `resume` would likely go on (nothing checked yet): the first request asks there. */
+  resumeHint?(): Promise<number>;
   /**
    * Takes the bytes at `offset`, in offset order, copying what it keeps before it returns (the
    * caller reuses `bytes`). A promise says the sink holds enough for now: the pull waits for it
@@ -308,6 +310,20 @@ export class FileSink implements Sink<FileSinkResult> {
     private readonly opts: FileSinkOptions = {},
   ) {
     this.partial = partialPath(path);
+  }
+
+  async resumeHint(): Promise<number> {
+    if (!this.opts.resume) return 0;
+    try {
+      const fh = await open(this.partial, "r");
+      try {
+        return (await readRecord(fh))?.mark.offset ?? 0;
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      return 0;
+    }
   }
 
   async resume(id: {
