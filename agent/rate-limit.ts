@@ -15,8 +15,12 @@
  * wake-up from `wait`), so its tests run on a simulated clock.
  */
 
-/** The burst a bucket allows after an idle spell: this much of a second at the rate. */
-const BURST_SECONDS = 0.05;
+/**
+ * The burst a bucket allows after an idle spell: this much of a second at the rate. Enough for a
+ * pull that fell behind (a busy machine stalled it) to catch up, so the rate over seconds stays
+ * the cap; small enough that a pull never sends more than a quarter second ahead of it.
+ */
+const BURST_SECONDS = 0.25;
 
 export class RateLimit {
   /** Bytes that may be sent now; negative while in debt. */
@@ -35,7 +39,7 @@ export class RateLimit {
     this.at = now;
   }
 
-  /** The most a bucket holds: a request's worth for small rates, 50 ms of the rate otherwise. */
+  /** The most a bucket holds: `BURST_SECONDS` of the rate (at least a byte). */
   private get burst(): number {
     return Math.max(1, this.bytesPerSecond * BURST_SECONDS);
   }

@@ -33,9 +33,9 @@ void test("parseRate reads curl's syntax (powers of 1024) and refuses the rest",
 });
 
 void test("a rate cap: the first request goes at once, then each waits exactly its bytes' time", () => {
-  const cap = new RateLimit(1000, 0); // 1000 bytes a second, 50 bytes of burst
+  const cap = new RateLimit(1000, 0); // 1000 bytes a second, 250 bytes of burst
   assert.equal(cap.wait(0), 0);
-  cap.take(550, 0); // 500 bytes of debt
+  cap.take(750, 0); // 500 bytes of debt
   assert.equal(cap.wait(0), 500);
   assert.equal(cap.wait(499), 1);
   assert.equal(cap.wait(500), 0);
@@ -46,7 +46,7 @@ void test("a rate cap: the first request goes at once, then each waits exactly i
   assert.equal(cap.wait(500), 400);
   // Idle time fills the bucket only to its burst.
   assert.equal(cap.wait(60_000), 0);
-  cap.take(1050, 60_000);
+  cap.take(1250, 60_000);
   assert.equal(cap.wait(60_000), 1000);
 });
 
@@ -72,9 +72,9 @@ void test("a gate waits for the slowest of its caps and charges them all", () =>
   assert.equal(gate.active, true);
   assert.equal(gate.chunkBytes, 4096);
   assert.equal(gate.wait(0), 0);
-  gate.take(105, 0);
+  gate.take(125, 0);
   assert.equal(gate.wait(0), 1000); // own: 100 bytes of debt at 100 a second
-  assert.equal(client.wait(0), 55);
+  assert.equal(client.wait(0), 0); // client: 125 of its 250 bytes of burst left
   assert.equal(new RateGate().active, false);
   assert.equal(new RateGate().wait(0), 0);
 });
