@@ -3,7 +3,8 @@
  * pulls a 12 MiB skill file from a real Server and Computer at `--limit-rate 2M`, so it is half
  * way after about 3 s whatever the machine's speed; it is stopped when its progress line says
  * 50 % by SIGINT, SIGTERM or SIGKILL, and a rerun with `-c` moves at most 0.55× the file and
- * verifies; after a rewrite of the source in between it starts again from 0 with one note and
+ * verifies, also after a restart of the Computer or through another Server (handles are
+ * stateless, D14); after a rewrite of the source in between it starts again from 0 with one note and
  * verifies; a rerun without `-c` replaces the partial file. After each, the directory holds the
  * target and nothing else. The bytes moved are the rerun's own count (`--json` stats).
  * `--limit-rate 2M` holds within ±5 % over 10 s, measured between two of its progress lines.
@@ -24,6 +25,7 @@ import {
   type AgentStack,
 } from "../support/agent-stack.ts";
 import { startCli } from "../support/cli-process.ts";
+import { ServerHarness } from "../support/server-harness.ts";
 
 const MiB = 1024 * 1024;
 const SIZE = 12 * MiB;
@@ -135,6 +137,32 @@ void test("a restart of the Computer in between: -c resumes with the handle mint
   assert.ok(stats.bytes_received <= 0.55 * SIZE, `moved ${stats.bytes_received}`);
   assert.equal(await sha256Of(file), sha);
   assert.deepEqual(await readdir(dir), ["data.bin"]);
+});
+
+void test("another Server in between (a restart, another node): -c resumes through it", async () => {
+  const agent = new AgentClient({ url: stack.url, token: stack.token, name: "minter-2" });
+  await agent.connect();
+  await agent.joinOffice(stack.office);
+  const handle = (await agent.getSkillRaw("pc", "files", "data.bin")).blob_handle!;
+  await agent.close();
+  const { dir, file } = await target("data.bin");
+  const blobArgs = (url: string): string[] => [
+    ...["--server", url, "--office", stack.office, "--token", stack.token],
+    ...["blob", "pc", handle, "-o", file],
+  ];
+  await interrupt(blobArgs(stack.url), "SIGTERM");
+  // A second Server, and the same Computer (its state directory, so its key) joined to it.
+  const other = await ServerHarness.start({ tokens: [stack.token] });
+  const there = await inProcessComputer({ ...stack, harness: other, url: other.url }, "pc");
+  try {
+    const { stats } = await rerun([...blobArgs(other.url), "-c"]);
+    assert.ok(stats.bytes_received <= 0.55 * SIZE, `moved ${stats.bytes_received}`);
+    assert.equal(await sha256Of(file), sha);
+    assert.deepEqual(await readdir(dir), ["data.bin"]);
+  } finally {
+    await there.close();
+    await other.close();
+  }
 });
 
 void test("the source rewritten in between: -c starts again from 0 with one note, verifies", async () => {
