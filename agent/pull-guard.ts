@@ -70,6 +70,22 @@ export class SpeedGuard {
 }
 
 /**
+ * A pull's minimum progress rule from its options: a pull capped below its minimum would end for
+ * keeping to its cap, so the minimum is half the slowest cap at most.
+ */
+export function minimumProgress(
+  o: { speedLimit?: number; speedTimeMs?: number },
+  gate: RateGate,
+): SpeedGuard {
+  const limit = o.speedLimit ?? DEFAULT_SPEED_LIMIT;
+  const cap = gate.rate;
+  return new SpeedGuard(
+    cap !== undefined ? Math.min(limit, cap / 2) : limit,
+    o.speedTimeMs ?? DEFAULT_SPEED_TIME_MS,
+  );
+}
+
+/**
  * No Computer of ours clamps below its buffer bound (about 730 KiB), and the spec sets no floor;
  * an answer under 1 KiB without `eof` is never a useful clamp.
  */
@@ -126,6 +142,11 @@ export class RateGate {
 
   get active(): boolean {
     return this.limits.length > 0;
+  }
+
+  /** The slowest cap, bytes a second, or undefined without a cap. */
+  get rate(): number | undefined {
+    return this.active ? Math.min(...this.limits.map((l) => l.bytesPerSecond)) : undefined;
   }
 
   /** The chunk size that keeps the slowest cap smooth, or undefined without a cap. */

@@ -49,13 +49,7 @@ import {
   type ChunkWork,
   type PathFlow,
 } from "./path.ts";
-import {
-  AnswerJudge,
-  DEFAULT_SPEED_LIMIT,
-  DEFAULT_SPEED_TIME_MS,
-  RateGate,
-  SpeedGuard,
-} from "./pull-guard.ts";
+import { AnswerJudge, RateGate, minimumProgress, type SpeedGuard } from "./pull-guard.ts";
 import { RateLimit } from "./rate-limit.ts";
 import {
   BufferSink,
@@ -625,10 +619,7 @@ class Read<R> implements PathFlow {
     this.chunkCeiling = Math.max(1, Math.floor(o.chunkBytes ?? ceiling));
     this.chunkCeiling = Math.min(this.chunkCeiling, ctx.gate.chunkBytes ?? Infinity);
     this.maxHeld = this.window * 2;
-    this.speed = new SpeedGuard(
-      o.speedLimit ?? DEFAULT_SPEED_LIMIT,
-      o.speedTimeMs ?? DEFAULT_SPEED_TIME_MS,
-    );
+    this.speed = minimumProgress(o, ctx.gate);
   }
 
   run(): Promise<PullInfo> {

@@ -3,8 +3,8 @@
  * (D@resume-1): an aborted download keeps `<path>.a2c-part`; a resume hashes its prefix again and
  * goes on from it; a flipped byte or a record that fails its checksum is never trusted (from 0,
  * the event says why); a torn newest record falls back to the slot before it; a download that
- * fails for its content removes the partial file. And the client's `maxRate` is shared: two pulls
- * at once take twice as long as one.
+ * fails for its content removes the partial file; `maxTimeMs` ends a pull and keeps it. And the
+ * client's `maxRate` is shared: two pulls at once take twice as long as one.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, open, readFile, readdir, rm } from "node:fs/promises";
@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { AgentClient } from "../../agent/client.ts";
-import { IntegrityError } from "../../agent/errors.ts";
+import { IntegrityError, TooSlowError } from "../../agent/errors.ts";
 import { TRAILER_SLOT, partialPath, readRecord } from "../../agent/partial-file.ts";
 import type { ResumeEvent } from "../../agent/sinks.ts";
 import {
@@ -181,6 +181,24 @@ void test("a download that fails for its content removes the partial file", asyn
   }
 });
 
+void test("maxTimeMs ends a pull that outlasts it (TooSlowError max_time), the partial kept", async () => {
+  const file = join(dir, "f.bin");
+  const slow = await connectAgent(fake, { name: "agent-4" });
+  try {
+    const started = performance.now();
+    await assert.rejects(
+      slow.downloadBlob(COMPUTER, "h", file, { maxRate: 1024 * 1024, maxTimeMs: 1000 }),
+      (e: unknown) => e instanceof TooSlowError && e.reason === "max_time",
+    );
+    const seconds = (performance.now() - started) / 1000;
+    assert.ok(seconds < 3, `${seconds} s`);
+    assert.deepEqual(await readdir(dir), ["f.bin.a2c-part"]);
+    await rm(partialPath(file));
+  } finally {
+    await slow.close();
+  }
+});
+
 void test("the client's maxRate is shared: two pulls at once take as long as both bytes", async () => {
   const capped = await connectAgent(fake, { name: "agent-3", maxRate: 4 * 1024 * 1024 });
   try {
@@ -191,8 +209,8 @@ void test("the client's maxRate is shared: two pulls at once take as long as bot
       capped.readBlob(COMPUTER, "y", { chunkBytes: half }),
     ]);
     const seconds = (performance.now() - started) / 1000;
-    // 12 MiB at 4 MiB/s (one pull alone: 1.5 s), less the first requests' burst.
-    assert.ok(seconds >= 2.8, `${seconds} s`);
+    // 12 MiB at 4 MiB/s (one pull alone: 1.5 s), less the bucket's burst and the last chunk.
+    assert.ok(seconds >= 2.5, `${seconds} s`);
   } finally {
     await capped.close();
   }

@@ -9,7 +9,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ChunkContractError, TooSlowError } from "../../agent/errors.ts";
-import { AnswerJudge, RateGate, SLIVER_LIMIT, SpeedGuard } from "../../agent/pull-guard.ts";
+import {
+  AnswerJudge,
+  DEFAULT_SPEED_LIMIT,
+  RateGate,
+  SLIVER_LIMIT,
+  SpeedGuard,
+  minimumProgress,
+} from "../../agent/pull-guard.ts";
 import { RateLimit, parseRate } from "../../agent/rate-limit.ts";
 
 void test("parseRate reads curl's syntax (powers of 1024) and refuses the rest", () => {
@@ -97,6 +104,16 @@ void test("minimum progress: a window under the limit ends the pull; pauses do n
   assert.equal(g.check(109_000), undefined);
   assert.ok(g.check(110_000) instanceof TooSlowError);
   assert.equal(new SpeedGuard(0, 1000).check(1e9), undefined, "0 turns it off");
+});
+
+void test("a rate cap below the minimum progress lowers the minimum to half the cap", () => {
+  const none = new RateGate();
+  assert.equal(minimumProgress({}, none).limit, DEFAULT_SPEED_LIMIT);
+  assert.equal(minimumProgress({ speedLimit: 0 }, none).limit, 0);
+  const slow = new RateGate(new RateLimit(1000, 0), new RateLimit(600, 0));
+  assert.equal(minimumProgress({}, slow).limit, 300);
+  assert.equal(minimumProgress({ speedLimit: 100, speedTimeMs: 5000 }, slow).limit, 100);
+  assert.equal(minimumProgress({ speedTimeMs: 5000 }, slow).timeMs, 5000);
 });
 
 void test("short answers: an honest clamp is learned once and never judged", () => {
