@@ -121,7 +121,8 @@ export class AnswerJudge {
         throw new ChunkContractError(
           offset,
           `the Computer keeps answering far less than asked without eof ` +
-            `(${this.slivers} answers in a row of at most ${this.sliverMax} bytes${stated})`,
+            `(${this.slivers} answers in a row of at most ${this.sliverMax} ` +
+            `byte${this.sliverMax === 1 ? "" : "s"}${stated})`,
         );
       }
       return undefined;

@@ -137,7 +137,7 @@ void test("short answers: slivers in a row are a contract error, one full answer
     () => j.judge(99, 16384, 1, false),
     (e: unknown) =>
       e instanceof ChunkContractError &&
-      /^chunk at offset 99: the Computer keeps answering far less than asked without eof \(16 answers in a row of at most 1 bytes\)$/.test(
+      /^chunk at offset 99: the Computer keeps answering far less than asked without eof \(16 answers in a row of at most 1 byte\)$/.test(
         e.message,
       ),
   );
