@@ -794,12 +794,18 @@ class Read<R> implements PathFlow {
     if (ceiling !== undefined) this.chunkCeiling = Math.min(this.chunkCeiling, ceiling);
   }
 
-  /** Checks the minimum progress every tenth of its window, from the first answer on. */
+  /**
+   * Checks the minimum progress every tenth of its window, from the first answer on; a window
+   * starts again while the sink holds the pull back.
+   */
   private watchSpeed(): void {
     this.speed.start(performance.now());
     if (this.speed.limit <= 0) return;
     this.speedTimer = setInterval(() => {
-      const slow = this.speed.check(performance.now());
+      const now = performance.now();
+      // Held back by its sink (a slow consumer, a slow disk): not the Computer's doing.
+      if (this.committing > 0 || this.held.size >= this.maxHeld) return this.speed.start(now);
+      const slow = this.speed.check(now);
       if (slow) this.fail(slow);
     }, this.speed.timeMs / 10);
     this.speedTimer.unref();

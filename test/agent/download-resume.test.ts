@@ -4,7 +4,8 @@
  * goes on from it; a flipped byte or a record that fails its checksum is never trusted (from 0,
  * the event says why); a torn newest record falls back to the slot before it; a download that
  * fails for its content removes the partial file; `maxTimeMs` ends a pull and keeps it. And the
- * client's `maxRate` is shared: two pulls at once take twice as long as one.
+ * client's `maxRate` is shared: two pulls at once take twice as long as one. A consumer that
+ * holds a stream back is not judged by the minimum progress.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, open, readFile, readdir, rm } from "node:fs/promises";
@@ -197,6 +198,25 @@ void test("maxTimeMs ends a pull that outlasts it (TooSlowError max_time), the p
   } finally {
     await slow.close();
   }
+});
+
+void test("a consumer that holds a stream back is not judged by the minimum progress", async () => {
+  let got = 0;
+  let paused = false;
+  for await (const c of agent.blobChunks(COMPUTER, "h", {
+    chunkBytes: 65536,
+    window: 2,
+    speedLimit: 1,
+    speedTimeMs: 200,
+  })) {
+    got += c.length;
+    if (!paused) {
+      paused = true;
+      // Three windows of the rule with the pull held back by its consumer.
+      await new Promise((resolve) => setTimeout(resolve, 600));
+    }
+  }
+  assert.equal(got, SIZE);
 });
 
 void test("the client's maxRate is shared: two pulls at once take as long as both bytes", async () => {
