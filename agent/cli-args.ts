@@ -32,6 +32,11 @@ const OPTIONS = {
   "no-compress": { type: "boolean" },
   cache: { type: "string" },
   output: { type: "string", short: "o" },
+  continue: { type: "boolean", short: "c" },
+  "limit-rate": { type: "string" },
+  "speed-limit": { type: "string" },
+  "speed-time": { type: "string" },
+  "max-time": { type: "string" },
   out: { type: "string" },
   timeout: { type: "string" },
   help: { type: "boolean", short: "h" },
@@ -46,14 +51,14 @@ export type CliValues = {
 export const COMMANDS = {
   computers: { min: 0, max: 0, usage: "computers" },
   skills: { min: 1, max: 1, usage: "skills <computer>" },
-  skill: { min: 2, max: 3, usage: "skill <computer> <name> [rel_path] [-o FILE]" },
+  skill: { min: 2, max: 3, usage: "skill <computer> <name> [rel_path] [-o FILE [-c]]" },
   tools: { min: 1, max: 1, usage: "tools <computer>" },
   call: { min: 2, max: 3, usage: "call <computer> <tool> [JSON] [--out DIR] [--timeout S]" },
   blob: {
     min: 2,
     max: 2,
     usage:
-      "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64] [--no-compress]",
+      "blob <computer> <handle> -o FILE [-c] [--limit-rate RATE] [--window N] [--chunk-bytes N] [--base64] [--no-compress]",
   },
 } as const;
 export type Command = keyof typeof COMMANDS;
@@ -68,12 +73,12 @@ export const HELP = `Usage: ${PROG} --server URL --office ID [options] <command>
 Commands:
   computers                                   Computers in the office
   skills <computer>                           the Computer's skills
-  skill <computer> <name> [rel_path] [-o FILE]
+  skill <computer> <name> [rel_path] [-o FILE [-c]]
                                               a skill resource (text to stdout; binary needs -o)
   tools <computer>                            the Computer's tools
   call <computer> <tool> [JSON] [--out DIR] [--timeout S]
                                               call a tool; --out writes binary items to DIR
-  blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64]
+  blob <computer> <handle> -o FILE [-c] [--limit-rate RATE] [--window N] [--base64]
                                               download a blob handle to FILE
 
 Options (flags win over env):
@@ -96,7 +101,14 @@ Options (flags win over env):
   --no-compress       send no content_encoding (default: ask for br, then gzip; the
                       Computer codes only the chunks it pays to code)
   --cache DIR         content-addressed cache directory
-  -o, --output FILE   output file
+  -o, --output FILE   output file (written as FILE.a2c-part, renamed when verified)
+  -c, --continue      resume from FILE.a2c-part, which an interrupted download keeps (its
+                      bytes are hashed again first; other content there starts from 0)
+  --limit-rate RATE   cap the download's rate, bytes a second: 500k, 2M, 1G (powers of 1024)
+  --speed-limit RATE  end a download slower than RATE a second over --speed-time
+                      (default 1k; 0 turns it off)
+  --speed-time S      the window of --speed-limit, seconds (default 60)
+  --max-time S        end a download that takes longer than S seconds (default none)
   --out DIR           output directory for call
   --timeout S         tool timeout in seconds (default 60)
   -h, --help          this text
@@ -106,12 +118,13 @@ Exit codes:
   1   unexpected failure
   2   usage error (bad flags, arguments or JSON)
   3   protocol error (the Server or Computer refused: 4xxx / 40x codes, busy, join refused,
-      a Computer breaking the get_blob contract)
-  4   transport failure (cannot connect, disconnected, no answer in time, 408)
+      a Computer breaking the get_blob contract, e.g. answering far less than asked)
+  4   transport failure (cannot connect, disconnected, no answer in time, 408, a download
+      under --speed-limit or over --max-time)
   5   integrity failure (sha256 / size mismatch, content changed under the read)
   6   output failure (cannot write the file: disk full, no permission; a resource larger
       than the file system or the in-memory bound allows); the path is left as it was
-  130 interrupted (Ctrl-C); a partial download leaves no file behind
+  130 interrupted (Ctrl-C); a download keeps FILE.a2c-part for -c (143 for SIGTERM)
 `;
 
 /** A usage error: its message, and the usage line of the command it concerns. */
@@ -234,6 +247,23 @@ export function positiveInt(
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) {
     throw new UsageError(`${flag} must be a positive integer (got '${value}')`, usageLine(command));
+  }
+  return n;
+}
+
+/** A non-negative number of seconds (`--speed-time`, `--max-time`), or undefined when absent. */
+export function seconds(
+  value: string | undefined,
+  flag: string,
+  command?: Command,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(value) || !(n > 0) || !Number.isFinite(n)) {
+    throw new UsageError(
+      `${flag} must be a positive number of seconds (got '${value}')`,
+      usageLine(command),
+    );
   }
   return n;
 }

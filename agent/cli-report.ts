@@ -30,6 +30,7 @@ import {
   SidebandRestoreError,
   SkillNotFoundError,
   SkillResourceError,
+  TooSlowError,
 } from "./errors.ts";
 import { formatBytes } from "./progress.ts";
 
@@ -63,8 +64,11 @@ export interface FailureContext {
   stage: "setup" | "connect" | "join" | "command";
   command?: Command;
   args: readonly string[];
-  /** The download in progress, if any. */
-  download?: { file: string; bytes: number; total: number };
+  /**
+   * The download in progress, if any: its partial file, and whether that was kept for `-c`
+   * (known once the download failed).
+   */
+  download?: { file: string; partial: string; bytes: number; total: number; kept?: boolean };
 }
 
 export interface Failure {
@@ -230,6 +234,9 @@ function interruptedLine(ctx: FailureContext): string {
   const d = ctx.download;
   if (d) {
     const got = d.total > 0 ? `${formatBytes(d.bytes)} of ${formatBytes(d.total)}` : "nothing yet";
+    if (d.kept) {
+      return `interrupted: ${d.file} was not written; the partial download (${got}) is kept in ${d.partial} (-c resumes it)`;
+    }
     return `interrupted: ${d.file} was not written; the partial download (${got}) was removed`;
   }
   const stage =
@@ -337,8 +344,19 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
     Object.assign(json, { code: err.code, path: err.path, system_code: err.systemCode });
   } else if (err instanceof ChunkContractError) {
     exit = EXIT.protocol;
-    line = `the Computer broke the get_blob contract: ${err.message}`;
+    line = `Computer '${computerArg(ctx)}' broke the get_blob contract: ${err.message}`;
     json.code = err.code;
+  } else if (err instanceof TooSlowError) {
+    exit = EXIT.transport;
+    line =
+      err.reason === "speed"
+        ? `the download from Computer '${computerArg(ctx)}' is too slow: ${err.message}`
+        : `the download from Computer '${computerArg(ctx)}' took too long: ${err.message}`;
+    hint =
+      err.reason === "speed"
+        ? "--speed-limit and --speed-time set the minimum (--speed-limit 0 turns it off)"
+        : "--max-time sets the bound";
+    Object.assign(json, { code: err.code, reason: err.reason });
   } else if (err instanceof AgentError) {
     exit = EXIT.protocol;
     line = err.message;
@@ -350,6 +368,11 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
     line = fs ?? `unexpected error: ${e?.message ?? String(err)}`;
     if (typeof e?.code === "string") json.code = e.code;
   }
+  const d = ctx.download;
+  if (d?.kept && !(err instanceof Interrupted)) {
+    hint = `${hint ? `${hint}; ` : ""}the partial download is kept in ${d.partial}: -c resumes it`;
+  }
+  if (d?.kept) json.partial = d.partial;
   const type = (err as Error)?.name ?? "Error";
   const message = (err as Error)?.message ?? String(err);
   const clean = Object.fromEntries(Object.entries(json).filter(([, v]) => v !== undefined));

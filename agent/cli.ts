@@ -7,6 +7,7 @@
  * stdout carries the command's answer only (one JSON object with `--json`); progress, the final
  * line of a download, notes and errors go to stderr.
  */
+import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import type { CallToolResult } from "@a2c-smcp/protocol";
@@ -18,6 +19,7 @@ import {
   checkServerFlag,
   parseCli,
   positiveInt,
+  seconds,
   usageLine,
   type CliValues,
   type Command,
@@ -32,11 +34,13 @@ import {
 import type { AgentClient } from "./client.ts";
 import { SidebandRestoreError } from "./errors.ts";
 import { log, setLogName } from "./log.ts";
+import { partialPath } from "./partial-file.ts";
 import { downloadSummary, formatBytes, progressReporter, type ProgressMode } from "./progress.ts";
-import type { Carriage, PullInfo, PullOptions, PullStats } from "./pull.ts";
+import type { Carriage, DownloadOptions, PullInfo, PullOptions, PullStats } from "./pull.ts";
+import { parseRate } from "./rate-limit.ts";
 import { findSidebandItems } from "./sideband.ts";
 import { drainSkill } from "./skill.ts";
-import { FileSink, type FileSinkResult } from "./sinks.ts";
+import { FileSink, type FileSinkResult, type ResumeEvent } from "./sinks.ts";
 
 export { EXIT };
 
@@ -83,13 +87,15 @@ async function download(
 ): Promise<PullInfo & FileSinkResult> {
   const path = resolve(file);
   const bar = progressReporter(basename(path), run.progress);
-  const current = { file: path, bytes: 0, total: 0 };
+  const current = { file: path, partial: partialPath(path), bytes: 0, total: 0 };
   run.ctx.download = current;
   const started = performance.now();
   try {
     const info = await run.agent.downloadBlob(computer, handle, path, {
       ...run.pull,
       ...expected,
+      resume: run.values.continue === true,
+      onResume: (e) => note(run, resumeNote(path, e)),
       onProgress: (p) => {
         current.bytes = p.bytes;
         current.total = p.total;
@@ -112,6 +118,21 @@ async function download(
     return info;
   } finally {
     bar.end();
+  }
+}
+
+/** The one note `-c` prints about the partial file it found. */
+function resumeNote(file: string, e: ResumeEvent): string {
+  switch (e.kind) {
+    case "resumed":
+      return `resuming ${file} from ${formatBytes(e.offset)} of ${formatBytes(e.totalSize)} (${e.partial}, verified)`;
+    case "changed":
+      return (
+        `${e.partial} holds other content (${e.was.totalSize} bytes, sha256 ` +
+        `${e.was.sha256.slice(0, 12)}…): the source changed since; starting again from 0`
+      );
+    case "unusable":
+      return `${e.partial} cannot be resumed (${e.why}); starting again from 0`;
   }
 }
 
@@ -149,6 +170,7 @@ function statsJson(s: PullStats): Record<string, unknown> {
     rtt_ms: Math.round(s.rttMs * 10) / 10,
     elapsed_ms: Math.round(s.elapsedMs),
     from_cache: s.fromCache,
+    resumed_from: s.resumedFrom,
   };
 }
 
@@ -368,6 +390,9 @@ function settings(values: CliValues, command: Command, args: string[]) {
   checkServerFlag(server, command);
   if (!office) throw new UsageError("--office ID (or A2C_OFFICE_ID) is required", usage);
   if (command === "blob" && !values.output) throw new UsageError("blob needs -o FILE", usage);
+  if (values.continue && !values.output && !values.out) {
+    throw new UsageError("-c resumes a download to a file: it needs -o FILE (or --out DIR)", usage);
+  }
   if (command === "call") toolParams(args[2]);
   const pull: PullOptions = {};
   const window = positiveInt(values.window, "--window", command);
@@ -376,6 +401,7 @@ function settings(values: CliValues, command: Command, args: string[]) {
   positiveInt(values.timeout, "--timeout", command);
   const connectTimeout = positiveInt(values["connect-timeout"], "--connect-timeout", command);
   if (window !== undefined) pull.window = window;
+  Object.assign(pull, pullBounds(values, command));
   if (chunkBytes !== undefined) pull.chunkBytes = chunkBytes;
   if (values.binary && values.base64) {
     throw new UsageError("--binary and --base64 exclude each other", usage);
@@ -389,6 +415,35 @@ function settings(values: CliValues, command: Command, args: string[]) {
   const name =
     values.name ?? process.env.A2C_AGENT_NAME ?? `cli-${Math.random().toString(36).slice(2, 8)}`;
   return { server, office, token, name, pull, connectTimeout, targetDelay };
+}
+
+/** A rate flag (`--limit-rate`, `--speed-limit`) in curl's syntax, or undefined when absent. */
+function rateFlag(values: CliValues, flag: "limit-rate" | "speed-limit", command: Command) {
+  const text = values[flag];
+  if (text === undefined) return undefined;
+  if (flag === "speed-limit" && /^\s*0+\s*$/.test(text)) return 0;
+  const rate = parseRate(text);
+  if (rate === undefined) {
+    throw new UsageError(
+      `--${flag} must be bytes a second, as 500k, 2M or 1G (got '${text}')`,
+      usageLine(command),
+    );
+  }
+  return rate;
+}
+
+/** The pull's rate cap and progress bounds from the flags. */
+function pullBounds(values: CliValues, command: Command): DownloadOptions {
+  const o: DownloadOptions = {};
+  const maxRate = rateFlag(values, "limit-rate", command);
+  const speedLimit = rateFlag(values, "speed-limit", command);
+  const speedTime = seconds(values["speed-time"], "--speed-time", command);
+  const maxTime = seconds(values["max-time"], "--max-time", command);
+  if (maxRate !== undefined) o.maxRate = maxRate;
+  if (speedLimit !== undefined) o.speedLimit = speedLimit;
+  if (speedTime !== undefined) o.speedTimeMs = speedTime * 1000;
+  if (maxTime !== undefined) o.maxTimeMs = maxTime * 1000;
+  return o;
 }
 
 /** Runs the command line; resolves with the exit code (it never rejects). */
@@ -448,6 +503,7 @@ async function main(argv: string[]): Promise<number> {
     await runCommand(run, command);
     return EXIT.ok;
   } catch (err) {
+    if (ctx.download) ctx.download.kept = existsSync(ctx.download.partial);
     const failure = describeFailure(err, ctx);
     if (json) out(JSON.stringify({ error: failure.json, exit_code: failure.exit }));
     process.stderr.write(failureText(failure));

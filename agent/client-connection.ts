@@ -86,6 +86,11 @@ export interface AgentClientOptions {
    * tolerates more jitter.
    */
   targetDelayMs?: number;
+  /**
+   * A rate cap, bytes a second, that every pull of this client shares (the blob's bytes as they
+   * travel; agent/rate-limit.ts). Default: none. A pull's own `maxRate` may cap it further.
+   */
+  maxRate?: number;
 }
 
 /** Events of `AgentClient` (an EventEmitter). */

@@ -34,6 +34,7 @@ import {
   protocolErrorFromWire,
 } from "./errors.ts";
 import { ComputerPath, type PathOptions } from "./path.ts";
+import { RateLimit } from "./rate-limit.ts";
 import {
   DEFAULT_MAX_IN_MEMORY_BYTES,
   blobChunks,
@@ -42,6 +43,7 @@ import {
   type BlobChunk,
   type ChunkFetcher,
   type ChunkRequest,
+  type DownloadOptions,
   type PullInfo,
   type PullOptions,
 } from "./pull.ts";
@@ -108,11 +110,15 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
   private readonly pathOptions: PathOptions;
   /** Where base64 chunks are decoded (`releaseChunk` gives them back). */
   private readonly decodeBuffers = new DecodeBuffers();
+  /** The rate cap every pull of this client shares (`maxRate`), if any. */
+  readonly rateLimit: RateLimit | undefined;
 
   constructor(opts: AgentClientOptions) {
     super(opts);
     this.pathOptions =
       opts.targetDelayMs !== undefined ? { targetDelayMs: opts.targetDelayMs } : {};
+    this.rateLimit =
+      opts.maxRate !== undefined ? new RateLimit(opts.maxRate, performance.now()) : undefined;
     // A Computer that left (or our own reconnect) may come back on another route: its next pull
     // measures the path afresh.
     this.on("computer_left", (c) => this.paths.get(c)?.reset());
@@ -222,12 +228,12 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
     return readBlob(this, computer, handle, opts);
   }
 
-  /** Pulls a blob into a file (temp + positional writes + fsync + rename). */
+  /** Pulls a blob into a file (partial file + positional writes + fsync + rename; `resume`). */
   downloadBlob(
     computer: string,
     handle: string,
     path: string,
-    opts: PullOptions = {},
+    opts: DownloadOptions = {},
   ): Promise<PullInfo & FileSinkResult> {
     return downloadBlob(this, computer, handle, path, opts);
   }
@@ -454,8 +460,11 @@ function decodeChunk(
     // maxOutputLength must be at least 1; a chunk of 0 bytes that decodes to 1 fails below.
     bytes = decode(coded, { maxOutputLength: Math.max(1, size) });
   } catch (err) {
-    const why = (err as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE" ? "more than" : "not";
-    throw new ChunkContractError(at, `${coding} blob decodes to ${why} its decoded_size ${size}`);
+    const what =
+      (err as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE"
+        ? `decodes to more than its decoded_size ${size}`
+        : `is not valid ${coding} data (its decoded_size: ${size})`;
+    throw new ChunkContractError(at, `${coding} blob ${what}`);
   } finally {
     buffers.give(coded); // only a buffer of `buffers` goes back
   }

@@ -222,6 +222,20 @@ export class ChunkContractError extends AgentError {
   }
 }
 
+/**
+ * A pull that stopped making progress: it moved less than its minimum rate over a whole window
+ * (`speed`: `speedLimit` bytes a second over `speedTimeMs`), or outlasted its overall bound
+ * (`max_time`: `maxTimeMs`). What a download wrote so far is kept for a resume.
+ */
+export class TooSlowError extends AgentError {
+  override readonly name: string = "TooSlowError";
+  readonly reason: "speed" | "max_time";
+  constructor(message: string, reason: "speed" | "max_time") {
+    super("TOO_SLOW", message);
+    this.reason = reason;
+  }
+}
+
 /** Bytes failed their sha256 / size after the bounded re-reads, or a producer's promise. */
 export class IntegrityError extends AgentError {
   override readonly name: string = "IntegrityError";

@@ -9,3 +9,11 @@ export * from "./cache.ts";
 export { isTextMime, drainSkill } from "./skill.ts";
 export { classifyConnectError } from "./connect-error.ts";
 export { silentLogger, type AgentLogger } from "./logger.ts";
+export { RateLimit, parseRate } from "./rate-limit.ts";
+export { partialPath } from "./partial-file.ts";
+export {
+  DEFAULT_SPEED_LIMIT,
+  DEFAULT_SPEED_TIME_MS,
+  MIN_CLAMP_BYTES,
+  SLIVER_LIMIT,
+} from "./pull-guard.ts";

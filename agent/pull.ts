@@ -35,6 +35,7 @@ import {
   ChunkContractError,
   IntegrityError,
   RequestTimeoutError,
+  TooSlowError,
   abortError,
   asError,
 } from "./errors.ts";
@@ -48,7 +49,16 @@ import {
   type ChunkWork,
   type PathFlow,
 } from "./path.ts";
-import { BufferSink, FileSink, StreamSink, type FileSinkResult, type Sink } from "./sinks.ts";
+import { AnswerJudge, RateGate, minimumProgress, type SpeedGuard } from "./pull-guard.ts";
+import { RateLimit } from "./rate-limit.ts";
+import {
+  BufferSink,
+  FileSink,
+  StreamSink,
+  type FileSinkResult,
+  type ResumeEvent,
+  type Sink,
+} from "./sinks.ts";
 
 export {
   DEFAULT_TARGET_DELAY_MS,
@@ -151,6 +161,36 @@ export interface PullOptions {
   stallTimeoutMs?: number;
   /** Content-addressed cache: a hit pulls nothing; a verified pull is stored. */
   cache?: BlobCache;
+  /**
+   * This pull's rate cap, bytes a second (the blob's bytes as they travel), on top of the
+   * client's `maxRate` that all its pulls share. Default: none.
+   */
+  maxRate?: number;
+  /**
+   * The minimum progress (curl's `--speed-limit`): a pull that moves fewer bytes a second than
+   * this, averaged over `speedTimeMs`, ends with a `TooSlowError`. Default 1024; 0 turns it off.
+   */
+  speedLimit?: number;
+  /** The window of `speedLimit` (curl's `--speed-time`), ms. Default 60 s. */
+  speedTimeMs?: number;
+  /** An overall bound on the pull (curl's `--max-time`), ms: a `TooSlowError` after it. Default none. */
+  maxTimeMs?: number;
+}
+
+/** `downloadBlob`'s options: a pull's, and how to treat a partial file left by an earlier one. */
+export interface DownloadOptions extends PullOptions {
+  /**
+   * Continue from the partial file (`<path>.a2c-part`) an earlier download of the same content
+   * left, its bytes hashed again first (D@resume-1). Without it a partial file is replaced.
+   */
+  resume?: boolean;
+  /** Told what became of a partial file found at the start (resumed, or why it was not). */
+  onResume?: (event: ResumeEvent) => void;
+}
+
+/** A fetcher that carries a rate cap every pull through it shares (the client's `maxRate`). */
+interface RateCapped {
+  readonly rateLimit?: RateLimit | undefined;
 }
 
 export interface PullStats {
@@ -185,6 +225,8 @@ export interface PullStats {
   elapsedMs: number;
   /** The bytes came from the local cache. */
   fromCache: boolean;
+  /** Bytes a resume found verified in the partial file (not pulled again; 0 otherwise). */
+  resumedFrom: number;
 }
 
 export interface PullInfo {
@@ -249,17 +291,23 @@ export async function readBlobWithInfo(
 }
 
 /**
- * Downloads a blob to `path`: a temp file next to it, written in large batches, fsynced once and
- * renamed onto `path` (which never holds a partial file, and keeps what it held on a failure).
+ * Downloads a blob to `path`: a partial file next to it (`<path>.a2c-part`), written in large
+ * batches, fsynced once and renamed onto `path` (which never holds a partial file, and keeps what
+ * it held on a failure). An interrupted download keeps the partial file for `resume`.
  */
 export async function downloadBlob(
   fetcher: ChunkFetcher,
   computer: string,
   handle: string,
   path: string,
-  opts: PullOptions = {},
+  opts: DownloadOptions = {},
 ): Promise<PullInfo & FileSinkResult> {
-  const { value, info } = await pullBlob(fetcher, computer, handle, new FileSink(path), opts);
+  const sink = new FileSink(path, {
+    resume: opts.resume ?? false,
+    source: { computer, handle },
+    ...(opts.onResume ? { onResume: opts.onResume } : {}),
+  });
+  const { value, info } = await pullBlob(fetcher, computer, handle, sink, opts);
   return { ...info, ...value };
 }
 
@@ -324,6 +372,12 @@ interface PullContext<R> {
   stats: PullStats;
   /** The pull's own signal (aborted by the caller's, or when the pull ends). */
   signal: AbortSignal;
+  /** The rate caps its requests wait for. */
+  gate: RateGate;
+  /** Whether the sink was asked yet to resume (only the first read of a pull may). */
+  resumeAsked: boolean;
+  /** Where the first request of the first read goes: where a resume would go on, else 0. */
+  firstOffset: number;
 }
 
 class Pull<R> {
@@ -351,6 +405,12 @@ class Pull<R> {
       opts,
       log: fetcher.logger ?? silentLogger,
       signal: this.stop.signal,
+      gate: new RateGate(
+        (fetcher as ChunkFetcher & RateCapped).rateLimit,
+        opts.maxRate !== undefined ? new RateLimit(opts.maxRate, performance.now()) : undefined,
+      ),
+      resumeAsked: false,
+      firstOffset: 0,
       stats: {
         requests: 0,
         bytesReceived: 0,
@@ -364,6 +424,7 @@ class Pull<R> {
         rttMs: 0,
         elapsedMs: 0,
         fromCache: false,
+        resumedFrom: 0,
       },
     };
   }
@@ -373,6 +434,14 @@ class Pull<R> {
     if (outer?.aborted) throw abortError(outer);
     const onAbort = (): void => this.stop.abort(outer?.reason);
     outer?.addEventListener("abort", onAbort, { once: true });
+    const max = this.opts.maxTimeMs;
+    const bound =
+      max !== undefined
+        ? setTimeout(() => {
+            const s = max / 1000;
+            this.stop.abort(new TooSlowError(`the pull did not end within ${s} s`, "max_time"));
+          }, max)
+        : undefined;
     try {
       const info = await this.reads();
       const s = info.stats;
@@ -383,6 +452,7 @@ class Pull<R> {
       }
       return info;
     } finally {
+      clearTimeout(bound);
       outer?.removeEventListener("abort", onAbort);
       this.stop.abort(new Error("pull ended"));
     }
@@ -398,6 +468,8 @@ class Pull<R> {
       if (hit) return hit;
     }
     const { stats, log, sink } = this.ctx;
+    // A resume asks its first chunk where it would go on: that answer teaches the identity too.
+    this.ctx.firstOffset = (await sink.resumeHint?.()) ?? 0;
     const rereads = Math.max(0, this.opts.rereads ?? DEFAULT_REREADS);
     for (;;) {
       try {
@@ -509,7 +581,15 @@ class Read<R> implements PathFlow {
   /** Commits whose bytes the sink still holds in memory (it answered with a promise). */
   private committing = 0;
   private readonly maxHeld: number;
-  private readonly hash: Hash = createHash("sha256");
+  /** The sha256 of the prefix (a resume hands over one that hashed the partial file's prefix). */
+  private hash: Hash = createHash("sha256");
+  /** Answer lengths against what was asked (clamps and slivers). */
+  private readonly judge = new AnswerJudge();
+  /** The minimum progress rule, and the timer that checks it. */
+  private readonly speed: SpeedGuard;
+  private speedTimer: NodeJS.Timeout | undefined;
+  /** Wakes the path when the rate cap lets the next request go. */
+  private gateTimer: NodeJS.Timeout | undefined;
 
   /** Bumped by every resume, so the failures of requests sent before it start no other. */
   private epoch = 0;
@@ -537,7 +617,9 @@ class Read<R> implements PathFlow {
     this.codings = o.compression === false ? undefined : ACCEPTED_CODINGS;
     const ceiling = this.binary ? DEFAULT_BINARY_CHUNK_BYTES : DEFAULT_BASE64_CHUNK_BYTES;
     this.chunkCeiling = Math.max(1, Math.floor(o.chunkBytes ?? ceiling));
+    this.chunkCeiling = Math.min(this.chunkCeiling, ctx.gate.chunkBytes ?? Infinity);
     this.maxHeld = this.window * 2;
+    this.speed = minimumProgress(o, ctx.gate);
   }
 
   run(): Promise<PullInfo> {
@@ -553,11 +635,12 @@ class Read<R> implements PathFlow {
   // --- what the path asks of a flow
 
   nextWork(maxLen: number): ChunkWork | undefined {
-    if (this.settled || this.resuming) return undefined;
+    if (this.settled || this.resuming || this.capped()) return undefined;
     if (!this.firstAsked) {
       if (performance.now() < this.firstAt) return undefined;
       this.firstAsked = true;
-      return this.asked({ offset: 0, len: maxLen, first: true, epoch: this.epoch });
+      const offset = this.ctx.resumeAsked ? 0 : this.ctx.firstOffset;
+      return this.asked({ offset, len: maxLen, first: true, epoch: this.epoch });
     }
     const id = this.identity;
     if (!id) return undefined; // the first chunk is asked alone
@@ -573,6 +656,7 @@ class Read<R> implements PathFlow {
 
   answered(work: ChunkWork, chunk: BlobChunk): void {
     const stats = this.ctx.stats;
+    this.ctx.gate.settle(work.len - chunk.wireBytes);
     stats.bytesReceived += chunk.bytes.length;
     stats.wireBytes += chunk.wireBytes;
     const coding = chunk.coding ?? IDENTITY;
@@ -589,6 +673,7 @@ class Read<R> implements PathFlow {
   }
 
   failed(work: ChunkWork, err: unknown): void {
+    this.ctx.gate.settle(work.len);
     this.inflight--;
     if (this.settled) return;
     const w = work as ReadWork;
@@ -619,6 +704,11 @@ class Read<R> implements PathFlow {
         if (w.epoch === this.epoch) this.resume(err);
         return;
       case "final":
+        if (w.first && w.offset > 0) {
+          // A resume's first request past the end of a source that shrank: ask at 0 instead.
+          this.ctx.firstOffset = 0;
+          return this.requeue(w, now);
+        }
         if (err instanceof BlobNotAccessibleError && err.reason === "range" && w.offset > 0) {
           // The offsets came from the learned size; a range refusal means the size changed
           // under us: learn it again from offset 0 (docs/protocol.md §6.7).
@@ -646,21 +736,92 @@ class Read<R> implements PathFlow {
       .then(async (cached) => {
         if (this.settled) return;
         if (cached) return this.finish(cached);
-        await this.ctx.sink.begin(id.total);
+        const from = await this.resumeFrom(id);
+        if (!from) {
+          await this.ctx.sink.begin(id.total, {
+            sha256: id.sha,
+            mimeType: id.mime,
+            hash: this.hash,
+          });
+        }
         if (this.settled) return;
         this.identity = id;
-        this.cursor = chunk.bytes.length;
-        this.accept(work, chunk);
+        this.watchSpeed();
+        if (from || work.offset > 0)
+          this.resumed(from ?? { offset: 0, hash: this.hash }, work, chunk);
+        else {
+          this.cursor = chunk.bytes.length;
+          this.accept(work, chunk);
+        }
         this.ctx.path.wake();
       })
       .catch((err: unknown) => this.fail(err));
   }
 
-  /** A Computer that clamps `max_chunk_bytes` (D16): ask no more than it gives. */
+  /** What the sink holds of this content from an earlier process (the first read only). */
+  private async resumeFrom(id: BlobIdentity): Promise<{ offset: number; hash: Hash } | undefined> {
+    if (this.ctx.resumeAsked) return undefined;
+    this.ctx.resumeAsked = true;
+    return this.ctx.sink.resume?.({ totalSize: id.total, sha256: id.sha, mimeType: id.mime });
+  }
+
+  /**
+   * Goes on from the sink's verified prefix (0 when it had none): the first answer's bytes that
+   * continue it are kept, the others asked again in turn.
+   */
+  private resumed(from: { offset: number; hash: Hash }, work: ReadWork, chunk: BlobChunk): void {
+    const f = from.offset;
+    this.hash = from.hash;
+    this.prefix = this.cursor = this.accepted = f;
+    this.ctx.stats.resumedFrom = f;
+    const end = work.offset + chunk.bytes.length;
+    if (work.offset <= f && f < end) {
+      this.held.set(f, chunk.bytes.subarray(f - work.offset));
+      this.accepted = this.cursor = end;
+    } else this.ctx.fetcher.releaseChunk?.(chunk.bytes);
+    this.lastByteAt = performance.now();
+    this.advance();
+    this.ctx.opts.onProgress?.({ bytes: this.accepted, total: this.identity!.total });
+    this.checkDone();
+  }
+
+  /**
+   * A Computer that clamps `max_chunk_bytes` (D16): ask no more than it gives. One that keeps
+   * answering slivers breaks the contract (pull-guard.ts).
+   */
   private learnClamp(work: ChunkWork, chunk: BlobChunk): void {
-    const len = chunk.bytes.length;
-    if (!chunk.eof && len > 0 && len < work.len)
-      this.chunkCeiling = Math.min(this.chunkCeiling, len);
+    const ceiling = this.judge.judge(work.offset, work.len, chunk.bytes.length, chunk.eof);
+    if (ceiling !== undefined) this.chunkCeiling = Math.min(this.chunkCeiling, ceiling);
+  }
+
+  /**
+   * Checks the minimum progress every tenth of its window, from the first answer on; a window
+   * starts again while the sink holds the pull back.
+   */
+  private watchSpeed(): void {
+    this.speed.start(performance.now());
+    if (this.speed.limit <= 0) return;
+    this.speedTimer = setInterval(() => {
+      const now = performance.now();
+      // Held back by its sink (a slow consumer, a slow disk): not the Computer's doing.
+      if (this.committing > 0 || this.held.size >= this.maxHeld) return this.speed.start(now);
+      const slow = this.speed.check(now);
+      if (slow) this.fail(slow);
+    }, this.speed.timeMs / 10);
+    this.speedTimer.unref();
+  }
+
+  /** Whether the rate cap holds the next request back (the path is woken when it may go). */
+  private capped(): boolean {
+    const gate = this.ctx.gate;
+    if (!gate.active || this.gateTimer) return this.gateTimer !== undefined;
+    const wait = gate.wait(performance.now());
+    if (wait <= 0) return false;
+    this.gateTimer = setTimeout(() => {
+      this.gateTimer = undefined;
+      this.ctx.path.wake();
+    }, wait);
+    return true;
   }
 
   // --- answers: checks, placement, hashing in order
@@ -679,6 +840,7 @@ class Read<R> implements PathFlow {
     if (chunk.carriage === "base64") this.base64Seen = true;
     if (!work.first) this.learnClamp(work, chunk);
     this.lastByteAt = performance.now();
+    this.speed.add(len, this.lastByteAt);
     this.resumesInARow = 0;
     this.retriesInARow = 0;
     this.accepted += len;
@@ -700,10 +862,12 @@ class Read<R> implements PathFlow {
   private advance(): void {
     for (let next = this.held.get(this.prefix); next; next = this.held.get(this.prefix)) {
       this.held.delete(this.prefix);
-      this.hash.update(next);
       const at = this.prefix;
       this.prefix += next.length;
+      // Committed before it is hashed: at a commit the sink may take the digest of the bytes
+      // before it (a file sink's resume marks).
       const p = this.ctx.sink.commit(at, next);
+      this.hash.update(next);
       // The sink copied what it keeps: the client may decode another chunk into these bytes.
       this.ctx.fetcher.releaseChunk?.(next);
       if (p) {
@@ -822,6 +986,7 @@ class Read<R> implements PathFlow {
     if (this.resuming) return;
     if (++this.resumesInARow > this.retries) return this.fail(err);
     this.resuming = true;
+    this.speed.pause();
     this.epoch++;
     const { fetcher, computer, stats, log, opts, signal } = this.ctx;
     const attempt = this.resumesInARow;
@@ -837,6 +1002,7 @@ class Read<R> implements PathFlow {
       .then(
         () => {
           this.resuming = false;
+          this.speed.start(performance.now());
           this.ctx.path.wake();
         },
         (waitErr: unknown) => {
@@ -863,6 +1029,8 @@ class Read<R> implements PathFlow {
   private end(): void {
     this.settled = true;
     clearTimeout(this.againTimer);
+    clearTimeout(this.gateTimer);
+    clearInterval(this.speedTimer);
     this.signal.removeEventListener("abort", this.onAbort);
     this.ctx.path.remove(this);
     for (const bytes of this.held.values()) this.ctx.fetcher.releaseChunk?.(bytes);
@@ -871,6 +1039,7 @@ class Read<R> implements PathFlow {
 
   /** Counts a request about to be sent. */
   private asked(work: ReadWork): ReadWork {
+    this.ctx.gate.take(work.len, performance.now());
     this.ctx.stats.requests++;
     this.inflight++;
     return work;

@@ -94,6 +94,7 @@ void test("--json: one JSON object on stdout, nothing on stderr", async () => {
       rtt_ms: 0,
       elapsed_ms: 0,
       from_cache: false,
+      resumed_from: 0,
     },
   );
   assert.ok((stats.rate_bytes_per_s as number) > 0 && (stats.rtt_ms as number) > 0);

@@ -1,6 +1,6 @@
 /**
- * Ctrl-C (SIGINT) and SIGTERM to the CLI as a process: it says what was left behind and exits
- * 130 (143 for SIGTERM). The
+ * Ctrl-C (SIGINT) and SIGTERM to the CLI as a process: it keeps what it wrote for `-c` in the
+ * partial file, says so, and exits 130 (143 for SIGTERM). The
  * Computer (a real socket joined to a real Server) answers the chunks that start in the first half
  * of the blob and never the rest, so the download is stuck mid-way when the signal comes, whatever
  * the machine's speed (the chunk sizes are the pull's, so where exactly it stops is not known).
@@ -38,7 +38,7 @@ for (const [signal, code] of [
   ["SIGINT", 130],
   ["SIGTERM", 143],
 ] as const) {
-  void test(`${signal} mid-download: the partial file is removed, the line says so, exit ${code}`, async () => {
+  void test(`${signal} mid-download: the partial file is kept for -c, the line says so, exit ${code}`, async () => {
     const file = join(dir, "stuck.bin");
     const cli = startCli([
       ...["--server", h.url, "--office", OFFICE, "--token", TEST_TOKEN],
@@ -50,13 +50,18 @@ for (const [signal, code] of [
     assert.equal(r.code, code);
     assert.equal(r.stdout, "");
     const last = r.stderr.split("\n").at(-2)!;
-    const held = /the partial download \(([\d.]+) KiB of 1\.0 MiB\) was removed$/.exec(last);
+    const held =
+      /the partial download \(([\d.]+) KiB of 1\.0 MiB\) is kept in (\S+) \(-c resumes it\)$/.exec(
+        last,
+      );
     assert.ok(
       last.startsWith(`a2c-agent: interrupted: ${file} was not written;`) && held,
       `the last line: ${last}`,
     );
     assert.ok(Number(held[1]) >= 512 && Number(held[1]) < 1024, `${held[1]} KiB held`);
-    assert.deepEqual(await readdir(dir), [], "no file and no .part file left");
+    assert.equal(held[2], `${file}.a2c-part`);
+    assert.deepEqual(await readdir(dir), ["stuck.bin.a2c-part"], "the partial file only");
+    await rm(held[2]);
   });
 }
 

@@ -13,7 +13,7 @@ const MORE = "(a2c-agent --help lists every option)\n";
 const usage = (what: string): string =>
   `usage: a2c-agent --server URL --office ID [options] ${what}\n${MORE}`;
 const BLOB =
-  "blob <computer> <handle> -o FILE [--window N] [--chunk-bytes N] [--base64] [--no-compress]";
+  "blob <computer> <handle> -o FILE [-c] [--limit-rate RATE] [--window N] [--chunk-bytes N] [--base64] [--no-compress]";
 
 async function expectUsage(args: string[], stderr: string): Promise<void> {
   const r = await runCli(args);
@@ -79,6 +79,22 @@ void test("numbers, -o and tool arguments are checked before connecting", async 
   await expectUsage(
     [...base, "--binary", "--base64", "blob", "pc", "h", "-o", "f"],
     `a2c-agent: --binary and --base64 exclude each other\n${usage(BLOB)}`,
+  );
+  await expectUsage(
+    [...base, "blob", "pc", "h", "-o", "f", "--limit-rate", "fast"],
+    `a2c-agent: --limit-rate must be bytes a second, as 500k, 2M or 1G (got 'fast')\n${usage(BLOB)}`,
+  );
+  await expectUsage(
+    [...base, "blob", "pc", "h", "-o", "f", "--speed-time", "-1"],
+    `a2c-agent: --speed-time needs a value (one that starts with '-' goes as --speed-time=VALUE)\n${usage(BLOB)}`,
+  );
+  await expectUsage(
+    [...base, "blob", "pc", "h", "-o", "f", "--max-time", "0"],
+    `a2c-agent: --max-time must be a positive number of seconds (got '0')\n${usage(BLOB)}`,
+  );
+  await expectUsage(
+    [...base, "skill", "pc", "s", "-c"],
+    `a2c-agent: -c resumes a download to a file: it needs -o FILE (or --out DIR)\n${usage("skill <computer> <name> [rel_path] [-o FILE [-c]]")}`,
   );
   await expectUsage(
     [...base, "call", "pc", "t", "[1]"],

@@ -224,7 +224,7 @@ void test("a coding the request did not list, or garbage under a listed one: ref
       a.blob = req.blob_format === "binary" ? Buffer.from("not brotli") : "bm90IGJyb3RsaQ==";
     }),
   );
-  assert.match((await contractError("garbage")).message, /br blob decodes to not its/);
+  assert.match((await contractError("garbage")).message, /br blob is not valid br data/);
 
   fake.on("client:get_blob", (req) =>
     codedAnswer(text, req, (a) => {
