@@ -92,6 +92,9 @@ const NOTHING_RESERVED: Reservation = { release: () => undefined };
 /** One WARNING per connection per this interval while its requests keep being refused. */
 const LOG_EVERY_MS = 10_000;
 
+/** What an upload's ack may take in the Agent's queue: ids, an offset, a digest, a path. */
+const UPLOAD_ACK_BYTES = 8 * 1024;
+
 /**
  * The most a request's answer can take in the Agent's queue: a `get_blob` asking for
  * `max_chunk_bytes` gets at most that chunk (base64: 4/3 of it, unless binary over WebSocket)
@@ -104,7 +107,7 @@ export function answerReserve(
   transport: string | undefined,
 ): number {
   // An upload's ack is small: ids, an offset, a digest and the landing path.
-  if (event === Events.PutBlob) return Math.min(maxHttpBufferSize, ENVELOPE_BYTES);
+  if (event === Events.PutBlob) return Math.min(maxHttpBufferSize, UPLOAD_ACK_BYTES);
   if (event === Events.GetBlob && typeof payload === "object" && payload !== null) {
     const p = payload as {
       max_chunk_bytes?: unknown;
