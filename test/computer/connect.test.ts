@@ -47,13 +47,13 @@ void test("a refused token rejects with kind 'unauthorized' (401)", async () => 
 });
 
 void test("a Server of another protocol version rejects with kind 'version_mismatch' (4008)", async () => {
-  const other = await ServerHarness.start({ protocolVersion: "0.4.0" });
+  const other = await ServerHarness.start({ protocolVersion: "0.5.0" });
   try {
     await assert.rejects(startComputer(opts({ server: other.url })), (err: unknown) => {
       assert.ok(err instanceof ComputerConnectError);
       assert.equal(err.kind, "version_mismatch");
       assert.equal(err.code, 4008);
-      assert.match(err.message, /server 0\.4\.0, client 0\.3\.0/);
+      assert.match(err.message, /server 0\.5\.0, client 0\.4\.0/);
       return true;
     });
   } finally {
