@@ -47,6 +47,17 @@ import {
 import { restoreSideband } from "./sideband.ts";
 import { drainSkill } from "./skill.ts";
 import type { FileSinkResult } from "./sinks.ts";
+import {
+  parsePutAnswer,
+  putPayload,
+  uploadBlob,
+  type PutAnswer,
+  type ChunkUploader,
+  type PutChunk,
+  type UploadOptions,
+  type UploadResult,
+  type UploadSource,
+} from "./upload.ts";
 
 import type { AgentClientOptions, RequestOptions } from "./client-connection.ts";
 
@@ -101,7 +112,7 @@ function localCancelResult(): CallToolResult {
 }
 
 /** The Agent SDK's client: connection and office (base classes) plus the requests below. */
-export class AgentClient extends OfficeClient implements ChunkFetcher {
+export class AgentClient extends OfficeClient implements ChunkFetcher, ChunkUploader {
   /** One path per Computer pulled from (path.ts); forgotten when the Computer leaves. */
   private readonly paths = new Map<string, ComputerPath>();
   private readonly pathOptions: PathOptions;
@@ -238,6 +249,32 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
     opts: PullOptions = {},
   ): AsyncGenerator<Buffer, PullInfo | undefined, undefined> {
     return blobChunks(this, computer, handle, opts);
+  }
+
+  /**
+   * Uploads `source` (bytes, a file path, or a stream) to `computer` with `client:put_blob` (see
+   * `agent/upload.ts`); resolves with the stored file's `landingPath` once the Computer echoed
+   * the declared size and sha256.
+   */
+  uploadBlob(
+    computer: string,
+    source: UploadSource,
+    opts: UploadOptions = {},
+  ): Promise<UploadResult> {
+    return uploadBlob(this, computer, source, opts);
+  }
+
+  /** One `client:put_blob` chunk, its answer checked inside the ack callback. */
+  putBlobChunk(
+    computer: string,
+    chunk: PutChunk,
+    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<PutAnswer> {
+    const payload = putPayload(this.name, this.nextReqId(), computer, chunk);
+    const timeoutMs = opts.timeoutMs ?? this.requestTimeoutMs;
+    return this.request(Events.PutBlob, payload, timeoutMs, opts.signal, (args) =>
+      parsePutAnswer(args[0]),
+    );
   }
 
   /** `server:tool_call_cancel` for a call's `req_id` (fire-and-forget; no ack expected). */

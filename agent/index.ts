@@ -4,6 +4,7 @@ export * from "./errors.ts";
 export * from "./pull.ts";
 export { ComputerPath, failureKind, type FailureKind, type PathOptions } from "./path.ts";
 export * from "./sinks.ts";
+export * from "./upload.ts";
 export * from "./sideband.ts";
 export * from "./cache.ts";
 export { isTextMime, drainSkill } from "./skill.ts";
