@@ -27,6 +27,7 @@ export const ErrorCode = {
   InvalidSkillName: 4016,
   SkillResourceNotAccessible: 4017,
   BlobNotAccessible: 4018,
+  BlobWriteFailed: 4019,
   RoomFull: 4101,
   RoomNotFound: 4102,
   NotInRoom: 4103,
@@ -55,6 +56,7 @@ export const ERROR_CODES: Readonly<Record<ErrorCode, string>> = {
   4016: "Invalid Skill Name: the get_skill name lexer failed",
   4017: "Skill Resource Not Accessible: get_skill mint-time failure (details.reason)",
   4018: "Blob Not Accessible: get_blob pull-time failure (details.reason)",
+  4019: "Blob Write Failed: put_blob upload-side failure (details.reason)",
   4101: "Room Full",
   4102: "Room Not Found",
   4103: "Not In Room: the sender has not joined an office",
@@ -86,6 +88,46 @@ export const BlobReason = {
   StorageError: "storage_error",
 } as const;
 export type BlobReason = (typeof BlobReason)[keyof typeof BlobReason];
+
+/** 4019 reasons (open enum on the wire: consumers tolerate others, "do not retry, diagnose"). */
+export const UploadReason = {
+  InvalidUpload: "invalid_upload",
+  InvalidDeclaration: "invalid_declaration",
+  Range: "range",
+  TooLarge: "too_large",
+  Busy: "busy",
+  Forbidden: "forbidden",
+  Integrity: "integrity",
+  IoError: "io_error",
+} as const;
+export type UploadReason = (typeof UploadReason)[keyof typeof UploadReason];
+
+/** The `message` of each 4019 the Computer sends: upstream's texts, byte for byte. */
+export const UPLOAD_MESSAGES = {
+  notConfigured: "landing root not configured",
+  notWritable: "landing root not writable",
+  badTotalSize: "total_size must be an int >= 1",
+  badSha256: "sha256 must be a 64-char hex string",
+  tooLarge: "declared total_size exceeds the upload cap",
+  busy: "too many concurrent uploads",
+  unknownUpload: "unknown or expired upload session",
+  lateDeclaration: "declaration fields must only appear on the first chunk",
+  offsetMismatch: "chunk_offset does not match received bytes",
+  badBase64: "blob is not valid base64",
+  blobNotString: "blob must be a base64 string",
+  overrun: "received bytes exceed the declared total_size",
+  shortFinal: "final chunk does not complete the declared total_size",
+  writeFailed: "write to landing root failed",
+  flushFailed: "flushing the upload failed",
+  integrity: "sha256 mismatch; upload discarded",
+  finalizeFailed: "finalizing the upload failed",
+} as const;
+
+/**
+ * `details.storage_reason` of a 4019 `io_error` when the disk said why (D57's names, as the
+ * spool and 4017/4018 use them): `storage_full` (ENOSPC, EDQUOT) or `storage_error` (EIO, EROFS).
+ */
+export const STORAGE_REASON_KEY = "storage_reason";
 
 export const ErrorPayloadSchema = z.looseObject({
   code: z.number().int(),
@@ -257,6 +299,32 @@ export function skillResourceNotAccessible(
 
 export function blobNotAccessible(reason: BlobReason): ErrorPayload {
   return { code: 4018, message: "Blob not accessible", details: { reason } };
+}
+
+/**
+ * A 4019. `details` holds `reason` and, where upstream puts them, `upload_id` (session-bound
+ * errors), `total_size` (`too_large`), and this stack's `storage_reason` (`io_error`).
+ */
+export function blobWriteFailed(
+  reason: UploadReason,
+  message: string,
+  extra: { upload_id?: string; total_size?: number; storage_reason?: string } = {},
+): ErrorPayload {
+  const details: Record<string, unknown> = { reason };
+  if (extra.upload_id !== undefined) details.upload_id = extra.upload_id.slice(0, 256);
+  if (extra.total_size !== undefined) details.total_size = extra.total_size;
+  if (extra.storage_reason !== undefined) details[STORAGE_REASON_KEY] = extra.storage_reason;
+  return { code: 4019, message, details };
+}
+
+/**
+ * The reason of a 4019 as an Agent reads it: `details.reason` when it is a string, else
+ * `invalid_upload` (upstream's reading of a 4019 without one). Unknown reasons come back as they
+ * are: the caller treats them as "do not retry, diagnose".
+ */
+export function uploadFailureReason(payload: ErrorPayload): string {
+  const r = payload.details?.reason;
+  return typeof r === "string" ? r : UploadReason.InvalidUpload;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
  */
 import type { ErrorPayload } from "./errors.ts";
 import type { GetBlobReq, GetBlobRet } from "./messages/blob.ts";
+import type { PutBlobReq, PutBlobRet } from "./messages/upload.ts";
 import type {
   EnterOfficeNotification,
   EnterOfficeReq,
@@ -27,6 +28,8 @@ export const Events = {
   GetSkills: "client:get_skills",
   GetSkill: "client:get_skill",
   GetBlob: "client:get_blob",
+  /** Agent → Computer upload, one chunk per request (0.4.0). */
+  PutBlob: "client:put_blob",
   // server:* — to the Server
   JoinOffice: "server:join_office",
   LeaveOffice: "server:leave_office",
@@ -54,6 +57,7 @@ export const CLIENT_EVENTS = [
   Events.GetSkills,
   Events.GetSkill,
   Events.GetBlob,
+  Events.PutBlob,
 ] as const;
 export type ClientEvent = (typeof CLIENT_EVENTS)[number];
 
@@ -74,6 +78,7 @@ export interface ClientEventTypes {
   "client:get_skills": { req: GetSkillsReq; ret: GetSkillsRet };
   "client:get_skill": { req: GetSkillReq; ret: GetSkillRet };
   "client:get_blob": { req: GetBlobReq; ret: GetBlobRet };
+  "client:put_blob": { req: PutBlobReq; ret: PutBlobRet };
 }
 
 type ClientEventMap = {

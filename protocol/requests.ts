@@ -5,6 +5,7 @@ import { GetBlobReqSchema, type GetBlobReq } from "./messages/blob.ts";
 import { LIMITS } from "./messages/common.ts";
 import { GetSkillReqSchema, GetSkillsReqSchema } from "./messages/skill.ts";
 import { GetToolsReqSchema, ToolCallReqSchema } from "./messages/tool.ts";
+import { PutBlobEnvelopeSchema } from "./messages/upload.ts";
 
 export const CLIENT_REQUEST_SCHEMAS: Readonly<Record<ClientEvent, z.ZodType>> = {
   [Events.GetTools]: GetToolsReqSchema,
@@ -12,6 +13,8 @@ export const CLIENT_REQUEST_SCHEMAS: Readonly<Record<ClientEvent, z.ZodType>> = 
   [Events.GetSkills]: GetSkillsReqSchema,
   [Events.GetSkill]: GetSkillReqSchema,
   [Events.GetBlob]: GetBlobReqSchema,
+  // The routing fields only: the upload store judges the rest with 4019 reasons.
+  [Events.PutBlob]: PutBlobEnvelopeSchema,
 };
 
 /**

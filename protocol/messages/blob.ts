@@ -40,7 +40,7 @@ export const GetBlobReqSchema = ClientRequestBaseSchema.extend({
 export type GetBlobReq = z.infer<typeof GetBlobReqSchema>;
 
 /** Binary carriage arrives as a Buffer (Node) or an ArrayBuffer/Uint8Array (other runtimes). */
-const BinaryBlob = z.custom<Uint8Array>(
+export const BinaryBlobSchema = z.custom<Uint8Array>(
   (v) => v instanceof Uint8Array || v instanceof ArrayBuffer,
   "Expected binary data",
 );
@@ -52,7 +52,7 @@ export const GetBlobRetSchema = z.looseObject({
   sha256: Sha256Hex,
   chunk_offset: wireSize,
   eof: z.boolean(),
-  blob: z.union([z.string(), BinaryBlob]),
+  blob: z.union([z.string(), BinaryBlobSchema]),
   req_id: z.string(),
   blob_format: BlobFormatSchema.optional(),
   /**

@@ -17,6 +17,8 @@ export const LIMITS = {
   /** A content-coding token (`br`, `gzip`; D63) and how many one request may list. */
   coding: 32,
   codings: 8,
+  /** An `upload_id` as a request may carry it (ours are 32 characters). */
+  uploadId: 256,
 } as const;
 
 /** A JSON integer (any magnitude JSON can carry as an exact integer). Non-integers are a 400. */

@@ -3,3 +3,5 @@ export * from "./office.ts";
 export * from "./tool.ts";
 export * from "./skill.ts";
 export * from "./blob.ts";
+export * from "./upload.ts";
+export * from "./config.ts";

@@ -17,6 +17,8 @@ export const A2CSkillRefSchema = z.looseObject({
   allowed_tools: z.array(z.string()).optional(),
   skill_metadata: z.record(z.string(), z.unknown()).optional(),
   version: z.string().optional(),
+  /** SKILL.md frontmatter `tags`, passed through when it is a list of strings (0.4.0). */
+  tags: z.array(z.string()).optional(),
 });
 export type A2CSkillRef = z.infer<typeof A2CSkillRefSchema>;
 

@@ -13,6 +13,63 @@ export const SMCPToolMetaSchema = z
   .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
   .nullable();
 
+/** The key of `SMCPTool.meta` (a JSON string) and of an MCP tool's `_meta` declaration. */
+export const A2C_TOOL_META_KEY = "a2c_tool_meta";
+
+/**
+ * The canonical `a2c_tool_meta` a Computer writes (0.4.0): every field present, null when unset.
+ * On the wire it travels as the JSON string `SMCPTool.meta.a2c_tool_meta`.
+ */
+export const A2CToolMetaSchema = z.looseObject({
+  auto_apply: z.boolean().nullable(),
+  alias: z.string().nullable(),
+  tags: z.array(z.string()).nullable(),
+  ret_object_mapper: z.record(z.string(), z.unknown()).nullable(),
+});
+export type A2CToolMeta = z.infer<typeof A2CToolMetaSchema>;
+
+/** One configured layer (`tool_meta[tool]` or `default_tool_meta`): any field may be left out. */
+export type ToolMetaLayer = Partial<A2CToolMeta>;
+
+/** What an MCP server may declare in `Tool._meta["a2c_tool_meta"]`: only `tags` is taken. */
+export const ServerToolMetaDeclarationSchema = z.looseObject({
+  tags: z.array(z.string()).nullable().optional(),
+});
+
+/**
+ * The server's declaration as the merge takes it: `{tags}` only (every other field is filtered
+ * out), or `{ok: false}` when it is malformed (not an object, or `tags` not a list of strings),
+ * which the Computer drops with a warning and never lets fail `tools/list`.
+ */
+export function readServerToolMeta(
+  declared: unknown,
+): { ok: true; layer: ToolMetaLayer } | { ok: false } {
+  if (declared === undefined || declared === null) return { ok: true, layer: {} };
+  const parsed = ServerToolMetaDeclarationSchema.safeParse(declared);
+  if (!parsed.success) return { ok: false };
+  return { ok: true, layer: parsed.data.tags === undefined ? {} : { tags: parsed.data.tags } };
+}
+
+/**
+ * The three-layer merge: `tool_meta[tool]` over `default_tool_meta` over the server's declaration.
+ * A field missing or null inherits from below; `tags` replaces as a whole (never merged), and
+ * `[]` clears explicitly.
+ */
+export function mergeToolMeta(
+  tool: ToolMetaLayer | undefined,
+  defaults: ToolMetaLayer | undefined,
+  server: ToolMetaLayer | undefined,
+): A2CToolMeta {
+  const pick = <K extends keyof A2CToolMeta>(key: K): A2CToolMeta[K] =>
+    tool?.[key] ?? defaults?.[key] ?? server?.[key] ?? null;
+  return {
+    auto_apply: pick("auto_apply"),
+    alias: pick("alias"),
+    tags: pick("tags"),
+    ret_object_mapper: pick("ret_object_mapper"),
+  };
+}
+
 export const SMCPToolSchema = z.looseObject({
   /** exposed name `{bundle_id}__{alias ?? original}`; sent verbatim as `tool_name`. */
   name: z.string().min(1),

@@ -24,7 +24,7 @@ const sockets: Socket[] = [];
 
 before(async () => {
   server = await ServerHarness.start();
-  newer = await ServerHarness.start({ protocolVersion: "0.4.0" });
+  newer = await ServerHarness.start({ protocolVersion: "0.5.0" });
 });
 after(async () => {
   await server.close();
@@ -130,8 +130,8 @@ void test("version: the Server speaks another protocol version (4008)", async ()
     newer.url,
     token,
     3,
-    `a2c-agent: cannot connect to ${newer.url}: protocol version mismatch: the Server speaks 0.4.0 ` +
-      `(accepts 0.4.0 to 0.4.999), this Agent ${PROTOCOL_VERSION} (4008)\n` +
+    `a2c-agent: cannot connect to ${newer.url}: protocol version mismatch: the Server speaks 0.5.0 ` +
+      `(accepts 0.5.0 to 0.5.999), this Agent ${PROTOCOL_VERSION} (4008)\n` +
       "hint: use an Agent of a version the Server accepts, or upgrade the Server\n",
   );
 });

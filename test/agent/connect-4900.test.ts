@@ -20,10 +20,10 @@ import { NAMESPACE, PROTOCOL_VERSION } from "../../protocol/index.ts";
 const BODY_4008 = {
   code: 4008,
   message: "Protocol version mismatch",
-  server_version: "0.4.0",
+  server_version: "0.5.0",
   client_version: PROTOCOL_VERSION,
-  min_supported: "0.4.0",
-  max_supported: "0.4.999",
+  min_supported: "0.5.0",
+  max_supported: "0.5.999",
 };
 
 interface Closer {
@@ -122,9 +122,9 @@ void test("WS close 4900, polling answers 4008: that body's ProtocolVersionError
     const err = await closed;
     assert.ok(err instanceof ProtocolVersionError);
     assert.equal(err.code, 4008);
-    assert.equal(err.serverVersion, "0.4.0");
+    assert.equal(err.serverVersion, "0.5.0");
     assert.equal(err.clientVersion, PROTOCOL_VERSION);
-    assert.equal(err.maxSupported, "0.4.999");
+    assert.equal(err.maxSupported, "0.5.999");
     assert.equal(server.handshakes, 2);
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(server.handshakes, 2, "no reconnect attempt after the 4900 close");

@@ -29,10 +29,10 @@ void test("4008: connect fails fast with ProtocolVersionError, disconnects, neve
   const body = {
     code: 4008,
     message: "Protocol version mismatch",
-    server_version: "0.4.0",
+    server_version: "0.5.0",
     client_version: PROTOCOL_VERSION,
-    min_supported: "0.4.0",
-    max_supported: "0.4.999",
+    min_supported: "0.5.0",
+    max_supported: "0.5.999",
   };
   const http = createServer((req, res) => {
     requests++;
@@ -51,10 +51,10 @@ void test("4008: connect fails fast with ProtocolVersionError, disconnects, neve
     await assert.rejects(agent.connect(), (err: unknown) => {
       assert.ok(err instanceof ProtocolVersionError);
       assert.equal(err.code, 4008);
-      assert.equal(err.serverVersion, "0.4.0");
+      assert.equal(err.serverVersion, "0.5.0");
       assert.equal(err.clientVersion, PROTOCOL_VERSION);
-      assert.equal(err.minSupported, "0.4.0");
-      assert.equal(err.maxSupported, "0.4.999");
+      assert.equal(err.minSupported, "0.5.0");
+      assert.equal(err.maxSupported, "0.5.999");
       return true;
     });
     assert.equal(agent.connected, false);
@@ -117,9 +117,9 @@ void test("a URL without a scheme: ConnectError invalid_url, nothing sent", asyn
   await agent.close();
 });
 
-void test("4008 from the real Server (declaring 0.4.0): ProtocolVersionError, one handshake", async () => {
+void test("4008 from the real Server (declaring 0.5.0): ProtocolVersionError, one handshake", async () => {
   const { ServerHarness } = await import("../support/server-harness.ts");
-  const h = await ServerHarness.start({ protocolVersion: "0.4.0" });
+  const h = await ServerHarness.start({ protocolVersion: "0.5.0" });
   // A counting HTTP proxy in front of the Server sees every handshake request.
   let handshakes = 0;
   const target = new URL(h.url);
@@ -150,7 +150,7 @@ void test("4008 from the real Server (declaring 0.4.0): ProtocolVersionError, on
   try {
     await assert.rejects(agent.connect(), (err: unknown) => {
       assert.ok(err instanceof ProtocolVersionError);
-      assert.equal(err.serverVersion, "0.4.0");
+      assert.equal(err.serverVersion, "0.5.0");
       assert.equal(err.clientVersion, PROTOCOL_VERSION);
       return true;
     });

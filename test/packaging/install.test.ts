@@ -97,7 +97,7 @@ void test("plain node imports the Agent SDK from the installed dist/", async () 
   assert.equal(seen.agent, `file://${full}/node_modules/@a2c-smcp/agent/dist/index.js`);
   assert.equal(seen.protocol, `file://${full}/node_modules/@a2c-smcp/protocol/dist/index.js`);
   assert.equal(seen.AgentClient, "function");
-  assert.equal(seen.version, "0.3.0");
+  assert.equal(seen.version, "0.4.0");
   assert.deepEqual(seen.loaders, []);
 });
 

@@ -23,6 +23,10 @@ import {
   unauthorized,
   versionMismatch,
   VersionMismatchPayloadSchema,
+  blobWriteFailed,
+  UPLOAD_MESSAGES,
+  UploadReason,
+  uploadFailureReason,
   type ErrorPayload,
 } from "../../protocol/index.ts";
 
@@ -31,10 +35,10 @@ const built: Record<string, ErrorPayload> = {
   missingVersion: missingVersion(),
   invalidVersion: invalidVersion("abc"),
   versionMismatch: versionMismatch({
-    server_version: "0.3.0",
-    client_version: "0.2.0",
-    min_supported: "0.3.0",
-    max_supported: "0.3.999",
+    server_version: "0.4.0",
+    client_version: "0.3.0",
+    min_supported: "0.4.0",
+    max_supported: "0.4.999",
   }),
   unauthorized: unauthorized(),
   forbidden: forbidden(),
@@ -54,6 +58,12 @@ const built: Record<string, ErrorPayload> = {
   blobForbidden: blobNotAccessible("forbidden"),
   gone: blobNotAccessible("gone"),
   range: blobNotAccessible("range"),
+  uploadBusy: blobWriteFailed("busy", UPLOAD_MESSAGES.busy),
+  uploadTooLarge: blobWriteFailed("too_large", UPLOAD_MESSAGES.tooLarge, { total_size: 17 }),
+  uploadIo: blobWriteFailed("io_error", UPLOAD_MESSAGES.writeFailed, {
+    upload_id: "0".repeat(32),
+    storage_reason: "storage_full",
+  }),
 };
 
 void test("every builder's output parses as a flat ErrorPayload", () => {
@@ -113,12 +123,43 @@ void test("wire shapes match the spec's examples", () => {
     details: { reason: "gone" },
   });
   assert.equal(ProtocolError.fromWire(built.range!).reason, "range");
+  // Upstream's cross-SDK byte vector for a 4019.
+  assert.equal(
+    JSON.stringify(built.uploadBusy),
+    '{"code":4019,"message":"too many concurrent uploads","details":{"reason":"busy"}}',
+  );
+  assert.deepEqual(built.uploadTooLarge!.details, { reason: "too_large", total_size: 17 });
+  assert.deepEqual(built.uploadIo!.details, {
+    reason: "io_error",
+    upload_id: "0".repeat(32),
+    storage_reason: "storage_full",
+  });
+});
+
+void test("a 4019 reason as an Agent reads it: missing is invalid_upload, unknown kept", () => {
+  assert.equal(uploadFailureReason(built.uploadBusy!), "busy");
+  assert.equal(uploadFailureReason({ code: 4019, message: "x" }), "invalid_upload");
+  assert.equal(uploadFailureReason({ code: 4019, message: "x", details: {} }), "invalid_upload");
+  assert.equal(
+    uploadFailureReason({ code: 4019, message: "x", details: { reason: "quota_exceeded" } }),
+    "quota_exceeded",
+  );
+  assert.deepEqual(Object.values(UploadReason).sort(), [
+    "busy",
+    "forbidden",
+    "integrity",
+    "invalid_declaration",
+    "invalid_upload",
+    "io_error",
+    "range",
+    "too_large",
+  ]);
 });
 
 void test("the registry names every code of protocol.md §9.2", () => {
   const expected = [
     400, 401, 403, 404, 408, 500, 4001, 4002, 4003, 4004, 4005, 4006, 4007, 4008, 4014, 4015, 4016,
-    4017, 4018, 4101, 4102, 4103, 4104,
+    4017, 4018, 4019, 4101, 4102, 4103, 4104,
   ];
   assert.deepEqual(
     Object.keys(ERROR_CODES)
@@ -144,6 +185,6 @@ void test("isErrorPayload tells errors from success answers", () => {
 
 void test("ProtocolError keeps code-specific top-level fields", () => {
   const err = ProtocolError.fromWire(built.versionMismatch!);
-  assert.equal(err.extra.server_version, "0.3.0");
-  assert.equal(err.extra.client_version, "0.2.0");
+  assert.equal(err.extra.server_version, "0.4.0");
+  assert.equal(err.extra.client_version, "0.3.0");
 });

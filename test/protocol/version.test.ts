@@ -4,13 +4,39 @@ import { test } from "node:test";
 import {
   isCompatible,
   parseVersion,
+  PROTOCOL_FEATURES,
   PROTOCOL_VERSION,
   supportedRange,
+  supportsFeature,
 } from "../../protocol/index.ts";
 
-void test("PROTOCOL_VERSION is 0.3.0 and parses", () => {
-  assert.equal(PROTOCOL_VERSION, "0.3.0");
-  assert.deepEqual(parseVersion(PROTOCOL_VERSION), { major: 0, minor: 3, patch: 0 });
+void test("PROTOCOL_VERSION is 0.4.0 and parses", () => {
+  assert.equal(PROTOCOL_VERSION, "0.4.0");
+  assert.deepEqual(parseVersion(PROTOCOL_VERSION), { major: 0, minor: 4, patch: 0 });
+});
+
+void test("the gate of 0.4.0: 0.4.x in, 0.3.x and 0.5.x out", () => {
+  const server = parseVersion(PROTOCOL_VERSION)!;
+  for (const ok of ["0.4.0", "0.4.5", "0.4.999"]) {
+    assert.equal(isCompatible(parseVersion(ok)!, server), true, ok);
+  }
+  for (const bad of ["0.3.0", "0.3.2", "0.3.9", "0.5.0", "1.4.0"]) {
+    assert.equal(isCompatible(parseVersion(bad)!, server), false, bad);
+  }
+  assert.deepEqual(supportedRange(server), { min: "0.4.0", max: "0.4.999" });
+});
+
+void test("supportsFeature: put_blob from 0.4.0 (upstream's minor gate), pickString from 0.3.2", () => {
+  assert.equal(supportsFeature("0.4.0", "putBlob"), true);
+  assert.equal(supportsFeature("0.4.5", "putBlob"), true);
+  assert.equal(supportsFeature("0.3.9", "putBlob"), false);
+  assert.equal(supportsFeature("1.0.0", "putBlob"), false);
+  assert.equal(supportsFeature("garbage", "putBlob"), false);
+  assert.equal(supportsFeature("0.3.1", "pickStringOptionObjects"), false);
+  assert.equal(supportsFeature("0.3.2", "pickStringOptionObjects"), true);
+  for (const f of Object.keys(PROTOCOL_FEATURES) as (keyof typeof PROTOCOL_FEATURES)[]) {
+    assert.equal(supportsFeature(PROTOCOL_VERSION, f), true, `this stack speaks ${f}`);
+  }
 });
 
 void test("parseVersion accepts exactly three integer parts", () => {

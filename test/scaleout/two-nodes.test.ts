@@ -64,7 +64,7 @@ void test("list_room through node A sees the Computer on node B", async () => {
       ["computer", "pc-b"],
     ],
   );
-  assert.ok(sessions.every((s) => s.office_id === OFFICE && s.a2c_version === "0.3.0"));
+  assert.ok(sessions.every((s) => s.office_id === OFFICE && s.a2c_version === "0.4.0"));
 });
 
 void test("an Agent on node A downloads a blob from the Computer on node B, verified", async () => {

@@ -25,6 +25,13 @@ function valid(event: ClientEvent, agent: string): Record<string, unknown> {
     "client:get_skills": {},
     "client:get_skill": { name: "demo" },
     "client:get_blob": { blob_handle: "h", chunk_offset: 0, max_chunk_bytes: 1024 },
+    "client:put_blob": {
+      chunk_offset: 0,
+      eof: true,
+      total_size: 1,
+      sha256: "0".repeat(64),
+      blob: "AA==",
+    },
   };
   return request(agent, "pc-1", fields[event]);
 }
@@ -76,8 +83,13 @@ void test("server:list_room under another agent's name: 403 agent_mismatch", asy
 
 void test("each refusal is counted under its reason", async () => {
   const text = await (await fetch(`${h.url}/metrics`)).text();
-  // 5 client:* events x 3 spoofed names + one list_room.
-  assert.match(text, /a2c_refusals_total\{reason="agent_mismatch"\} 16\b/);
+  // Every client:* event x 3 spoofed names + one list_room.
+  const expected = CLIENT_EVENTS.length * 3 + 1;
+  assert.match(text, new RegExp(`a2c_refusals_total\\{reason="agent_mismatch"\\} ${expected}\\b`));
+  assert.match(
+    text,
+    /a2c_relay_requests_total\{event="client:put_blob",outcome="agent_mismatch"\} 3\b/,
+  );
   assert.match(
     text,
     /a2c_relay_requests_total\{event="client:get_blob",outcome="agent_mismatch"\} 3\b/,

@@ -1,4 +1,4 @@
-// protocol.md §1.3, D1: v0.x compatibility is MAJOR.MINOR equal, PATCH free: 0.3.7 connects to 0.3.0.
+// protocol.md §1.3, D1: v0.x compatibility is MAJOR.MINOR equal, PATCH free: 0.4.7 connects to 0.4.0.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { ServerHarness, joinOffice } from "../support/server-harness.ts";
@@ -9,8 +9,8 @@ before(async () => {
 });
 after(() => h.close());
 
-void test("a 0.3.7 client connects over polling and joins", async () => {
-  const s = await h.connect({ version: "0.3.7" });
+void test("a 0.4.7 client connects over polling and joins", async () => {
+  const s = await h.connect({ version: "0.4.7" });
   assert.ok(s.connected);
   assert.deepEqual(await joinOffice(s, { role: "computer", name: "pc", office_id: "o" }), [
     true,
@@ -18,14 +18,14 @@ void test("a 0.3.7 client connects over polling and joins", async () => {
   ]);
 });
 
-void test("a 0.3.0 client connects WebSocket-only", async () => {
-  const s = await h.connect({ version: "0.3.0", transports: ["websocket"] });
+void test("a 0.4.0 client connects WebSocket-only", async () => {
+  const s = await h.connect({ version: "0.4.0", transports: ["websocket"] });
   assert.ok(s.connected);
   assert.equal(s.io.engine.transport.name, "websocket");
 });
 
 void test("a polling client upgrades to WebSocket through the gate", async () => {
-  const s = await h.connect({ version: "0.3.2" });
+  const s = await h.connect({ version: "0.4.2" });
   await new Promise<void>((resolve) => {
     if (s.io.engine.transport.name === "websocket") return resolve();
     s.io.engine.once("upgrade", () => resolve());

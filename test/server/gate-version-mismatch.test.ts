@@ -11,8 +11,9 @@ before(async () => {
 });
 after(() => h.close());
 
-for (const client of ["0.2.0", "0.4.0", "1.3.0", "0.2.1"]) {
-  void test(`client ${client} against server 0.3.0 is a 4008`, async () => {
+// 0.3.x (every SDK before 0.4.0) and 0.5.0 (the next minor) are refused like any other minor.
+for (const client of ["0.2.0", "0.3.0", "0.3.2", "0.5.0", "1.4.0", "0.2.1"]) {
+  void test(`client ${client} against server 0.4.0 is a 4008`, async () => {
     const res = await pollingHandshake(engineUrl(h.url, h.server.path, `a2c_version=${client}`));
     assert.equal(res.status, 400);
     assert.equal(res.headers["x-a2c-error-code"], "4008");
@@ -21,10 +22,10 @@ for (const client of ["0.2.0", "0.4.0", "1.3.0", "0.2.1"]) {
     assert.deepEqual(JSON.parse(res.body.toString("utf8")), {
       code: 4008,
       message: "Protocol version mismatch",
-      server_version: "0.3.0",
+      server_version: "0.4.0",
       client_version: client,
-      min_supported: "0.3.0",
-      max_supported: "0.3.999",
+      min_supported: "0.4.0",
+      max_supported: "0.4.999",
     });
   });
 }

@@ -31,7 +31,7 @@ void test("the 4008 upgrade refusal carries the header and the version fields", 
 });
 
 void test("a compatible direct upgrade switches protocols", async () => {
-  const ws = await websocketUpgrade(h.url, h.server.path, "a2c_version=0.3.0");
+  const ws = await websocketUpgrade(h.url, h.server.path, "a2c_version=0.4.0");
   assert.equal(ws.status, 101);
 });
 

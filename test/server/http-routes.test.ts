@@ -18,7 +18,7 @@ void test("/healthz answers a small JSON status", async () => {
   assert.equal(res.headers.get("content-type"), "application/json");
   const body = JSON.parse(res.text);
   assert.equal(body.status, "ok");
-  assert.equal(body.protocol_version, "0.3.0");
+  assert.equal(body.protocol_version, "0.4.0");
   assert.equal(body.connections, 1);
   assert.equal(body.offices, 1);
 });

@@ -9,8 +9,8 @@ let agent: Socket;
 let pc: Socket;
 before(async () => {
   h = await ServerHarness.start();
-  agent = await h.agent("office-a", "agent-a", { version: "0.3.0" });
-  pc = await h.computer("office-a", "pc-a", { version: "0.3.5" });
+  agent = await h.agent("office-a", "agent-a", { version: "0.4.0" });
+  pc = await h.computer("office-a", "pc-a", { version: "0.4.5" });
   await h.computer("office-b", "pc-b");
 });
 after(() => h.close());
@@ -29,9 +29,9 @@ void test("sessions carry each member's admitted a2c_version", async () => {
         name: "agent-a",
         role: "agent",
         office_id: "office-a",
-        a2c_version: "0.3.0",
+        a2c_version: "0.4.0",
       },
-      { sid: pc.id, name: "pc-a", role: "computer", office_id: "office-a", a2c_version: "0.3.5" },
+      { sid: pc.id, name: "pc-a", role: "computer", office_id: "office-a", a2c_version: "0.4.5" },
     ],
   });
 });

@@ -26,6 +26,6 @@ void test("the gate guards the configured path; the default path is not served",
   const gated = await pollingHandshake(engineUrl(h.url, "/smcp-engine/", "a2c_version=0.2.0"));
   assert.equal(gated.status, 400);
   assert.equal(gated.headers["x-a2c-error-code"], "4008");
-  const other = await pollingHandshake(engineUrl(h.url, "/socket.io/", "a2c_version=0.3.0"));
+  const other = await pollingHandshake(engineUrl(h.url, "/socket.io/", "a2c_version=0.4.0"));
   assert.equal(other.status, 404);
 });
