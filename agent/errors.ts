@@ -12,9 +12,6 @@ import { ErrorCode, ProtocolError, type ErrorPayload } from "@a2c-smcp/protocol"
 
 export { ProtocolError };
 
-/** 4019 Blob Write Failed (`client:put_blob`). */
-const BLOB_WRITE_FAILED = 4019;
-
 /** 4008 at the handshake: the Server speaks another protocol version (docs/protocol.md, "Connection"). */
 export class ProtocolVersionError extends ProtocolError {
   override readonly name: string = "ProtocolVersionError";
@@ -183,7 +180,7 @@ export function protocolErrorFromWire(payload: ErrorPayload): ProtocolError {
       return details?.reason === "gone"
         ? new BlobGoneError(code, message, details, extra)
         : new BlobNotAccessibleError(code, message, details, extra);
-    case BLOB_WRITE_FAILED: {
+    case ErrorCode.BlobWriteFailed: {
       const reason = typeof details?.reason === "string" ? details.reason : "invalid_upload";
       const cls = Object.hasOwn(BLOB_WRITE_CLASSES, reason)
         ? BLOB_WRITE_CLASSES[reason]!

@@ -25,7 +25,7 @@
  * never stores a file for it.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { isErrorPayload } from "@a2c-smcp/protocol";
+import { PROTOCOL_VERSION, isErrorPayload, supportsFeature } from "@a2c-smcp/protocol";
 import {
   ComputerNotFoundError,
   DisconnectedError,
@@ -282,6 +282,11 @@ export async function uploadBlob(
 ): Promise<UploadResult> {
   const started = performance.now();
   if (opts.signal?.aborted) throw abortError(opts.signal);
+  // Upstream's `upload_unsupported_by_sdk`: a check on our own constant (peers past the
+  // handshake speak our minor).
+  if (!supportsFeature(PROTOCOL_VERSION, "putBlob")) {
+    throw new UploadUnsupportedError(`protocol ${PROTOCOL_VERSION} has no client:put_blob`);
+  }
   if (opts.chunkBytes !== undefined && !(opts.chunkBytes >= 1)) {
     throw new UploadError(
       "bad_chunk_size",
