@@ -28,6 +28,7 @@ import {
 } from "./contracts.ts";
 import { dispatch, type ChunkSchedulerTuning, type Dispatcher } from "./dispatch.ts";
 import { createComputerLogger } from "./log.ts";
+import { createUploadService, type UploadTuning } from "./upload/service.ts";
 import { createComputerMetrics, type ComputerMetrics } from "./metrics.ts";
 import {
   closeServices,
@@ -71,6 +72,13 @@ export interface StartComputerOptions {
   maxSize?: number;
   /** Serve skill files with more than one hard link (skills/sandbox.ts). Default false. */
   allowHardLinks?: boolean;
+  /**
+   * Absolute directory `client:put_blob` uploads land in (upload/service.ts). Unset: every
+   * upload is refused `4019 forbidden`. Only the operator sets it (flag or environment).
+   */
+  landingRoot?: string;
+  /** The upload store's bounds: idle timeout, sessions at once, largest upload. */
+  upload?: UploadTuning;
   /** Hashing threads (piscina). 0 = hash inline on the main thread. */
   workers?: number;
   /** Nice offset of the hashing threads (0–19), default DEFAULT_HASH_NICE (blob/hash-cache.ts). */
@@ -165,6 +173,12 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     log,
   });
   const { engine, hashCache, derived } = blob;
+  const upload = createUploadService({
+    ...options.upload,
+    landingRoot: options.landingRoot,
+    log: log.child({ service: "upload" }),
+    storageFaults: metrics,
+  });
   const ctx: ServiceContext = {
     config,
     minter: engine,
@@ -174,11 +188,12 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     derived,
   };
   const running = await startServices(
-    [blob.service],
+    [blob.service, upload],
     options.services ?? defaultServices(options),
     ctx,
     engine,
   ).catch(async (err: unknown) => {
+    await upload.close();
     await blob.stopWorkers();
     throw err;
   });

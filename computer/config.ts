@@ -1,6 +1,7 @@
 /**
  * Flags and environment of `npm run computer` → `StartComputerOptions`. Flags win over env.
  */
+import { isAbsolute } from "node:path";
 import { parseArgs } from "node:util";
 import { CONTENT_CODINGS, type ContentCoding } from "@a2c-smcp/protocol";
 import type { StartComputerOptions } from "./computer.ts";
@@ -35,6 +36,13 @@ export const USAGE = `usage: a2c-computer --server URL --office ID --name NAME [
                                (env A2C_FD_CACHE_ENTRIES)
   --skill-watch-entries N      entries of one skill package read per change scan, default
                                10000 (env A2C_SKILL_WATCH_ENTRIES)
+  --landing-root DIR           absolute directory client:put_blob uploads land in; unset = every
+                               upload is refused forbidden (env A2C_LANDING_ROOT)
+  --upload-idle-timeout S      seconds an upload may sit idle before it is dropped, default 120
+                               (env A2C_UPLOAD_IDLE_TIMEOUT)
+  --upload-max-concurrent N    uploads open at once before a new one is busy, default 4
+                               (env A2C_UPLOAD_MAX_CONCURRENT)
+  --upload-max-bytes N         largest upload in bytes, default 104857600 (env A2C_UPLOAD_MAX_BYTES)
   --allow-hard-links           serve skill files that have more than one hard link (refused as
                                forbidden by default; env A2C_ALLOW_HARD_LINKS=1)
   --http-port P                serve GET /healthz and /metrics on this port; off when unset,
@@ -60,6 +68,7 @@ const STRING_FLAGS = {
   "state-dir": "A2C_STATE_DIR",
   "http-host": "A2C_HTTP_HOST",
   "content-codings": "A2C_CONTENT_CODINGS",
+  "landing-root": "A2C_LANDING_ROOT",
 } as const;
 
 const INT_FLAGS = {
@@ -73,6 +82,9 @@ const INT_FLAGS = {
   "fd-cache-entries": { env: "A2C_FD_CACHE_ENTRIES", min: 0, max: 4096 },
   "http-port": { env: "A2C_HTTP_PORT", min: 0, max: 65535 },
   "skill-watch-entries": { env: "A2C_SKILL_WATCH_ENTRIES", min: 1 },
+  "upload-idle-timeout": { env: "A2C_UPLOAD_IDLE_TIMEOUT", min: 1 },
+  "upload-max-concurrent": { env: "A2C_UPLOAD_MAX_CONCURRENT", min: 1 },
+  "upload-max-bytes": { env: "A2C_UPLOAD_MAX_BYTES", min: 1 },
 } as const;
 
 /** `null` when `--help` was asked for. Throws `UsageError` on bad input. */
@@ -163,6 +175,14 @@ export function parseComputerArgs(
     out.allowHardLinks = true;
   }
   assign("hashNice", int("hash-nice"));
+  assign("landingRoot", landingRoot(str("landing-root")));
+  const upload = {
+    idleTimeoutMs: seconds(int("upload-idle-timeout")),
+    maxConcurrent: int("upload-max-concurrent"),
+    maxBytes: int("upload-max-bytes"),
+  };
+  const given = Object.entries(upload).filter(([, v]) => v !== undefined);
+  if (given.length > 0) out.upload = Object.fromEntries(given);
   assign("transport", transportMode(values["stock-transport"] === true, env));
   const httpPort = int("http-port");
   const httpHost = str("http-host");
@@ -172,6 +192,23 @@ export function parseComputerArgs(
     throw new UsageError("--http-host needs --http-port");
   }
   return out;
+}
+
+/**
+ * `--landing-root`: an absolute path (after trimming), or a usage error: a relative one would
+ * depend on the directory the Computer happens to start in.
+ */
+function landingRoot(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const trimmed = raw.trim();
+  if (!isAbsolute(trimmed)) {
+    throw new UsageError(`--landing-root must be an absolute path, got ${JSON.stringify(raw)}`);
+  }
+  return trimmed;
+}
+
+function seconds(n: number | undefined): number | undefined {
+  return n === undefined ? undefined : n * 1000;
 }
 
 /** `--content-codings`: a comma-separated list of codings this Computer applies, or `none`. */

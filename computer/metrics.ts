@@ -201,7 +201,7 @@ export function createComputerMetrics(name: string): ComputerMetrics {
     }),
     storageFailures: new Counter({
       name: "a2c_computer_storage_failures_total",
-      help: "writes to the state directory that failed for a disk fault, by store (spool, derived) and reason (storage_full: ENOSPC/EDQUOT; storage_error: EIO/EROFS)",
+      help: "writes to the state directory that failed for a disk fault, by store (spool, derived, uploads: the landing root) and reason (storage_full: ENOSPC/EDQUOT; storage_error: EIO/EROFS)",
       labelNames: ["store", "reason"],
       registers,
     }),

@@ -15,7 +15,7 @@ import type { Logger } from "pino";
 export type StorageReason = "storage_full" | "storage_error";
 
 /** The store a fault happened in (the metrics' `store` label). */
-export type StoreName = "spool" | "derived";
+export type StoreName = "spool" | "derived" | "uploads";
 
 /** The Computer's metrics for storage faults (computer/metrics.ts). */
 export interface StorageFaultMetrics {
