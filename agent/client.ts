@@ -33,6 +33,8 @@ import {
   protocolErrorFromWire,
 } from "./errors.ts";
 import { ComputerPath, type PathOptions } from "./path.ts";
+import { PathController } from "./path-controller.ts";
+import { PathPacer, type UploadPacer } from "./upload-pacer.ts";
 import {
   DEFAULT_MAX_IN_MEMORY_BYTES,
   blobChunks,
@@ -113,6 +115,11 @@ function localCancelResult(): CallToolResult {
 
 /** The Agent SDK's client: connection and office (base classes) plus the requests below. */
 export class AgentClient extends OfficeClient implements ChunkFetcher, ChunkUploader {
+  /**
+   * One path controller per Computer uploaded to: the uplink's rate and queue are not the
+   * downlink's a pull measures (path-controller.ts, the same component).
+   */
+  private readonly uplinks = new Map<string, PathController>();
   /** One path per Computer pulled from (path.ts); forgotten when the Computer leaves. */
   private readonly paths = new Map<string, ComputerPath>();
   private readonly pathOptions: PathOptions;
@@ -125,9 +132,12 @@ export class AgentClient extends OfficeClient implements ChunkFetcher, ChunkUplo
       opts.targetDelayMs !== undefined ? { targetDelayMs: opts.targetDelayMs } : {};
     // A Computer that left (or our own reconnect) may come back on another route: its next pull
     // measures the path afresh.
-    this.on("computer_left", (c) => this.paths.get(c)?.reset());
+    this.on("computer_left", (c) => {
+      this.paths.get(c)?.reset();
+      this.uplinks.get(c)?.reset();
+    });
     this.on("disconnected", () => {
-      for (const p of this.paths.values()) p.reset();
+      for (const p of [...this.paths.values(), ...this.uplinks.values()]) p.reset();
     });
   }
 
@@ -262,6 +272,13 @@ export class AgentClient extends OfficeClient implements ChunkFetcher, ChunkUplo
     opts: UploadOptions = {},
   ): Promise<UploadResult> {
     return uploadBlob(this, computer, source, opts);
+  }
+
+  /** The pacer of one upload to `computer`, on the controller every upload to it shares. */
+  uploadPacer(computer: string): UploadPacer {
+    let ctl = this.uplinks.get(computer);
+    if (!ctl) this.uplinks.set(computer, (ctl = new PathController(this.pathOptions)));
+    return new PathPacer(ctl);
   }
 
   /** One `client:put_blob` chunk, its answer checked inside the ack callback. */

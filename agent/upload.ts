@@ -25,7 +25,7 @@
  * never stores a file for it.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { PROTOCOL_VERSION, isErrorPayload, supportsFeature } from "@a2c-smcp/protocol";
+import { PROTOCOL_VERSION, supportsFeature } from "@a2c-smcp/protocol";
 import {
   ComputerNotFoundError,
   DisconnectedError,
@@ -40,13 +40,16 @@ import {
   UploadUnsupportedError,
   abortError,
   asError,
-  protocolErrorFromWire,
 } from "./errors.ts";
 import { silentLogger, type AgentLogger } from "./logger.ts";
 import type { Carriage } from "./path.ts";
 import { openBody, type UploadBody, type UploadSource } from "./upload-source.ts";
+import { FixedPacer, type PaceTicket, type UploadPacer } from "./upload-pacer.ts";
+import { isSize, type PutAnswer, type PutChunk } from "./upload-wire.ts";
 
 export { SPOOL_MEMORY_BYTES, type UploadSource } from "./upload-source.ts";
+export { parsePutAnswer, putPayload, type PutAnswer, type PutChunk } from "./upload-wire.ts";
+export { FixedPacer, PathPacer, type PaceTicket, type UploadPacer } from "./upload-pacer.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Defaults, options and results
@@ -133,53 +136,7 @@ export interface UploadResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// What an upload needs from a connection and from the path
-
-/** One chunk as the upload sends it; the client adds `agent`, `req_id` and `computer`. */
-export interface PutChunk {
-  /** Absent on the first chunk. */
-  uploadId?: string;
-  offset: number;
-  eof: boolean;
-  blob: string | Buffer;
-  /** The first chunk's declaration. */
-  declaration?: { totalSize: number; sha256: string; nameHint?: string };
-  /** `base64`: a base64 chunk that asks for binary carriage; `binary`: `blob` is an attachment. */
-  blobFormat?: Carriage;
-}
-
-/** A `client:put_blob` ack, checked for its shape (`parsePutAnswer`). */
-export interface PutAnswer {
-  uploadId: string;
-  chunkOffset: number;
-  /** Final ack only. */
-  landingPath?: unknown;
-  sha256?: unknown;
-  totalSize?: unknown;
-  /** The Computer offered binary carriage (`blob_format: "binary"`). */
-  binaryOffered: boolean;
-}
-
-/** How the pacer learns what became of a chunk. */
-export type PaceOutcome = "busy" | "timeout" | "other";
-
-/** A chunk in flight as the pacer tracks it. */
-export type PaceTicket = unknown;
-
-/**
- * The path controller as an upload uses it: how big a chunk is, how many bytes may be in flight,
- * how long a chunk may take, and what became of each chunk it let out.
- */
-export interface UploadPacer {
-  readonly chunkBytes: number;
-  readonly budgetBytes: number;
-  /** Undefined: the client's request timeout. */
-  readonly chunkDeadlineMs: number | undefined;
-  readonly rttMs: number;
-  sent(len: number, first: boolean): PaceTicket;
-  answered(ticket: PaceTicket): void;
-  failed(ticket: PaceTicket, outcome: PaceOutcome): void;
-}
+// What an upload needs from a connection
 
 /** What an upload needs from a connection (`AgentClient` implements it). */
 export interface ChunkUploader {
@@ -194,77 +151,8 @@ export interface ChunkUploader {
     computer: string,
     opts: { signal?: AbortSignal; timeoutMs?: number },
   ): Promise<void>;
-  /** The pacer of the path to `computer` (shared with pulls); else a fixed one per upload. */
+  /** The pacer of the uplink to `computer` (the path controller); else a fixed one per upload. */
   uploadPacer?(computer: string): UploadPacer;
-}
-
-/** A pacer that keeps `window` chunks of the ceiling in flight (no path controller at hand). */
-export class FixedPacer implements UploadPacer {
-  constructor(
-    readonly chunkBytes: number,
-    private readonly window: number,
-  ) {}
-  get budgetBytes(): number {
-    return this.chunkBytes * this.window;
-  }
-  readonly chunkDeadlineMs = undefined;
-  readonly rttMs = 0;
-  sent(): PaceTicket {
-    return undefined;
-  }
-  answered(): void {}
-  failed(): void {}
-}
-
-// ---------------------------------------------------------------------------------------------
-// The request and the answer of a `client:put_blob`
-
-/** The wire payload of `chunk`, in the order the spec lists the fields. */
-export function putPayload(
-  agent: string,
-  reqId: string,
-  computer: string,
-  chunk: PutChunk,
-): Record<string, unknown> {
-  const p: Record<string, unknown> = { agent, req_id: reqId, computer };
-  if (chunk.uploadId !== undefined) p.upload_id = chunk.uploadId;
-  p.chunk_offset = chunk.offset;
-  p.eof = chunk.eof;
-  const d = chunk.declaration;
-  if (d) {
-    p.total_size = d.totalSize;
-    p.sha256 = d.sha256;
-    if (d.nameHint !== undefined) p.name_hint = d.nameHint;
-  }
-  p.blob = chunk.blob;
-  if (chunk.blobFormat !== undefined) p.blob_format = chunk.blobFormat;
-  return p;
-}
-
-const isSize = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0;
-
-/**
- * The ack as a `PutAnswer`; a flat ErrorPayload is thrown typed (4019 by its reason), anything
- * without a string `upload_id` and an integer `chunk_offset` is an `InvalidResponseError`. Keys
- * beyond the spec's are tolerated: exact key sets are the Computer's rule, not the Agent's.
- */
-export function parsePutAnswer(answer: unknown): PutAnswer {
-  if (isErrorPayload(answer)) throw protocolErrorFromWire(answer);
-  if (typeof answer !== "object" || answer === null || Array.isArray(answer)) {
-    throw new InvalidResponseError("client:put_blob: answer is not an object");
-  }
-  const a = answer as Record<string, unknown>;
-  if (typeof a.upload_id !== "string" || !isSize(a.chunk_offset)) {
-    throw new InvalidResponseError("client:put_blob: answer lacks upload_id or chunk_offset");
-  }
-  return {
-    uploadId: a.upload_id,
-    chunkOffset: a.chunk_offset,
-    landingPath: a.landing_path,
-    sha256: a.sha256,
-    totalSize: a.total_size,
-    binaryOffered: a.blob_format === "binary",
-  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -350,6 +238,7 @@ class Upload {
     this.pacer =
       uploader.uploadPacer?.(computer) ??
       new FixedPacer(opts.binary === false ? this.ceiling.base64 : this.ceiling.binary, window);
+    this.pacer.setLimit(window * Math.max(this.ceiling.binary, this.ceiling.base64));
     this.log = uploader.logger ?? silentLogger;
   }
 
@@ -358,6 +247,14 @@ class Upload {
   }
 
   async run(): Promise<UploadResult> {
+    try {
+      return await this.attempts();
+    } finally {
+      this.pacer.close();
+    }
+  }
+
+  private async attempts(): Promise<UploadResult> {
     const signal = this.opts.signal;
     let busyTries = 0;
     let retries = 0;
@@ -429,7 +326,6 @@ class Attempt {
   private next = 0;
   private acked = 0;
   private inflight = 0;
-  private inflightBytes = 0;
   /** The earliest chunk the Server refused as busy: sent again once every answer is in. */
   private rewindTo: number | undefined;
   private error: unknown;
@@ -470,12 +366,17 @@ class Attempt {
         await sleep(Math.max(1, pacer.rttMs), undefined, { signal: this.signal });
         continue;
       }
+      if (this.next >= body.size) {
+        // Everything is in flight: the path's samples now say less than it could carry.
+        pacer.idle();
+        await this.changed();
+        continue;
+      }
       const first = this.uploadId === undefined;
       const len = Math.min(this.chunkLimit(), body.size - this.next);
       const room =
-        this.inflight === 0 ||
-        (!first && this.inflight < this.up.window && this.inflightBytes + len <= pacer.budgetBytes);
-      if (this.next >= body.size || !room) {
+        this.inflight === 0 || (!first && this.inflight < this.up.window && pacer.maySend(len));
+      if (!room) {
         await this.changed();
         continue;
       }
@@ -486,7 +387,7 @@ class Attempt {
   /** The chunk size now: the pacer's, within the carriage's ceiling. */
   private chunkLimit(): number {
     const ceiling = this.binary ? this.up.ceiling.binary : this.up.ceiling.base64;
-    return Math.max(1, Math.min(ceiling, this.up.pacer.chunkBytes));
+    return this.up.pacer.chunkBytes(ceiling);
   }
 
   /** Resolves at the next answer (or failure) of any chunk of this attempt. */
@@ -530,21 +431,19 @@ class Attempt {
     stats.wireBytes += this.binary ? len : chunk.blob.length;
     this.next = offset + len;
     this.inflight++;
-    this.inflightBytes += len;
     const ticket = pacer.sent(len, first);
-    const timeoutMs = opts.timeoutMs ?? (first ? undefined : pacer.chunkDeadlineMs);
+    const timeoutMs = opts.timeoutMs ?? (first ? undefined : pacer.ackTimeoutMs);
     const done = uploader.putBlobChunk(computer, chunk, {
       signal: this.signal,
       ...(timeoutMs !== undefined ? { timeoutMs } : {}),
     });
     const settled = (): void => {
       this.inflight--;
-      this.inflightBytes -= len;
     };
     const answered = done.then(
       (ret) => {
         settled();
-        pacer.answered(ticket);
+        pacer.answered(ticket, len);
         this.answered(offset, len, eof, ret);
       },
       (err: unknown) => {
@@ -606,7 +505,7 @@ class Attempt {
       // Refused by the Server: this chunk never reached the Computer, so neither will any after
       // it in order. Slow down and send again from here.
       stats.busy++;
-      pacer.failed(ticket, "busy");
+      pacer.busy(ticket);
       this.rewindTo = Math.min(this.rewindTo ?? offset, offset);
     } else if (
       err instanceof UploadRangeError &&
@@ -614,10 +513,11 @@ class Attempt {
       offset > this.rewindTo
     ) {
       // A chunk after the refused one: the Computer kept the session, nothing to do.
-      pacer.failed(ticket, "other");
+      pacer.abandoned(ticket);
     } else {
-      const timeout = err instanceof RequestTimeoutError || err instanceof RelayTimeoutError;
-      pacer.failed(ticket, timeout ? "timeout" : "other");
+      if (err instanceof RequestTimeoutError || err instanceof RelayTimeoutError) {
+        pacer.timeout(ticket);
+      } else pacer.abandoned(ticket);
       this.error ??= err;
     }
     this.wake();
