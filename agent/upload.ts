@@ -265,6 +265,10 @@ class Upload {
         const next = this.classify(err);
         if (signal?.aborted) throw abortError(signal);
         if (next === "final") throw err;
+        this.log.warn(
+          { computer: this.computer, why: (err as Error).message, next },
+          "upload starts again from offset 0",
+        );
         if (next === "busy") {
           if (++busyTries > (this.opts.busyRetries ?? DEFAULT_BUSY_RETRIES)) throw err;
           this.stats.busy++;
@@ -280,10 +284,6 @@ class Upload {
           }
         }
         this.stats.restarts++;
-        this.log.warn(
-          { computer: this.computer, why: (err as Error).message },
-          "upload starts again from offset 0",
-        );
       }
     }
   }

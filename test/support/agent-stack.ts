@@ -96,7 +96,14 @@ export async function startAgentStack(token = TEST_TOKEN): Promise<AgentStack> {
 export async function inProcessComputer(
   stack: AgentStack,
   name: string,
-  extra: { mcpConfig?: string; inlineBudget?: number; maxSize?: number } = {},
+  extra: {
+    mcpConfig?: string;
+    inlineBudget?: number;
+    maxSize?: number;
+    /** Where uploads land; unset: every upload is refused `forbidden`. */
+    landingRoot?: string;
+    upload?: { idleTimeoutMs?: number; maxConcurrent?: number; maxBytes?: number };
+  } = {},
 ): Promise<RunningComputer> {
   return startComputer({
     server: stack.url,
