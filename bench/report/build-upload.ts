@@ -63,6 +63,5 @@ export function uploadBlocks(d: UploadData): Block[] {
         String(p.rewinds),
       ]),
     },
-    { kind: "list", items: d.notes },
   ];
 }
