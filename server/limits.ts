@@ -28,7 +28,8 @@ const LOG_EVERY_MS = 10_000;
 const RETRY_AFTER_S = 5;
 
 /** Refusals of outbound.ts: too many bytes queued for one client or all of them, or held unread. */
-export type QueuedLimit = "queued_bytes_per_connection" | "unread_bytes" | "queued_bytes_total";
+export type QueuedLimit =
+  "queued_bytes_per_connection" | "unread_bytes" | "queued_bytes_total" | "upload_bytes_in_flight";
 export type LimitName =
   "connections_per_ip" | "events_per_second" | "requests_in_flight" | "auth_failures" | QueuedLimit;
 
@@ -54,7 +55,7 @@ export class LimitMetrics {
     const registers = [registry];
     this.refusals = new Counter({
       name: "a2c_limit_refusals_total",
-      help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, requests_in_flight, queued_bytes_per_connection, unread_bytes, queued_bytes_total, auth_failures)",
+      help: "Handshakes and requests refused by a per-client limit (connections_per_ip, events_per_second, requests_in_flight, queued_bytes_per_connection, unread_bytes, queued_bytes_total, upload_bytes_in_flight, auth_failures)",
       labelNames: ["limit"] as const,
       registers,
     });

@@ -14,7 +14,12 @@
  *   the relay timeout. A client that stops reading is held to `maxUnreadBytes` of answers plus
  *   what its requests in flight bring, so the Server's work for what it will never take stays
  *   small (a refusal costs next to nothing);
- * - `maxQueuedBytesTotal` across connections, the same way as the first.
+ * - `maxQueuedBytesTotal` across connections, the same way as the first;
+ * - `maxUnreadBytes` per Computer connection, for `client:put_blob` (`reserveUpload`): the upload
+ *   chunks forwarded to that Computer and not answered yet (in the Server's queue, on the wire,
+ *   or read and not yet written by the Computer). An Agent that sends faster than the Computer
+ *   takes them gets `busy` (`upload_bytes_in_flight`) instead of the Server, or the Computer,
+ *   holding whatever it sends.
  * A connection that has bytes queued and moves none of them for `stallMs`, or stays over its
  * bound for `stallMs`, is dropped: its socket is destroyed and what it held is freed at once. The
  * Computer-side relay never waits on an Agent: answers go to the Agent's queue, whose growth the
@@ -55,6 +60,8 @@ export interface OutboundAccount {
   readonly meter: SessionMeter | null;
   /** Bytes reserved for answers of requests in flight from this connection. */
   reserved: number;
+  /** Bytes of `client:put_blob` chunks forwarded to this connection and not answered yet. */
+  uploading: number;
 }
 
 /** What gives a reservation back (idempotent), or the bound that refused it. */
@@ -92,6 +99,8 @@ export function answerReserve(
   maxHttpBufferSize: number,
   transport: string | undefined,
 ): number {
+  // An upload's ack is small: ids, an offset, a digest and the landing path.
+  if (event === Events.PutBlob) return Math.min(maxHttpBufferSize, ENVELOPE_BYTES);
   if (event === Events.GetBlob && typeof payload === "object" && payload !== null) {
     const p = payload as { max_chunk_bytes?: unknown; blob_format?: unknown };
     const asked = p.max_chunk_bytes;
@@ -174,6 +183,7 @@ export class OutboundGuard {
       sid: session.id,
       meter,
       reserved: 0,
+      uploading: 0,
       lastProgress: 0,
       drainMarkAt: performance.now(),
       drainMark: 0,
@@ -220,6 +230,30 @@ export class OutboundGuard {
     };
   }
 
+  /**
+   * Sets aside `bytes` of upload chunk for the Computer connection `target` until its answer
+   * settles, or refuses it (`upload_bytes_in_flight`) when what that Computer has not answered
+   * yet would exceed `maxUnreadBytes`. A Computer with nothing in flight always takes one chunk.
+   */
+  reserveUpload(target: OutboundAccount | undefined, bytes: number): Reservation {
+    const bound = this.options.maxUnreadBytes;
+    if (!target || bound <= 0) return NOTHING_RESERVED;
+    if (target.uploading > 0 && target.uploading + bytes > bound) {
+      const limit = "upload_bytes_in_flight";
+      this.limitMetrics.refusals.inc({ limit });
+      this.#warnRefused(target as Account, limit);
+      return { refused: limit, answer: this.refusal(limit) };
+    }
+    target.uploading += bytes;
+    let held = true;
+    return {
+      release: () => {
+        if (held) target.uploading -= bytes;
+        held = false;
+      },
+    };
+  }
+
   /** The flat `busy` of a refusal: which bound, and how large it is (D52). */
   refusal(limit: QueuedLimit): ErrorPayload {
     const o = this.options;
@@ -235,6 +269,12 @@ export class OutboundGuard {
         return limitRefusal(
           limit,
           `This client has not read what the Server holds for it (limit ${mib(o.maxUnreadBytes)} unread): read, then ask again`,
+          o.maxUnreadBytes,
+        );
+      case "upload_bytes_in_flight":
+        return limitRefusal(
+          limit,
+          `The Computer has not taken the upload chunks already sent to it (limit ${mib(o.maxUnreadBytes)} in flight): wait for their answers, then send more`,
           o.maxUnreadBytes,
         );
       case "queued_bytes_total":

@@ -5,8 +5,9 @@
  *   schema (400) → sender in an office (4103) → sender is the office's Agent (403) → `agent` is
  *   the sender's own name (403 `agent_mismatch`) → requests in flight and bytes queued for the
  *   sender within bounds (500 `busy`) → Computer of that name in the SENDER's office (404,
- *   identical whether the name exists in another office or not) → forward the original payload
- *   → relay the ack unchanged,
+ *   identical whether the name exists in another office or not) → for `client:put_blob`, the
+ *   upload bytes in flight to that Computer within bounds (500 `busy`) → forward the original
+ *   payload → relay the ack unchanged,
  *   with 408 on relay timeout, an immediate 404 `disconnected` when the Computer drops, a 500 when
  *   the request or its answer cannot be encoded, and a silent drop when the Agent itself drops.
  * Every one of those paths settles the request's in-flight entry and gives back the bytes
@@ -87,11 +88,21 @@ export interface RelayOptions {
   maxHttpBufferSize: number;
   /** What an answer carried, from its ack arguments (the transport's `carried`). */
   carried: (ackArgs: readonly unknown[]) => Carried;
+  /** The outbound account of a Computer socket on this node (upload bounds), if any. */
+  targetAccount?: (sid: string) => OutboundAccount | undefined;
 }
 
 type Ack = (...args: unknown[]) => void;
 type Release = () => void;
 const NO_RESERVATION = { release: (): void => undefined };
+
+/** About what one upload chunk request takes: its blob (base64 text or attachment) and envelope. */
+export function uploadBytes(payload: unknown): number {
+  const blob = (payload as { blob?: unknown } | null)?.blob;
+  const body =
+    typeof blob === "string" ? blob.length : blob instanceof Uint8Array ? blob.byteLength : 0;
+  return body + 512;
+}
 
 /** Splits socket.io handler arguments into the payload arguments and the ack callback. */
 export function takeAck(args: unknown[]): { rest: unknown[]; ack: Ack | undefined } {
@@ -199,8 +210,9 @@ export class Relay {
     request: { computer: string; timeout?: number },
     payload: unknown,
     ack: Ack,
-    release: Release,
+    releaseAnswer: Release,
   ): Promise<void> {
+    let release = releaseAnswer;
     // D9: lookup is scoped to the sender's office, so a name in another office is simply absent.
     const target = await this.opts.registry.findComputer(member.officeId, request.computer);
     if (!sender.isConnected()) {
@@ -215,6 +227,20 @@ export class Relay {
       );
       release();
       return this.refuse(event, ack, computerNotFound(request.computer), "not_found");
+    }
+
+    if (event === Events.PutBlob && this.opts.outbound) {
+      // What the Server and the Computer hold of one Computer's uploads is bounded (outbound.ts).
+      const account = this.opts.targetAccount?.(target.sid);
+      const upload = this.opts.outbound.reserveUpload(account, uploadBytes(payload));
+      if ("refused" in upload) {
+        release();
+        return this.refuse(event, ack, upload.answer, "busy");
+      }
+      release = () => {
+        releaseAnswer();
+        upload.release();
+      };
     }
 
     const timeoutMs =

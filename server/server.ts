@@ -267,6 +267,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     limitMetrics,
     maxHttpBufferSize,
     carried: transport.carried,
+    targetAccount: (sid) => outbound.accountOf(nsp.sockets.get(sid)?.conn),
   });
   const eventRate = options.maxEventsPerSecond ?? 0;
   const exemptLoopback = options.exemptLoopback ?? true;

@@ -62,7 +62,7 @@ export function stripFrontmatter(bytes: Buffer): Buffer {
   return split ? bytes.subarray(split.bodyStart) : bytes;
 }
 
-/** The six marketplace v1 fields, normalized for an `A2CSkillRef`. */
+/** The six marketplace v1 fields and 0.4.0's `tags`, normalized for an `A2CSkillRef`. */
 export interface SkillFrontmatter {
   name: string;
   description: string;
@@ -70,6 +70,8 @@ export interface SkillFrontmatter {
   compatibility?: string;
   allowedTools?: string[];
   metadata?: Record<string, unknown>;
+  /** `tags`, passed through to `A2CSkillRef.tags` (protocol 0.4.0). */
+  tags?: string[];
 }
 
 export type FrontmatterResult =
@@ -160,6 +162,11 @@ export function parseFrontmatter(yamlBytes: Buffer): FrontmatterResult {
   if (compatibility !== undefined) value.compatibility = compatibility;
   const tools = normalizeAllowedTools(map["allowed-tools"], warnings);
   if (tools !== undefined) value.allowedTools = tools;
+  // 0.4.0: a list of strings passes through as is; anything else leaves the field out.
+  const tags = map.tags;
+  if (Array.isArray(tags) && tags.every((t) => typeof t === "string")) value.tags = tags;
+  else if (tags !== undefined && tags !== null)
+    warnings.push("tags: not a list of strings, ignored");
   const meta = map.metadata;
   if (meta !== undefined && meta !== null) {
     if (typeof meta === "object" && !Array.isArray(meta)) {

@@ -278,6 +278,7 @@ async function toEntry(
   if (v.compatibility !== undefined) ref.compatibility = v.compatibility;
   if (v.allowedTools !== undefined) ref.allowed_tools = v.allowedTools;
   if (v.metadata !== undefined) ref.skill_metadata = v.metadata;
+  if (v.tags !== undefined) ref.tags = v.tags;
   if (c.version !== undefined) ref.version = c.version;
   const entry: SkillEntry = { name: c.name, root: c.root, ref };
   return c.orphanMarker !== undefined ? { ...entry, orphanMarker: c.orphanMarker } : entry;

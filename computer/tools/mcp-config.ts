@@ -16,7 +16,25 @@ import { z } from "zod";
 
 export const BUNDLE_ID_PATTERN = /^(?!.*__)[A-Za-z0-9_-]+$/;
 
+/**
+ * One configured ToolMeta layer (`tool_meta[tool]` or `default_tool_meta`, protocol 0.4.0). A
+ * field missing or null inherits from the layer below; `tags: []` clears. `alias` is not taken:
+ * this Computer exposes every tool under its own name.
+ */
+export const ToolMetaLayerSchema = z.strictObject({
+  tags: z.array(z.string()).nullable().optional(),
+  auto_apply: z.boolean().nullable().optional(),
+  ret_object_mapper: z.record(z.string(), z.unknown()).nullable().optional(),
+});
+export type ConfiguredToolMeta = z.infer<typeof ToolMetaLayerSchema>;
+
+const toolMetaLayers = {
+  tool_meta: z.record(z.string(), ToolMetaLayerSchema).optional(),
+  default_tool_meta: ToolMetaLayerSchema.optional(),
+};
+
 const StdioServerSchema = z.strictObject({
+  ...toolMetaLayers,
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).optional(),
@@ -25,6 +43,7 @@ const StdioServerSchema = z.strictObject({
 });
 
 const HttpServerSchema = z.strictObject({
+  ...toolMetaLayers,
   url: z.url(),
   headers: z.record(z.string(), z.string()).optional(),
   disabled: z.boolean().optional(),

@@ -17,7 +17,11 @@ import type {
   RequestContext,
 } from "../contracts.ts";
 import {
+  A2C_TOOL_META_KEY,
   base64Length,
+  mergeToolMeta,
+  readServerToolMeta,
+  type A2CToolMeta,
   type CallToolResult,
   type GetToolsRet,
   LIMITS,
@@ -25,7 +29,7 @@ import {
   type ToolCallReq,
 } from "@a2c-smcp/protocol";
 import type { StorageFaultMetrics } from "../blob/storage-faults.ts";
-import { loadMcpConfig, type McpServers } from "./mcp-config.ts";
+import { loadMcpConfig, type McpServerConfig, type McpServers } from "./mcp-config.ts";
 import { McpConnection, ServerUnavailableError } from "./mcp-connection.ts";
 import { createToolProducer } from "./producer.ts";
 import {
@@ -88,7 +92,28 @@ export function exposedName(bundleId: string, tool: string): string {
   return `${bundleId}__${tool}`;
 }
 
-export function toSmcpTool(bundleId: string, tool: Tool): SMCPTool {
+/**
+ * `a2c_tool_meta` of one tool (protocol 0.4.0): `tool_meta[tool]` over `default_tool_meta` over
+ * the server's `Tool._meta.a2c_tool_meta`, of which only `tags` is taken. Undefined when no layer
+ * says anything (the tool then carries no `a2c_tool_meta`, as before 0.4.0). `malformed`: the
+ * server's declaration was not an object with a list of strings as `tags`, and was dropped.
+ */
+export function toolMetaOf(
+  tool: Tool,
+  config: Pick<McpServerConfig, "tool_meta" | "default_tool_meta"> | undefined,
+): { meta: A2CToolMeta | undefined; malformed: boolean } {
+  const declared = readServerToolMeta(tool._meta?.[A2C_TOOL_META_KEY]);
+  const server = declared.ok ? declared.layer : {};
+  const own = config?.tool_meta?.[tool.name];
+  const defaults = config?.default_tool_meta;
+  const said = [own, defaults, server].some(
+    (layer) =>
+      layer !== undefined && Object.values(layer).some((v) => v !== undefined && v !== null),
+  );
+  return { meta: said ? mergeToolMeta(own, defaults, server) : undefined, malformed: !declared.ok };
+}
+
+export function toSmcpTool(bundleId: string, tool: Tool, toolMeta?: A2CToolMeta): SMCPTool {
   const out: SMCPTool = {
     name: exposedName(bundleId, tool.name),
     bundle_id: bundleId,
@@ -97,6 +122,7 @@ export function toSmcpTool(bundleId: string, tool: Tool): SMCPTool {
     return_schema: tool.outputSchema ?? null,
   };
   if (tool.annotations) out.meta = { MCP_TOOL_ANNOTATION: JSON.stringify(tool.annotations) };
+  if (toolMeta) out.meta = { ...out.meta, [A2C_TOOL_META_KEY]: JSON.stringify(toolMeta) };
   return out;
 }
 
@@ -174,11 +200,24 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
   /** In-flight calls by req_id (a Set: a misbehaving Agent may reuse an id). */
   const inflight = new Map<string, Set<AbortController>>();
 
+  /** Tool lists whose malformed `a2c_tool_meta` declarations were logged (once per listing). */
+  const warnedListings = new WeakSet<object>();
+
   async function getTools(req: { req_id: string }): Promise<GetToolsRet> {
     const tools: SMCPTool[] = [];
     for (const [bundleId, conn] of connections) {
-      for (const tool of conn.tools) {
-        if (mapping.has(exposedName(bundleId, tool.name))) tools.push(toSmcpTool(bundleId, tool));
+      const listing = conn.tools;
+      for (const tool of listing) {
+        if (!mapping.has(exposedName(bundleId, tool.name))) continue;
+        const { meta, malformed } = toolMetaOf(tool, servers[bundleId]);
+        if (malformed && !warnedListings.has(listing)) {
+          warnedListings.add(listing);
+          log.warn(
+            { bundle_id: bundleId, tool: tool.name },
+            "a2c_tool_meta declared by the MCP server is not {tags: string[]}; dropped",
+          );
+        }
+        tools.push(toSmcpTool(bundleId, tool, meta));
       }
     }
     return { tools, req_id: req.req_id };

@@ -41,6 +41,8 @@ function buildServer(): McpServer {
       description: "Echoes text back (result-level _meta included).",
       inputSchema: { text: z.string() },
       annotations: { readOnlyHint: true, title: "Echo" },
+      // Protocol 0.4.0: a server-declared tag layer (only `tags` is taken; alias is filtered).
+      _meta: { a2c_tool_meta: { tags: ["text", "demo"], alias: "ignored" } },
     },
     ({ text }) => ({ content: [{ type: "text", text }], _meta: { demo_echo: true } }),
   );

@@ -105,6 +105,16 @@ void test("frontmatter parse: mandatory fields strict, optional ones lenient wit
   assert.deepEqual(ok.value, { name: "a", description: "d" });
   assert.equal(ok.warnings.length, 2);
   assert.ok(!p("name: a\ndescription: '   '\n").ok);
+  // 0.4.0 tags: a list of strings passes through; anything else is left out with a warning.
+  const tagged = p("name: a\ndescription: d\ntags: [x, 'y z']\n");
+  assert.ok(tagged.ok);
+  assert.deepEqual(tagged.value.tags, ["x", "y z"]);
+  for (const bad of ["tags: x", "tags: [1]", "tags: {a: 1}"]) {
+    const r = p(`name: a\ndescription: d\n${bad}\n`);
+    assert.ok(r.ok);
+    assert.equal(r.value.tags, undefined, bad);
+    assert.equal(r.warnings.length, 1, bad);
+  }
   assert.ok(!p("name: 5\ndescription: d\n").ok);
   // An alias bomb ("billion laughs") is refused, not expanded.
   const bomb = ["name: a", "description: d", 'l0: &l0 ["x","x","x","x","x","x","x","x","x","x"]'];

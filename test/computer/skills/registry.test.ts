@@ -24,11 +24,12 @@ import { createSkillService } from "../../../computer/skills/index.ts";
 let rig: SkillRig;
 before(async () => {
   rig = await startSkillRig(async (home) => {
-    await writePackage(home, "user/zeta", skillMd("zeta", "z"));
+    // 0.4.0 `tags`: not a list of strings, so left out.
+    await writePackage(home, "user/zeta", skillMd("zeta", "z", ["tags: [1, two]"]));
     await writePackage(
       home,
       "user/alpha",
-      skillMd("alpha", "a", ["allowed-tools: Read, Grep Bash(git add:*)"]),
+      skillMd("alpha", "a", ["allowed-tools: Read, Grep Bash(git add:*)", "tags: [pdf, Report]"]),
     );
     await writePackage(
       home,
@@ -103,7 +104,9 @@ void test("names, sources, paths and optional fields per source", async () => {
     path: join(rig.home, "user/alpha"),
     description: "The alpha skill",
     allowed_tools: ["Read", "Grep", "Bash(git add:*)"],
+    tags: ["pdf", "Report"],
   });
+  assert.equal(byName.get("zeta")?.tags, undefined);
   assert.deepEqual(byName.get("tools:lint"), {
     name: "tools:lint",
     source: "marketplace:acme",

@@ -58,6 +58,21 @@ void describe("client:get_tools", () => {
     assert.equal(typeof raw, "string");
     assert.deepEqual(JSON.parse(raw as string), { readOnlyHint: true, title: "Echo" });
   });
+
+  void test("0.4.0: a server-declared tag layer becomes the canonical a2c_tool_meta (tags only)", async () => {
+    const { tools } = await getTools();
+    const echo = tools.find((t) => t.name === "demo__echo");
+    // The demo server declares {tags: ["text", "demo"], alias: "ignored"}: alias is filtered out.
+    assert.deepEqual(JSON.parse(echo?.meta?.a2c_tool_meta as string), {
+      auto_apply: null,
+      alias: null,
+      tags: ["text", "demo"],
+      ret_object_mapper: null,
+    });
+    assert.equal(echo?.name, "demo__echo");
+    const add = tools.find((t) => t.name === "demo__add");
+    assert.equal(add?.meta?.a2c_tool_meta, undefined, "no layer says anything: no a2c_tool_meta");
+  });
 });
 
 void describe("client:tool_call basics", () => {
