@@ -402,8 +402,18 @@ export class UploadError extends AgentError {
  */
 export class UploadUnsupportedError extends UploadError {
   override readonly name: string = "UploadUnsupportedError";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super("upload_unsupported", message, options);
+  /** What the upload would have declared (upstream's error carries them too), when known. */
+  readonly totalSize: number | undefined;
+  readonly sha256: string | undefined;
+  readonly nameHint: string | undefined;
+  constructor(
+    message: string,
+    options: { cause?: unknown; totalSize?: number; sha256?: string; nameHint?: string } = {},
+  ) {
+    super("upload_unsupported", message, { cause: options.cause });
+    this.totalSize = options.totalSize;
+    this.sha256 = options.sha256;
+    this.nameHint = options.nameHint;
   }
 }
 

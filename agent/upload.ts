@@ -293,6 +293,19 @@ class Upload {
     }
   }
 
+  private unsupported(cause: Error): UploadUnsupportedError {
+    const { nameHint } = this.opts;
+    return new UploadUnsupportedError(
+      "the Computer does not accept uploads (client:put_blob unknown or unanswered); nothing was stored",
+      {
+        cause,
+        totalSize: this.body.size,
+        sha256: this.body.sha256,
+        ...(nameHint !== undefined ? { nameHint } : {}),
+      },
+    );
+  }
+
   /**
    * What a failed attempt means. A Computer that never answered a chunk of this upload and
    * answers `404 unknown_event`, or whose very first chunk got no answer, does not speak
@@ -304,24 +317,17 @@ class Upload {
     if (err instanceof ServerError) return err.reason === "busy" ? "busy" : "again";
     if (err instanceof DisconnectedError) return "gone";
     if (err instanceof ComputerNotFoundError) {
-      if (err.reason === "unknown_event") throw unsupported(err);
+      if (err.reason === "unknown_event") throw this.unsupported(err);
       return this.reached || err.reason === "disconnected" ? "gone" : "final";
     }
     if (err instanceof RequestTimeoutError) {
-      if (!this.reached) throw unsupported(err);
+      if (!this.reached) throw this.unsupported(err);
       return "again";
     }
     if (err instanceof RelayTimeoutError) return "again";
     if (err instanceof InvalidUploadError || err instanceof UploadRangeError) return "again";
     return "final";
   }
-}
-
-function unsupported(cause: Error): UploadUnsupportedError {
-  return new UploadUnsupportedError(
-    "the Computer does not accept uploads (client:put_blob unknown or unanswered); nothing was stored",
-    { cause },
-  );
 }
 
 /** One session: the first chunk alone, then the rest in flight, until the final ack. */

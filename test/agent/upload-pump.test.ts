@@ -226,10 +226,15 @@ void test("the final ack: another digest is echo_mismatch, no landing_path incom
 void test("no answer to the first chunk: unsupported; to a later one: the timeout", async () => {
   const data = testBytes(10);
   store({ tweak: () => NO_ANSWER });
-  await assert.rejects(agent.uploadBlob(COMPUTER, data, { timeoutMs: 200 }), (e) => {
-    assert.ok(e instanceof UploadUnsupportedError);
-    return e.cause instanceof RequestTimeoutError;
-  });
+  await assert.rejects(
+    agent.uploadBlob(COMPUTER, data, { timeoutMs: 200, nameHint: "f.bin" }),
+    (e) => {
+      assert.ok(e instanceof UploadUnsupportedError);
+      // What it would have declared stays with the caller (upstream's error carries it too).
+      assert.deepEqual([e.totalSize, e.sha256, e.nameHint], [10, sha256(data), "f.bin"]);
+      return e.cause instanceof RequestTimeoutError;
+    },
+  );
   store({ tweak: (_req, n) => (n >= 1 ? NO_ANSWER : undefined) });
   await assert.rejects(
     agent.uploadBlob(COMPUTER, data, { chunkBytes: 4, timeoutMs: 200, retries: 0 }),
