@@ -214,8 +214,8 @@ export function agentMismatch(): ErrorPayload {
 export const MAX_ECHOED_EVENT_CHARS = 64;
 
 /**
- * An event with an ack callback that the receiver does not handle (a future event such as
- * `client:put_blob` included): answered at once instead of leaving the sender to its timeout.
+ * An event with an ack callback that the receiver does not handle (one this stack does not serve,
+ * such as `client:get_config`): answered at once instead of leaving the sender to its timeout.
  * The name is the peer's own input, echoed at most MAX_ECHOED_EVENT_CHARS long.
  */
 export function unknownEvent(event: unknown): ErrorPayload {

@@ -18,6 +18,7 @@ import {
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
+import { PROTOCOL_VERSION } from "@a2c-smcp/protocol";
 import { isStdio, type McpServerConfig } from "./mcp-config.ts";
 import { StdioClientTransport } from "./mcp-stdio.ts";
 
@@ -151,7 +152,10 @@ export class McpConnection {
 
   private async connect(): Promise<void> {
     if (this._state === "closed") return;
-    const client = new Client({ name: "a2c-computer", version: "0.3.0" }, { capabilities: {} });
+    const client = new Client(
+      { name: "a2c-computer", version: PROTOCOL_VERSION },
+      { capabilities: {} },
+    );
     const transport = this.makeTransport();
     client.onerror = (err) => this.log.debug({ err }, "mcp client error");
     client.onclose = () => {

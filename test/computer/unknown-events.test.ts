@@ -26,7 +26,7 @@ const ask = (event: string, ...args: unknown[]): Promise<unknown> =>
 
 void test("an unknown event with an ack: 404 unknown_event with its name", async () => {
   const names = [
-    "client:put_blob",
+    "client:get_config",
     "client:unknown",
     "server:join_office",
     "notify:enter_office",

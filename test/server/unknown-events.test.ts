@@ -24,7 +24,7 @@ after(async () => {
 const NAMES: unknown[] = [
   "foo",
   "client:unknown",
-  "client:put_blob",
+  "client:get_config",
   "server:unknown",
   "notify:enter_office",
   "notify:tool_call_cancel",
