@@ -213,13 +213,13 @@ function uploadLine(err: BlobWriteError, ctx: FailureContext): [string, string?]
       const isSize = size !== undefined ? ` (${formatBytes(size)})` : "";
       return [
         `the file${isSize} is over Computer '${computer}''s upload cap ${codeOf(err)}`,
-        "the Computer's A2C_UPLOAD_MAX_BYTES raises the cap",
+        "the Computer's --upload-max-bytes N (A2C_UPLOAD_MAX_BYTES) raises the cap",
       ];
     }
     case "busy":
       return [
         `Computer '${computer}' has too many uploads open ${codeOf(err)}`,
-        "retry once its other uploads finished (A2C_UPLOAD_MAX_CONCURRENT raises the cap)",
+        "retry once its other uploads finished (the Computer's --upload-max-concurrent N raises the cap)",
       ];
     case "io_error":
       return [`Computer '${computer}' could not store the file: ${err.message} ${codeOf(err)}`];

@@ -54,8 +54,13 @@ export { FixedPacer, PathPacer, type PaceTicket, type UploadPacer } from "./uplo
 // ---------------------------------------------------------------------------------------------
 // Defaults, options and results
 
-/** The most chunks one upload keeps in flight (a ceiling; the pacer sets how many bytes). */
-export const DEFAULT_UPLOAD_WINDOW = 16;
+/**
+ * The most chunks one upload keeps in flight (a ceiling; the pacer sets how many bytes): 15 of
+ * the largest binary chunk, envelopes included, stay under the 8 MiB of upload chunks a Server
+ * holds in flight to one Computer by default (its `--max-unread-bytes`); one more would be
+ * refused `busy` and sent again.
+ */
+export const DEFAULT_UPLOAD_WINDOW = 15;
 /**
  * The largest chunk sent as a binary attachment: under the Server's default `maxHttpBufferSize`
  * of 1 MB with its envelope (a larger message drops the connection).
@@ -96,7 +101,7 @@ export interface UploadOptions {
   binary?: boolean;
   /** The largest chunk (a ceiling; the pacer sizes chunks to the path). */
   chunkBytes?: number;
-  /** The most chunks in flight (a ceiling). Default 16. */
+  /** The most chunks in flight (a ceiling). Default 15. */
   window?: number;
   /** A fixed local ack wait per chunk. Default: the pacer's, or the client's request timeout. */
   timeoutMs?: number;
