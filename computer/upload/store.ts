@@ -340,15 +340,14 @@ function unknownUpload(id: unknown): ErrorPayload {
   });
 }
 
-/** Characters of standard base64 (RFC 4648 §4), by char code. */
-const BASE64 = new Uint8Array(128);
-for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") {
-  BASE64[c.charCodeAt(0)] = 1;
-}
-
 /**
  * A chunk's bytes: a binary attachment as it is, a string as strict base64 (the standard
  * alphabet only; padding optional, D@upload-cs-5). Otherwise the 4019 message that refuses it.
+ *
+ * Node's decoder skips what is not base64 and stops at an inner `=`, so a string that decodes to
+ * fewer bytes than its length promises held something else; it also takes base64url's `-` and `_`,
+ * which are looked for apart. Both checks run in native code: a chunk is checked at the speed it
+ * is decoded.
  */
 export function chunkBytes(blob: unknown): Uint8Array | string {
   if (blob instanceof Uint8Array) return blob;
@@ -356,14 +355,13 @@ export function chunkBytes(blob: unknown): Uint8Array | string {
   if (typeof blob !== "string") return M.blobNotString;
   let n = blob.length;
   while (n > 0 && blob.charCodeAt(n - 1) === 61) n--;
-  if (blob.length - n > 2 || n % 4 === 1 || (n < blob.length && blob.length % 4 !== 0)) {
+  const padded = n < blob.length;
+  if (blob.length - n > 2 || n % 4 === 1 || (padded && blob.length % 4 !== 0)) {
     return M.badBase64;
   }
-  for (let i = 0; i < n; i++) {
-    const c = blob.charCodeAt(i);
-    if (c > 127 || BASE64[c] === 0) return M.badBase64;
-  }
-  return Buffer.from(blob, "base64");
+  if (blob.includes("-") || blob.includes("_")) return M.badBase64;
+  const bytes = Buffer.from(blob, "base64");
+  return bytes.length === Math.floor((n * 3) / 4) ? bytes : M.badBase64;
 }
 
 /** Writes every byte at `position` (a short write is continued, never lost). */

@@ -1,6 +1,7 @@
 /**
  * Uploads under faults and a hostile Agent, against real Computers through a real Server
  * (docs/protocol.md, "client:put_blob"). Only complete, verified files ever appear in the root.
+ * - a Computer that shuts down deletes its `.part` files;
  * - many abandoned first chunks: bounded by the concurrency cap, reclaimed by the idle timeout
  *   (their `.part` files deleted), after which uploads are accepted again;
  * - a message over the Server's `maxHttpBufferSize` costs the sender its connection, nobody else;
@@ -95,6 +96,23 @@ void test("200 abandoned first chunks: 8 sessions at most, busy beyond, reclaime
   assert.equal(again.total_size, 64);
   await eventually(() => files(join(root, ".a2c-upload")).length === 0, "expired .part deleted");
   assert.deepEqual(files(root).sort(), [".a2c-upload", again.upload_id].sort());
+});
+
+void test("a Computer that shuts down deletes its uploads in flight (upstream's discard_all)", async () => {
+  const root = join(dir, "land-close");
+  const pc = await startHarnessComputer(h, join(dir, "pc-close"), {
+    name: "pc-close",
+    services: [],
+    landingRoot: root,
+  });
+  const up = new UploadDriver(agent, "agent-1", "pc-close");
+  const bytes = randomBytes(64);
+  const open = await Promise.all([up.begin(bytes, 32), up.begin(bytes, 16)]);
+  assert.ok(open.every((a) => typeof a.upload_id === "string"));
+  assert.equal(files(join(root, ".a2c-upload")).length, 2);
+  await pc.close();
+  assert.deepEqual(files(join(root, ".a2c-upload")), []);
+  assert.deepEqual(files(root), [".a2c-upload"]);
 });
 
 void test("a chunk over maxHttpBufferSize drops its sender only; the Computer keeps serving", async () => {
