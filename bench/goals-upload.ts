@@ -1,4 +1,4 @@
-/** The upload section's goals (issue 37, "How we will know"). */
+/** The upload section's goals: the SDK and the CLI upload against their download, the Computer's RSS. */
 import type { SectionOutcome } from "./lib/context.ts";
 import { formatBytes, MiB } from "./lib/stats.ts";
 import type { UploadCaseId, UploadData } from "./sections/upload.ts";
