@@ -16,6 +16,7 @@ import { fileURLToPath } from "node:url";
 import {
   DEFAULT_BASE64_UPLOAD_CHUNK_BYTES,
   DEFAULT_BINARY_UPLOAD_CHUNK_BYTES,
+  DEFAULT_UPLOAD_WINDOW,
 } from "../../agent/upload.ts";
 import type { Ctx } from "../lib/context.ts";
 import { writeContent } from "../lib/data.ts";
@@ -124,12 +125,18 @@ async function checkLanded(s: Setup, landingPath: string, sha256: string): Promi
   }
 }
 
-async function sdkPut(s: Setup, options: SdkUploadArgs["options"], path = s.path) {
+async function sdkPut(
+  s: Setup,
+  options: SdkUploadArgs["options"],
+  path = s.path,
+  fixedChunks = false,
+) {
   const seat = s.stack.seats[0]!;
   const r = await seat.child.call<SdkUploadResult>("sdk-upload", {
     agent: seat.index,
     path,
     options,
+    fixedChunks,
   } satisfies SdkUploadArgs);
   await checkLanded(s, r.landingPath, path === s.path ? s.sha256 : r.sha256);
   s.ctx.ledger.add(0, r.totalSize, 1);
@@ -246,9 +253,9 @@ const CASES: Array<{
   },
   {
     id: "upstream-put",
-    what: "upstream's pattern: one 256 KiB base64 chunk in flight, ack-paced (SDK, window 1)",
+    what: "upstream's pattern: one 256 KiB base64 chunk in flight, ack-paced (SDK, fixed chunks, window 1)",
     run: async (s) => {
-      const r = await sdkPut(s, UPSTREAM);
+      const r = await sdkPut(s, UPSTREAM, s.path, true);
       return { seconds: r.seconds, carriage: r.carriage };
     },
   },
@@ -307,7 +314,7 @@ async function sweep(s: Setup, maxHttpBufferSize: number): Promise<UploadData["s
   for (const carriage of ["binary", "base64"] as const) {
     const sizes = [...new Set([...chunkSizes.filter((c) => c < fits[carriage]), fits[carriage]])];
     for (const chunkBytes of sizes) {
-      const r = await sdkPut(s, { binary: carriage === "binary", chunkBytes }, path);
+      const r = await sdkPut(s, { binary: carriage === "binary", chunkBytes }, path, true);
       points.push({
         carriage,
         chunkBytes,
@@ -404,7 +411,7 @@ function summarize(
     rss,
     notes: [
       `Upload times run from the uploadBlob call (the file is hashed first: its sha256 is declared on the first chunk) to the final ack; download times from get_skill to the renamed file. The CLI runs from spawn to exit. Default chunk ceilings: ${formatBytes(DEFAULT_BINARY_UPLOAD_CHUNK_BYTES)} binary, ${formatBytes(DEFAULT_BASE64_UPLOAD_CHUNK_BYTES)} base64.`,
-      `The sweep uploads a ${formatBytes(swept.fileBytes)} file once per point, the chunk fixed at most at the given size; the largest point of each carriage is the largest request a Server with maxHttpBufferSize ${maxHttpBufferSize} takes (a larger one drops the connection).`,
+      `The sweep uploads a ${formatBytes(swept.fileBytes)} file once per point, every chunk of exactly the given size (no path controller), ${DEFAULT_UPLOAD_WINDOW} in flight; the largest point of each carriage is the largest request a Server with maxHttpBufferSize ${maxHttpBufferSize} takes (a larger one drops the connection).`,
     ],
   };
 }

@@ -11,6 +11,8 @@ import {
   type Carriage,
   type ChunkFetcher,
   type PullOptions,
+  uploadBlob,
+  type ChunkUploader,
   type UploadOptions,
 } from "@a2c-smcp/agent";
 import type { Handler } from "../lib/ipc.ts";
@@ -306,6 +308,8 @@ export interface SdkUploadArgs {
   /** The file to upload (hashed first, then read chunk by chunk, as `uploadBlob` does). */
   path: string;
   options: Pick<UploadOptions, "binary" | "window" | "chunkBytes">;
+  /** Every chunk exactly `chunkBytes` (no path controller): upstream's pattern. */
+  fixedChunks?: boolean;
 }
 
 export interface SdkUploadResult {
@@ -324,8 +328,13 @@ export interface SdkUploadResult {
 /** One upload of a file with the SDK (`uploadBlob`), timed in this process. */
 async function sdkUpload(args: SdkUploadArgs): Promise<SdkUploadResult> {
   const s = seat(args.agent);
+  // Without `uploadPacer` the upload keeps `window` chunks of the ceiling in flight.
+  const fixed: ChunkUploader = {
+    putBlobChunk: (computer, chunk, opts) => s.client.putBlobChunk(computer, chunk, opts),
+    waitForComputer: (computer, opts) => s.client.waitForComputer(computer, opts),
+  };
   const t0 = performance.now();
-  const r = await s.client.uploadBlob(s.computer, args.path, {
+  const r = await uploadBlob(args.fixedChunks ? fixed : s.client, s.computer, args.path, {
     ...args.options,
     nameHint: "bench.bin",
   });
