@@ -400,10 +400,20 @@ class Attempt {
     }
   }
 
-  /** The chunk size now: the pacer's, within the carriage's ceiling. */
+  /**
+   * The chunk size now: the pacer's, within the carriage's ceiling. A first chunk that asks for
+   * binary carriage travels as base64 before the answer, so it keeps to the base64 default
+   * whatever the binary ceiling: a larger base64 request could exceed the Server's buffer.
+   */
   private chunkLimit(): number {
-    const ceiling = this.binary ? this.up.ceiling.binary : this.up.ceiling.base64;
-    return this.up.pacer.chunkBytes(ceiling);
+    const { ceiling, opts } = this.up;
+    const asking = this.uploadId === undefined && opts.binary !== false;
+    const limit = this.binary
+      ? ceiling.binary
+      : asking
+        ? Math.min(ceiling.base64, DEFAULT_BASE64_UPLOAD_CHUNK_BYTES)
+        : ceiling.base64;
+    return this.up.pacer.chunkBytes(limit);
   }
 
   /** Resolves at the next answer (or failure) of any chunk of this attempt. */

@@ -18,6 +18,7 @@ import {
   UploadError,
   UploadUnsupportedError,
 } from "../../agent/errors.ts";
+import { DEFAULT_BASE64_UPLOAD_CHUNK_BYTES } from "../../agent/upload.ts";
 import {
   COMPUTER,
   NO_ANSWER,
@@ -156,6 +157,16 @@ void test("binary carriage only when the Computer offers it; binary: false never
   await agent.uploadBlob(COMPUTER, data, { chunkBytes: 30_000, binary: false });
   p = puts();
   assert.ok(p.every((x) => typeof x.blob === "string" && !("blob_format" in x)));
+});
+
+void test("a first chunk that asks for binary keeps to the base64 default, whatever the ceiling", async () => {
+  const data = testBytes(400_000, 4);
+  const s = store({ offerBinary: true });
+  await agent.uploadBlob(COMPUTER, data, { chunkBytes: 300_000 });
+  const p = puts();
+  assert.ok(bytesOf(p[0]!.blob).length <= DEFAULT_BASE64_UPLOAD_CHUNK_BYTES);
+  assert.ok(p.slice(1).some((x) => bytesOf(x.blob).length > DEFAULT_BASE64_UPLOAD_CHUNK_BYTES));
+  assert.ok(s.stored().equals(data));
 });
 
 void test("a stream is spooled and hashed first, then sent", async () => {
