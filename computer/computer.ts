@@ -177,7 +177,7 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     ...options.upload,
     landingRoot: options.landingRoot,
     log: log.child({ service: "upload" }),
-    storageFaults: metrics,
+    metrics,
   });
   const ctx: ServiceContext = {
     config,

@@ -67,6 +67,10 @@ export interface ComputerMetrics {
   readonly derivedProductions: Counter<"tier">;
   /** Bytes of derived resources held, by tier. */
   readonly derivedBytes: Gauge<"tier">;
+  /** Upload sessions open (computer/upload/store.ts). */
+  readonly uploadSessions: Gauge;
+  /** Uploads ended, by outcome: `stored`, or the 4019 reason that ended or refused them. */
+  readonly uploadOutcomes: Counter<"outcome">;
   /** Events with an ack this Computer does not handle (answered 404 `unknown_event`). */
   readonly unknownEvents: Counter;
   /** Transport fast paths (transport/index.ts) by name and state: 1 on, 0 off or unavailable. */
@@ -221,6 +225,17 @@ export function createComputerMetrics(name: string): ComputerMetrics {
       name: "a2c_computer_derived_bytes",
       help: "bytes of derived resources held, by tier (memory, file)",
       labelNames: ["tier"],
+      registers,
+    }),
+    uploadSessions: new Gauge({
+      name: "a2c_computer_upload_sessions",
+      help: "client:put_blob upload sessions open (bounded by --upload-max-concurrent)",
+      registers,
+    }),
+    uploadOutcomes: new Counter({
+      name: "a2c_computer_upload_outcomes_total",
+      help: "client:put_blob chunks answered 4019, by reason, and uploads stored (outcome=stored)",
+      labelNames: ["outcome"],
       registers,
     }),
     unknownEvents: new Counter({

@@ -20,7 +20,8 @@
  *   --max-queued-bytes N      A2C_MAX_QUEUED_BYTES      per connection, default 64 MiB (0 = no bound)
  *   --max-queued-bytes-total N A2C_MAX_QUEUED_BYTES_TOTAL all connections, default 512 MiB
  *   --max-unread-bytes N      A2C_MAX_UNREAD_BYTES      held beyond what the client took in the
- *                                                       last second, default 8 MiB (0 = off)
+ *                                                       last second, and upload chunks in flight
+ *                                                       to one Computer, default 8 MiB (0 = off)
  *   --outbound-stall-ms N     A2C_OUTBOUND_STALL_MS     drop a connection whose queue does not
  *                                                       move this long, default 30000 (0 = never)
  *   --metrics-port P          A2C_METRICS_PORT          /metrics on its own port (default: client port)

@@ -9,7 +9,7 @@ import type { Logger } from "pino";
 import { UPLOAD_DEFAULTS, type ErrorPayload, type PutBlobRet } from "@a2c-smcp/protocol";
 import { StorageHealth, type StorageFaultMetrics } from "../blob/storage-faults.ts";
 import type { ComputerService } from "../contracts.ts";
-import { UploadStore } from "./store.ts";
+import { UploadStore, type UploadMetrics } from "./store.ts";
 
 /** The store's bounds (`StartComputerOptions.upload`); upstream's defaults when absent. */
 export interface UploadTuning {
@@ -25,7 +25,8 @@ export interface UploadServiceOptions extends UploadTuning {
   /** Absolute directory uploads land in; unset (or not absolute): every upload is forbidden. */
   landingRoot?: string | undefined;
   log: Logger;
-  storageFaults?: StorageFaultMetrics;
+  /** The Computer's metrics: disk faults and the upload gauges. */
+  metrics?: StorageFaultMetrics & UploadMetrics;
 }
 
 export interface UploadService extends ComputerService {
@@ -45,7 +46,8 @@ export function createUploadService(options: UploadServiceOptions): UploadServic
     maxConcurrent: positive(options.maxConcurrent, UPLOAD_DEFAULTS.maxConcurrent),
     maxBytes: positive(options.maxBytes, UPLOAD_DEFAULTS.maxBytes),
     log,
-    health: new StorageHealth("uploads", "uploads fail", log, options.storageFaults),
+    health: new StorageHealth("uploads", "uploads fail", log, options.metrics),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   // The Agent asked with `blob_format` whether binary is taken: every ack says it is (D19's
   // negotiation for uploads). An upstream Agent never asks, so its acks keep their exact keys.

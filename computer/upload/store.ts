@@ -48,6 +48,13 @@ export interface UploadStoreOptions {
   log: Logger;
   /** Disk-fault episodes of this store (logged once each, counted). */
   health?: StorageHealth;
+  metrics?: UploadMetrics;
+}
+
+/** The Computer's upload metrics (computer/metrics.ts). */
+export interface UploadMetrics {
+  uploadSessions: { set(value: number): void };
+  uploadOutcomes: { inc(labels: { outcome: string }): void };
 }
 
 /** One upload in flight. */
@@ -102,6 +109,10 @@ export class UploadStore {
    * earlier ones of its session before it returns.
    */
   put(req: Req): Promise<Answer> {
+    return this.#route(req).then((answer) => this.#count(answer));
+  }
+
+  #route(req: Req): Promise<Answer> {
     this.#expireIdle();
     // Absent (or null) means a first chunk; anything else, "" included, names a session.
     if (req.upload_id === undefined || req.upload_id === null) return this.#first(req);
@@ -109,6 +120,17 @@ export class UploadStore {
     const session = typeof id === "string" ? this.#sessions.get(id) : undefined;
     if (!session) return this.#expiring.then(() => unknownUpload(id));
     return this.#enqueue(session, () => this.#later(session, req));
+  }
+
+  /** Counts a 4019 by its reason, a final ack as `stored`, and the sessions open now. */
+  #count(answer: Answer): Answer {
+    const m = this.#o.metrics;
+    if (m) {
+      if ("code" in answer) m.uploadOutcomes.inc({ outcome: String(answer.details?.reason) });
+      else if ("landing_path" in answer) m.uploadOutcomes.inc({ outcome: "stored" });
+      m.uploadSessions.set(this.#sessions.size);
+    }
+    return answer;
   }
 
   /** Shutdown: closes every session and deletes its `.part` (nothing half-written is kept). */
@@ -125,7 +147,7 @@ export class UploadStore {
       return Promise.resolve(blobWriteFailed(R.Forbidden, M.notConfigured));
     }
     const total = req.total_size;
-    if (typeof total !== "number" || !Number.isSafeInteger(total) || total < 1) {
+    if (typeof total !== "number" || !Number.isInteger(total) || total < 1) {
       return Promise.resolve(blobWriteFailed(R.InvalidDeclaration, M.badTotalSize));
     }
     if (typeof req.sha256 !== "string" || !SHA256_HEX.test(req.sha256)) {

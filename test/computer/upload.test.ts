@@ -229,6 +229,15 @@ void test("too_large: cap 16, declared 17; nothing created, not even .a2c-upload
   assertError(a, "too_large", "declared total_size exceeds the upload cap");
   assert.equal((a.details as { total_size?: unknown }).total_size, 17);
   assert.equal(existsSync(roots.cap), false);
+  // A declaration no file could have is too large, not malformed (upstream compares integers).
+  const huge = await up.cap.chunk({
+    chunk_offset: 0,
+    eof: true,
+    total_size: 2 ** 60,
+    sha256: "0".repeat(64),
+    blob: "",
+  });
+  assertError(huge, "too_large");
   const ok = await up.cap.begin(randomBytes(16), 16);
   assert.equal(ok.total_size, 16);
 });
@@ -378,4 +387,17 @@ void test("pipelined chunks (8 in flight) arrive in order and store the exact by
   const { final } = await up.main.upload(bytes, { chunkSize: 32 * 1024, inFlight: 8 });
   assert.equal(final.sha256, sha256Hex(bytes));
   assert.deepEqual(readFileSync(final.landing_path as string), bytes);
+});
+
+void test("metrics: uploads stored and refused by reason, sessions open", async () => {
+  const main = computers[0]!;
+  const outcomes = new Map(
+    (await main.metrics.uploadOutcomes.get()).values.map((v) => [v.labels.outcome, v.value]),
+  );
+  assert.ok((outcomes.get("stored") ?? 0) >= 8, JSON.stringify([...outcomes]));
+  for (const reason of ["range", "invalid_declaration", "invalid_upload", "integrity"]) {
+    assert.ok((outcomes.get(reason) ?? 0) > 0, reason);
+  }
+  const open = (await main.metrics.uploadSessions.get()).values[0]?.value ?? 0;
+  assert.ok(open >= 1 && open <= 64, String(open)); // the first test's upload is still open
 });
