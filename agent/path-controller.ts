@@ -55,7 +55,7 @@ export const INITIAL_CHUNK_BYTES = 16 * 1024;
 /** The smallest chunk the path asks: below it, a request's envelope costs more than it carries. */
 export const MIN_CHUNK_BYTES = 4 * 1024;
 /** How long a delivery-rate sample counts toward the rate at least (a max filter, as BBR's). */
-export const RATE_WINDOW_MS = 1000;
+export const RATE_WINDOW_MS = 2000;
 /** A chunk's deadline never goes below this, whatever the round trips (D41). */
 export const MIN_CHUNK_DEADLINE_MS = 2000;
 /** ... nor, backed off after lost answers, above this. */
@@ -68,6 +68,16 @@ export const PROBE_MIN_MS = 200;
 const PAGE = 4096;
 /** Queue-delay samples of which the least is taken (LEDBAT's "current delay" filter). */
 const DELAY_SAMPLES = 4;
+/** The share of the target the queue ahead of a chunk may take. */
+const QUEUE_SHARE = 0.75;
+/** A cut for the queue delay aims at this share of that. */
+const CUT = 0.8;
+/** The budget's growth per answered byte in startup while no queue shows (×2.5 a round trip). */
+const STARTUP_GAIN = 1.5;
+/** The deepest a cut for the queue delay goes in one round trip (a link that slowed: below). */
+const MIN_CUT = 0.7;
+/** The budget's additive increase a round trip under the target, the same for every flow. */
+const STEP_BYTES = INITIAL_CHUNK_BYTES;
 /** Rate samples are kept for at least this many base round trips. */
 const RATE_WINDOW_RTTS = 4;
 
@@ -100,6 +110,8 @@ export interface SendTicket {
   readonly firstSentAt: number;
   /** @internal Sent while the transfer left budget unused: its rate sample says too little. */
   readonly appLimited: boolean;
+  /** @internal Sent with nothing else in flight. */
+  readonly alone: boolean;
   /** @internal Sent during a slowdown, or after a back-off began. */
   readonly epoch: number;
   /** @internal When its deadline started to count (it became the oldest in flight). */
@@ -111,6 +123,34 @@ export interface SendTicket {
 interface Floor {
   rtt: number;
   len: number;
+  /** The link's rate when it was seen (bytes/ms). */
+  rate: number;
+}
+
+/** Chunk sizes within a quarter octave share their round-trip floor. */
+function sizeClass(len: number): number {
+  return Math.round(4 * Math.log2(Math.max(1, len)));
+}
+
+/** The largest sample of a time window (a monotonic deque: a sample evicts the older it beats). */
+class MaxFilter {
+  private q: { at: number; v: number }[] = [];
+  get value(): number {
+    return this.q[0]?.v ?? 0;
+  }
+  add(at: number, v: number): void {
+    const q = this.q;
+    while (q.length > 0 && q[q.length - 1]!.v <= v) q.pop();
+    q.push({ at, v });
+  }
+  /** Drops samples older than `window` before `now`, keeping the latest. */
+  expire(now: number, window: number): void {
+    while (this.q.length > 1 && this.q[0]!.at < now - window) this.q.shift();
+  }
+  /** Forgets all but `v`. */
+  reset(at: number, v: number): void {
+    this.q = v > 0 ? [{ at, v }] : [];
+  }
 }
 
 /** The passive path controller; see the file's comment. */
@@ -121,9 +161,16 @@ export class PathController {
   /** The budget the transfer may not exceed (the scheduler's windows × chunk ceilings). */
   private limit = Number.POSITIVE_INFINITY;
   private inflight = 0;
-  /** Rate samples (time, bytes/ms), decreasing in value: the first is the window's max. */
-  private rates: { at: number; rate: number }[] = [];
+  /** Delivery-rate samples (bytes/ms), BBR's. */
+  private rates = new MaxFilter();
+  /**
+   * The rate answers arrived at (bytes answered over the time since the request's send saw the
+   * last answer), an upper bound of the link's: a chunk's own transmission at it is never
+   * overestimated, so a low delivery rate (the budget's own limit) never reads as queue.
+   */
+  private acks = new MaxFilter();
   private lastSample = 0;
+  private lastAck = 0;
   /** Base round-trip floors of this probe period and of the one before. */
   private floors = new Map<number, Floor>();
   private oldFloors = new Map<number, Floor>();
@@ -132,6 +179,8 @@ export class PathController {
   private delays: number[] = [];
   private backoff = 1;
   private lastDecrease = Number.NEGATIVE_INFINITY;
+  /** When the budget was last cut for the queue delay. */
+  private cutAt = Number.NEGATIVE_INFINITY;
   private delivered = 0;
   private deliveredAt = 0;
   private firstSentAt = 0;
@@ -152,7 +201,8 @@ export class PathController {
 
   /** Forgets every estimate (the peer or our socket went away): measure afresh. */
   reset(): void {
-    this.rates = [];
+    this.rates = new MaxFilter();
+    this.acks = new MaxFilter();
     this.lastSample = 0;
     this.floors = new Map();
     this.oldFloors = new Map();
@@ -174,7 +224,9 @@ export class PathController {
 
   /** The bytes the transfers may keep in flight now. */
   get budgetBytes(): number {
-    return Math.min(this.limit, Math.max(this.budget, 2 * this.rateChunk()));
+    // Two chunks of the rate's size at least; one in a slowdown (that must empty the queue).
+    const least = (this.mode === "probing" ? 1 : 2) * this.rateChunk();
+    return Math.min(this.limit, Math.max(this.budget, least));
   }
 
   /** The bytes in flight (sent, not yet answered). */
@@ -194,17 +246,29 @@ export class PathController {
 
   /** The base round trip, in ms: the least seen lately, less the chunk's own transmission. */
   get baseRttMs(): number {
-    const r = this.maxRate();
+    const r = this.linkRate();
     let base = Number.POSITIVE_INFINITY;
+    let raw = Number.POSITIVE_INFINITY;
     for (const m of [this.floors, this.oldFloors]) {
-      for (const f of m.values()) base = Math.min(base, f.rtt - (r > 0 ? f.len / r : 0));
+      // Each floor less its own transmission at the larger of the rates then and now: a rate
+      // that fell since never makes an old, large chunk's round trip read as a short base.
+      for (const f of m.values()) {
+        const at = Math.max(r, f.rate);
+        raw = Math.min(raw, f.rtt);
+        base = Math.min(base, f.rtt - (at > 0 ? f.len / at : 0));
+      }
     }
+    // A chunk's own transmission is at most half the target (chunks are sized so), whatever a
+    // low rate estimate says.
+    base = Math.max(base, raw - this.targetMs / 2);
     return Number.isFinite(base) ? Math.max(0, base) : 0;
   }
 
   /** The queue delay the latest answers saw, ms (the least of the last few). */
   get queueDelayMs(): number {
-    return this.delays.length > 0 ? Math.min(...this.delays) : 0;
+    if (this.delays.length === 0) return 0;
+    const d = [...this.delays].sort((a, b) => a - b);
+    return d[Math.min(1, d.length - 1)]!;
   }
 
   /**
@@ -215,7 +279,10 @@ export class PathController {
   chunkBytes(ceiling = Number.POSITIVE_INFINITY): number {
     const budget = this.budgetBytes;
     const share = budget / (this.mode === "startup" ? 2 : 4);
-    const c = Math.min(Math.max(this.rateChunk(), share), budget / 2);
+    const c = Math.min(
+      Math.max(this.rateChunk(), share),
+      budget / (this.mode === "probing" ? 1 : 2),
+    );
     const paged = Math.max(MIN_CHUNK_BYTES, Math.floor(c / PAGE) * PAGE);
     return Math.max(1, Math.min(paged, Math.floor(ceiling)));
   }
@@ -279,6 +346,7 @@ export class PathController {
       deliveredAt: this.deliveredAt,
       firstSentAt: this.firstSentAt,
       appLimited: this.appLimitedUntil !== 0,
+      alone: this.inflight === 0,
       epoch: this.epoch,
       since: now,
       settled: false,
@@ -299,18 +367,19 @@ export class PathController {
       this.appLimitedUntil = 0;
     }
     this.backoff = 1;
-    const sample = this.rateSample(now, t, bytes);
+    this.rateSample(now, t, bytes);
     if (bytes > 0) this.addFloor(rtt, bytes);
     // A read's first answer may have waited for the peer to hash the file: its round trip says
     // nothing about the queue.
     if (t.first) return this.tick(now);
     this.addRtt(rtt);
-    const r = this.maxRate();
-    const own = r > 0 ? bytes / r : 0;
-    const queued = Math.max(0, rtt - own - this.baseRttMs);
+    const r = this.linkRate();
+    const own = r > 0 ? Math.min(bytes / r, this.targetMs / 2) : this.targetMs / 2;
+    const model = this.baseRttMs + own;
+    const queued = bytes > 0 ? Math.max(0, rtt - Math.min(this.floorFor(bytes), model)) : 0;
     this.delays.push(queued);
     if (this.delays.length > DELAY_SAMPLES) this.delays.shift();
-    this.control(t, bytes, queued, sample);
+    this.control(now, t, bytes, queued);
     this.tick(now);
   }
 
@@ -333,8 +402,10 @@ export class PathController {
 
   // --- the law
 
-  private control(t: SendTicket, bytes: number, queued: number, sample: number): void {
-    const T = this.targetMs;
+  private control(now: number, t: SendTicket, bytes: number, queued: number): void {
+    // The queue ahead of a chunk may take ¾ of the target: a small request may also meet a chunk
+    // in transmission, and a chunk is what the rate moves in half the target.
+    const T = QUEUE_SHARE * this.targetMs;
     const delay = this.queueDelayMs;
     if (this.mode === "probing") return;
     if (this.mode === "backed-off") {
@@ -345,25 +416,45 @@ export class PathController {
       // Out at the first answer that queued ¾ of the target: the budget doubles each round trip,
       // so waiting for a filtered delay would leave twice the queue behind.
       if (queued < 0.75 * T) {
-        if (!t.appLimited) this.budget = Math.min(this.budget + bytes, this.ceiling());
+        // BBR's startup gain: more than doubling a round trip while no queue shows at all.
+        const gain = queued < T / 4 ? STARTUP_GAIN : 1;
+        if (!t.appLimited) this.budget = Math.min(this.budget + gain * bytes, this.ceiling());
         return;
       }
       this.mode = "steady";
       this.budget = Math.min(this.budget, this.steady(this.maxRate()));
+      this.cutAt = now;
       return;
     }
+    const arriving = this.lastAck;
+    const over = this.delays.length >= 2 && this.delays.slice(-2).every((d) => d > 2 * T);
+    if (over && arriving > 0 && arriving < this.maxRate() / 3) {
+      // Far over twice running, and answers come at under a third of the rate: the link
+      // slowed under us. The
+      // rate is what answers arrive at now (with a standing queue, the link's), and the
+      // budget halves with every such answer down to what that rate moves in the base round trip
+      // plus the target, so the queue drains within a few round trips.
+      this.rates.reset(now, arriving);
+      this.budget = Math.max(this.steady(arriving), Math.min(this.budget, this.budgetBytes) / 2);
+    }
     if (delay > T) {
-      // Over the target: at once to what the path moves now in the base round trip plus the
-      // target, so the queue drains within a round trip whatever the rate fell to.
-      this.budget = Math.min(this.budget, this.steady(sample > 0 ? sample : this.maxRate()));
+      // Over: down in proportion, to what would queue CUT of the target at the rate the budget
+      // moves now, once a round trip (answers to requests sent before a cut say nothing new).
+      if (t.sentAt < this.cutAt) return;
+      const base = this.baseRttMs;
+      const factor = Math.max(MIN_CUT, (base + CUT * T) / (base + delay));
+      this.budget = Math.max(2 * MIN_CHUNK_BYTES, this.budget * factor);
+      this.cutAt = now;
       return;
     }
     if (t.appLimited) return;
-    // Under it: multiplicatively while far under (doubling a round trip on an empty queue),
-    // plus a step a round trip that is the same for every flow.
+    // Under: a step a round trip that is the same for every flow (additive increase, so flows
+    // sharing a link converge), and half the budget a round trip more while far under.
     const frac = bytes / Math.max(1, this.budget);
-    const mult = Math.max(0, 1 - (2 * delay) / T);
-    const step = 2 * INITIAL_CHUNK_BYTES * (1 - delay / T);
+    const mult = Math.max(...this.delays) < T / 4 ? 0.5 : 0;
+    // The step grows with the base round trip (the same for every flow on the path): a long
+    // path's round trips are few.
+    const step = STEP_BYTES * (1 + this.baseRttMs / 50);
     this.budget = Math.min(this.budget + bytes * mult + frac * step, this.ceiling());
   }
 
@@ -384,19 +475,22 @@ export class PathController {
     if (this.srtt === 0) return;
     if (Number.isNaN(this.nextProbeAt)) this.nextProbeAt = now + PROBE_INTERVAL_MS;
     if (this.mode === "probing") {
-      if (Number.isNaN(this.drainedAt) && this.inflight <= this.budget) this.drainedAt = now;
+      if (Number.isNaN(this.drainedAt) && this.inflight <= this.budgetBytes) this.drainedAt = now;
       const end = this.drainedAt + Math.max(PROBE_MIN_MS, this.srtt);
       if (now >= end) {
         this.mode = "steady";
-        this.budget = Math.max(this.budget, this.saved);
+        // The budget it had, unless the rate fell since: then what the rate moves.
+        this.budget = Math.max(this.budget, Math.min(this.saved, 2 * this.steady(this.maxRate())));
         this.nextProbeAt = now + PROBE_INTERVAL_MS;
       }
       return;
     }
+    // No slowdown over the target: the queue is not empty anyway, and the budget is falling.
     if (now < this.nextProbeAt || this.mode === "startup") return;
+    if (this.queueDelayMs > QUEUE_SHARE * this.targetMs) return;
     this.mode = "probing";
     this.saved = this.budget;
-    this.budget = Math.max(2 * MIN_CHUNK_BYTES, (this.maxRate() * this.baseRttMs) / 2);
+    this.budget = Math.max(2 * MIN_CHUNK_BYTES, this.maxRate() * this.baseRttMs);
     this.drainedAt = Number.NaN;
     this.oldFloors = this.floors;
     this.floors = new Map();
@@ -418,26 +512,24 @@ export class PathController {
 
   /** BBR's delivery rate of one answer (bytes/ms); 0 when it gives none. */
   private rateSample(now: number, t: SendTicket, bytes: number): number {
-    this.expireRates(now);
+    const window = Math.max(RATE_WINDOW_MS, RATE_WINDOW_RTTS * this.baseRttMs);
+    this.rates.expire(now, window);
+    this.acks.expire(now, 2 * PROBE_INTERVAL_MS);
+    if (bytes <= 0) return 0;
+    const got = this.delivered - t.delivered;
+    // A request sent alone says how long one answer took, not how fast answers arrive.
+    if (!t.alone && now > t.deliveredAt) {
+      this.lastAck = got / (now - t.deliveredAt);
+      this.acks.add(now, this.lastAck);
+    }
     // Bytes delivered while this request was out, over the longer of the send and the answer
     // intervals (a burst of answers read at once must not inflate it).
     const interval = Math.max(t.sentAt - t.firstSentAt, now - t.deliveredAt);
-    if (interval <= 0 || bytes <= 0) return 0;
-    const sample = (this.delivered - t.delivered) / interval;
-    if (!t.appLimited || sample > this.maxRate()) {
-      const q = this.rates;
-      // A monotonic deque: a new sample evicts every older one it beats.
-      while (q.length > 0 && q[q.length - 1]!.rate <= sample) q.pop();
-      q.push({ at: now, rate: sample });
-    }
+    if (interval <= 0) return 0;
+    const sample = got / interval;
+    if (!t.appLimited || sample > this.maxRate()) this.rates.add(now, sample);
     this.lastSample = t.appLimited ? 0 : sample;
     return this.lastSample;
-  }
-
-  private expireRates(now: number): void {
-    const q = this.rates;
-    const window = Math.max(RATE_WINDOW_MS, RATE_WINDOW_RTTS * this.baseRttMs);
-    while (q.length > 1 && q[0]!.at < now - window) q.shift();
   }
 
   /** What the rate moves in half the target (the first chunk before any answer). */
@@ -447,7 +539,12 @@ export class PathController {
   }
 
   private maxRate(): number {
-    return this.rates[0]?.rate ?? 0;
+    return this.rates.value;
+  }
+
+  /** The link's rate as far as a chunk's own transmission goes: the larger estimate. */
+  private linkRate(): number {
+    return Math.max(this.rates.value, this.acks.value);
   }
 
   /** `rate × (base + target)`: the bytes that keep the path full with the target's queue. */
@@ -455,17 +552,38 @@ export class PathController {
     return Math.max(2 * MIN_CHUNK_BYTES, rate * (this.baseRttMs + this.targetMs));
   }
 
-  /** Twice the rate's worth of base plus target, and the scheduler's limit. */
+  /**
+   * The scheduler's limit. No ceiling from the rate: while the budget is the limit, the rate is
+   * what the budget lets through, and a ceiling from it would hold the budget where it is.
+   */
   private ceiling(): number {
-    const r = this.maxRate();
-    const byRate = r > 0 ? 2 * this.steady(r) : Number.POSITIVE_INFINITY;
-    return Math.min(this.limit, Math.max(byRate, 2 * INITIAL_CHUNK_BYTES));
+    return this.limit;
+  }
+
+  /**
+   * The least round trip of a chunk of about `len` bytes (within a quarter octave) this period
+   * or the last; failing that, of the next smaller size seen (so its extra transmission reads as
+   * queue, a bounded error), or of the next larger. A round trip against the same size needs no
+   * rate at all: one that is long from the first answer on is base, never queue.
+   */
+  private floorFor(len: number): number {
+    const key = sizeClass(len);
+    let best: { k: number; rtt: number } | undefined;
+    const rank = (k: number): number => (k === key ? 0 : k < key ? key - k : 1000 + k - key);
+    for (const m of [this.floors, this.oldFloors]) {
+      for (const [k, f] of m) {
+        if (!best || rank(k) < rank(best.k) || (k === best.k && f.rtt < best.rtt)) {
+          best = { k, rtt: f.rtt };
+        }
+      }
+    }
+    return best?.rtt ?? Number.POSITIVE_INFINITY;
   }
 
   private addFloor(rtt: number, len: number): void {
-    const key = Math.round(Math.log2(len));
+    const key = sizeClass(len);
     const f = this.floors.get(key);
-    if (!f || rtt < f.rtt) this.floors.set(key, { rtt, len });
+    if (!f || rtt < f.rtt) this.floors.set(key, { rtt, len, rate: this.linkRate() });
   }
 
   /** RFC 6298's smoothed round trip and its variation. */

@@ -353,7 +353,6 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     }
     const traceEvery = spec.traceEveryMs ?? 100;
     const trace = (): void => {
-      const ls = live();
       result.traces[ai]!.push({
         at: now,
         budget: ctl.budgetBytes,
@@ -375,7 +374,12 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
 }
 
 /** Link utilisation of `flows` from `from` to `to` (ms), against the rate of `mbit`. */
-export function utilisation(flows: SimFlowResult[], from: number, to: number, mbit: number): number {
+export function utilisation(
+  flows: SimFlowResult[],
+  from: number,
+  to: number,
+  mbit: number,
+): number {
   return goodput(flows, from, to) / (perMs(mbit) * (to - from));
 }
 

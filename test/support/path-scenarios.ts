@@ -20,6 +20,8 @@ const MiB = 1024 * 1024;
 export interface FillFigures {
   /** Payload over (link rate × time to the last byte). */
   utilisation: number;
+  /** The same from 3 s on (after the start, which a plain TCP flow pays too). */
+  steadyUtilisation: number;
   doneMs: number;
   /** Small requests' p95 and the base round trip, ms. */
   smallP95: number;
@@ -39,6 +41,8 @@ export function fill(make: MakeController, mbit: number, rtt: number, mib: numbe
   const steady = r.traces[0]!.filter((t) => t.at >= 5000 && t.at < done);
   return {
     utilisation: f.delivered / (perMs(mbit) * done),
+    steadyUtilisation:
+      goodput([f], 3000, done) / (perMs(mbit) * (Math.floor(done / 100) * 100 - 3000)),
     doneMs: done,
     smallP95: quantile(
       r.small[0]!.filter(([at]) => at < done).map(([, took]) => took),
@@ -79,8 +83,8 @@ export interface StepFigures {
   spurious: number;
   /** Bytes that crossed the link per payload byte. */
   wireRatio: number;
-  /** From the drop until small requests stay under base + 250 ms, ms. */
-  smallBackMs: number;
+  /** Small requests sent from 3 s after the drop to the rise: p95 above the base, ms. */
+  smallP95After3s: number;
   /** From the drop / the rise until a 500 ms window moves >= 90 % of the new rate, ms. */
   dropTo90Ms: number;
   riseTo90Ms: number;
@@ -106,14 +110,13 @@ export function rateStep(make: MakeController, rtt: number): StepFigures {
     [{ controller: make(), flows: [{}], smallEveryMs: 100 }],
   );
   const f = r.flows[0]![0]!;
-  const over = r.small[0]!.filter(([at, took]) => at >= drop && at < rise && took > rtt + 250);
-  const back = over.length === 0 ? drop : over[over.length - 1]![0] + 100;
+  const after = r.small[0]!.filter(([at]) => at >= drop + 3000 && at < rise).map(([, d]) => d);
   const budgetAt = r.traces[0]!.find((t) => t.at >= drop + 4 * (rtt + 100) + 1000);
   return {
     timeouts: f.timeouts,
     spurious: f.spurious,
     wireRatio: r.wireBytes / f.delivered,
-    smallBackMs: back - drop,
+    smallP95After3s: quantile(after, 0.95) - rtt,
     dropTo90Ms: reach(r, drop, rise, 2),
     riseTo90Ms: reach(r, rise, 60_000, 50),
     budgetAfterDrop: (budgetAt?.budget ?? 0) / (perMs(2) * (rtt + 100)),
