@@ -60,6 +60,7 @@ export const COMMANDS = {
     usage:
       "blob <computer> <handle> -o FILE [-c] [--limit-rate RATE] [--window N] [--chunk-bytes N] [--base64] [--no-compress]",
   },
+  put: { min: 2, max: 2, usage: "put <computer> <FILE> [--name HINT] [--base64]" },
 } as const;
 export type Command = keyof typeof COMMANDS;
 
@@ -80,12 +81,16 @@ Commands:
                                               call a tool; --out writes binary items to DIR
   blob <computer> <handle> -o FILE [-c] [--limit-rate RATE] [--window N] [--base64]
                                               download a blob handle to FILE
+  put <computer> <FILE> [--name HINT] [--base64]
+                                              upload FILE to the Computer's landing root;
+                                              stdout: the stored file's path (for a tool call)
 
 Options (flags win over env):
   --server URL        Server base URL, http:// or https://   (env A2C_SERVER_URL)
   --office ID         office to join                          (env A2C_OFFICE_ID)
   --token T           auth token                              (env A2C_TOKEN)
-  --name N            Agent name (default cli-<random>)       (env A2C_AGENT_NAME)
+  --name N            Agent name (default cli-<random>)       (env A2C_AGENT_NAME);
+                      for put: the stored file's name hint (default FILE's name)
   --path P            Engine.IO path (default /socket.io/)
   --connect-timeout S give up on a handshake not answered in S seconds (default 20)
   --json              stdout is one JSON object (errors too); no progress
@@ -118,13 +123,15 @@ Exit codes:
   1   unexpected failure
   2   usage error (bad flags, arguments or JSON)
   3   protocol error (the Server or Computer refused: 4xxx / 40x codes, busy, join refused,
-      a Computer breaking the get_blob contract, e.g. answering far less than asked)
+      a Computer breaking the get_blob contract, e.g. answering far less than asked; a
+      Computer that takes no uploads)
   4   transport failure (cannot connect, disconnected, no answer in time, 408, a download
       under --speed-limit or over --max-time)
-  5   integrity failure (sha256 / size mismatch, content changed under the read)
+  5   integrity failure (sha256 / size mismatch, content changed under the read or upload)
   6   output failure (cannot write the file: disk full, no permission; a resource larger
       than the file system or the in-memory bound allows); the path is left as it was
-  130 interrupted (Ctrl-C); a download keeps FILE.a2c-part for -c (143 for SIGTERM)
+  130 interrupted (Ctrl-C); a download keeps FILE.a2c-part for -c (143 for SIGTERM);
+      an upload leaves no file behind
 `;
 
 /** A usage error: its message, and the usage line of the command it concerns. */

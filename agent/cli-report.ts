@@ -13,6 +13,7 @@ import {
   AgentError,
   AuthError,
   BlobNotAccessibleError,
+  BlobWriteError,
   BlobTooLargeError,
   ChunkContractError,
   ComputerNotFoundError,
@@ -31,6 +32,8 @@ import {
   SkillNotFoundError,
   SkillResourceError,
   TooSlowError,
+  UploadError,
+  UploadIntegrityError,
 } from "./errors.ts";
 import { formatBytes } from "./progress.ts";
 
@@ -69,6 +72,8 @@ export interface FailureContext {
    * (known once the download failed).
    */
   download?: { file: string; partial: string; bytes: number; total: number; kept?: boolean };
+  /** The upload in progress (`put`), if any. */
+  upload?: { file: string; bytes: number; total: number };
 }
 
 export interface Failure {
@@ -198,6 +203,35 @@ function blobLine(err: BlobNotAccessibleError): [string, string?] {
   }
 }
 
+/** A 4019: what the Computer refused of the upload, and what fixes it. */
+function uploadLine(err: BlobWriteError, ctx: FailureContext): [string, string?] {
+  const computer = computerArg(ctx);
+  switch (err.reason) {
+    case "forbidden":
+      return [
+        `Computer '${computer}' takes no uploads: ${err.message} ${codeOf(err)}`,
+        "the Computer's --landing-root DIR (A2C_LANDING_ROOT) says where uploads land",
+      ];
+    case "too_large": {
+      const size = num(err.details?.total_size);
+      const isSize = size !== undefined ? ` (${formatBytes(size)})` : "";
+      return [
+        `the file${isSize} is over Computer '${computer}''s upload cap ${codeOf(err)}`,
+        "the Computer's --upload-max-bytes N (A2C_UPLOAD_MAX_BYTES) raises the cap",
+      ];
+    }
+    case "busy":
+      return [
+        `Computer '${computer}' has too many uploads open ${codeOf(err)}`,
+        "retry once its other uploads finished (the Computer's --upload-max-concurrent N raises the cap)",
+      ];
+    case "io_error":
+      return [`Computer '${computer}' could not store the file: ${err.message} ${codeOf(err)}`];
+    default:
+      return [`Computer '${computer}' refused the upload: ${err.message} ${codeOf(err)}`];
+  }
+}
+
 function protocolLine(err: ProtocolError, ctx: FailureContext): [string, string?] {
   if (ctx.stage === "connect") return handshakeLine(err, ctx);
   const computer = computerArg(ctx);
@@ -227,10 +261,16 @@ function protocolLine(err: ProtocolError, ctx: FailureContext): [string, string?
   }
   if (err instanceof SkillResourceError) return skillResourceLine(err, ctx);
   if (err instanceof BlobNotAccessibleError) return blobLine(err);
+  if (err instanceof BlobWriteError) return uploadLine(err, ctx);
   return [`${err.message} ${codeOf(err)}`, busyHint(err)];
 }
 
 function interruptedLine(ctx: FailureContext): string {
+  const u = ctx.upload;
+  if (u) {
+    const got = u.total > 0 ? `${formatBytes(u.bytes)} of ${formatBytes(u.total)}` : "nothing yet";
+    return `interrupted: the upload of ${u.file} was abandoned (${got} sent); the Computer stores nothing of it`;
+  }
   const d = ctx.download;
   if (d) {
     const got = d.total > 0 ? `${formatBytes(d.bytes)} of ${formatBytes(d.total)}` : "nothing yet";
@@ -293,6 +333,15 @@ export function describeFailure(err: unknown, ctx: FailureContext): Failure {
     const inner = describeFailure(err.cause, ctx);
     const itemLine = `content[${err.itemIndex}]: ${inner.line}`;
     return { ...inner, line: itemLine, json: { ...inner.json, summary: itemLine } };
+  } else if (
+    err instanceof UploadIntegrityError ||
+    (err instanceof UploadError &&
+      (err.reason === "echo_mismatch" || err.reason === "source_changed"))
+  ) {
+    // The bytes the Computer got are not the file's (it discarded them), or the file changed.
+    exit = EXIT.integrity;
+    line = `integrity failure: ${err.message}; nothing was stored`;
+    Object.assign(json, { code: err.code, reason: err.reason });
   } else if (err instanceof RelayTimeoutError) {
     // A 408 is a protocol error on the wire, but for the user "no answer in time": transport.
     exit = EXIT.transport;

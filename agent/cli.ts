@@ -33,6 +33,7 @@ import {
 } from "./cli-report.ts";
 import type { AgentClient } from "./client.ts";
 import { SidebandRestoreError } from "./errors.ts";
+import { checkPutFile, cmdPut, type PutRun } from "./cli-put.ts";
 import { log, setLogName } from "./log.ts";
 import { partialPath } from "./partial-file.ts";
 import { downloadSummary, formatBytes, progressReporter, type ProgressMode } from "./progress.ts";
@@ -378,7 +379,20 @@ async function runCommand(run: Run, command: Command): Promise<void> {
       return cmdBlob(run);
     case "call":
       return cmdCall(run);
+    case "put":
+      return cmdPut({ ...run, upload: uploadOptions(run) });
   }
+}
+
+/** `put`'s upload options from the flags (`--name` is its name hint there). */
+function uploadOptions(run: Run): PutRun["upload"] {
+  const { values } = run;
+  return {
+    binary: values.base64 !== true,
+    ...(values.name !== undefined ? { nameHint: values.name } : {}),
+    ...(run.pull.chunkBytes !== undefined ? { chunkBytes: run.pull.chunkBytes } : {}),
+    ...(run.pull.window !== undefined ? { window: run.pull.window } : {}),
+  };
 }
 
 /** Flags and environment → the client and pull options; usage errors before any connect. */
@@ -412,8 +426,8 @@ function settings(values: CliValues, command: Command, args: string[]) {
   if (values["no-compress"] === true) pull.compression = false;
   if (values.cache) pull.cache = new BlobCache(values.cache, { logger: log });
   const token = values.token ?? process.env.A2C_TOKEN;
-  const name =
-    values.name ?? process.env.A2C_AGENT_NAME ?? `cli-${Math.random().toString(36).slice(2, 8)}`;
+  const own = command === "put" ? undefined : values.name;
+  const name = own ?? process.env.A2C_AGENT_NAME ?? `cli-${Math.random().toString(36).slice(2, 8)}`;
   return { server, office, token, name, pull, connectTimeout, targetDelay };
 }
 
@@ -469,6 +483,7 @@ async function main(argv: string[]): Promise<number> {
     json = values.json ?? false;
     Object.assign(ctx, { command, args });
     const s = settings(values, command, args);
+    if (command === "put") await checkPutFile(args[1]!);
     Object.assign(ctx, { url: s.server, office: s.office, token: s.token !== undefined });
     setLogName(s.name);
     // Loaded once the command line is known good: usage errors and --help answer at once.

@@ -35,6 +35,8 @@ import {
 } from "./errors.ts";
 import { ComputerPath, type PathOptions } from "./path.ts";
 import { RateLimit } from "./rate-limit.ts";
+import { PathController } from "./path-controller.ts";
+import { PathPacer, type UploadPacer } from "./upload-pacer.ts";
 import {
   DEFAULT_MAX_IN_MEMORY_BYTES,
   blobChunks,
@@ -50,6 +52,17 @@ import {
 import { restoreSideband } from "./sideband.ts";
 import { drainSkill } from "./skill.ts";
 import type { FileSinkResult } from "./sinks.ts";
+import {
+  parsePutAnswer,
+  putPayload,
+  uploadBlob,
+  type PutAnswer,
+  type ChunkUploader,
+  type PutChunk,
+  type UploadOptions,
+  type UploadResult,
+  type UploadSource,
+} from "./upload.ts";
 
 import type { AgentClientOptions, RequestOptions } from "./client-connection.ts";
 
@@ -104,7 +117,12 @@ function localCancelResult(): CallToolResult {
 }
 
 /** The Agent SDK's client: connection and office (base classes) plus the requests below. */
-export class AgentClient extends OfficeClient implements ChunkFetcher {
+export class AgentClient extends OfficeClient implements ChunkFetcher, ChunkUploader {
+  /**
+   * One path controller per Computer uploaded to: the uplink's rate and queue are not the
+   * downlink's a pull measures (path-controller.ts, the same component).
+   */
+  private readonly uplinks = new Map<string, PathController>();
   /** One path per Computer pulled from (path.ts); forgotten when the Computer leaves. */
   private readonly paths = new Map<string, ComputerPath>();
   private readonly pathOptions: PathOptions;
@@ -121,9 +139,12 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
       opts.maxRate !== undefined ? new RateLimit(opts.maxRate, performance.now()) : undefined;
     // A Computer that left (or our own reconnect) may come back on another route: its next pull
     // measures the path afresh.
-    this.on("computer_left", (c) => this.paths.get(c)?.reset());
+    this.on("computer_left", (c) => {
+      this.paths.get(c)?.reset();
+      this.uplinks.get(c)?.reset();
+    });
     this.on("disconnected", () => {
-      for (const p of this.paths.values()) p.reset();
+      for (const p of [...this.paths.values(), ...this.uplinks.values()]) p.reset();
     });
   }
 
@@ -245,6 +266,39 @@ export class AgentClient extends OfficeClient implements ChunkFetcher {
     opts: PullOptions = {},
   ): AsyncGenerator<Buffer, PullInfo | undefined, undefined> {
     return blobChunks(this, computer, handle, opts);
+  }
+
+  /**
+   * Uploads `source` (bytes, a file path, or a stream) to `computer` with `client:put_blob` (see
+   * `agent/upload.ts`); resolves with the stored file's `landingPath` once the Computer echoed
+   * the declared size and sha256.
+   */
+  uploadBlob(
+    computer: string,
+    source: UploadSource,
+    opts: UploadOptions = {},
+  ): Promise<UploadResult> {
+    return uploadBlob(this, computer, source, opts);
+  }
+
+  /** The pacer of one upload to `computer`, on the controller every upload to it shares. */
+  uploadPacer(computer: string): UploadPacer {
+    let ctl = this.uplinks.get(computer);
+    if (!ctl) this.uplinks.set(computer, (ctl = new PathController(this.pathOptions)));
+    return new PathPacer(ctl);
+  }
+
+  /** One `client:put_blob` chunk, its answer checked inside the ack callback. */
+  putBlobChunk(
+    computer: string,
+    chunk: PutChunk,
+    opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<PutAnswer> {
+    const payload = putPayload(this.name, this.nextReqId(), computer, chunk);
+    const timeoutMs = opts.timeoutMs ?? this.requestTimeoutMs;
+    return this.request(Events.PutBlob, payload, timeoutMs, opts.signal, (args) =>
+      parsePutAnswer(args[0]),
+    );
   }
 
   /** `server:tool_call_cancel` for a call's `req_id` (fire-and-forget; no ack expected). */

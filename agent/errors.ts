@@ -83,6 +83,73 @@ export class BlobGoneError extends BlobNotAccessibleError {
   override readonly name: string = "BlobGoneError";
 }
 
+/**
+ * 4019: the Computer refused or failed an upload chunk (`client:put_blob`). `reason` is an open
+ * enum: a reason this SDK does not know stays a plain `BlobWriteError` ("do not retry,
+ * diagnose"); a 4019 without one reads as `invalid_upload`, as the reference SDKs read it.
+ */
+export class BlobWriteError extends ProtocolError {
+  override readonly name: string = "BlobWriteError";
+  override get reason(): string {
+    return super.reason ?? "invalid_upload";
+  }
+}
+/** 4019 `forbidden`: the Computer has no usable landing root (fail-closed). */
+export class UploadForbiddenError extends BlobWriteError {
+  override readonly name: string = "UploadForbiddenError";
+}
+/** 4019 `too_large`: the declared size is over the Computer's upload cap. */
+export class UploadTooLargeError extends BlobWriteError {
+  override readonly name: string = "UploadTooLargeError";
+  /** The size declared (`details.total_size`), when the Computer echoed it. */
+  get totalSize(): number | undefined {
+    const v = this.details?.total_size;
+    return typeof v === "number" ? v : undefined;
+  }
+}
+/** 4019 `busy`: the Computer's concurrent uploads are at their cap; back off, send again from 0. */
+export class UploadBusyError extends BlobWriteError {
+  override readonly name: string = "UploadBusyError";
+}
+/** 4019 `integrity`: the bytes the Computer received do not hash to the declared sha256. */
+export class UploadIntegrityError extends BlobWriteError {
+  override readonly name: string = "UploadIntegrityError";
+}
+/** 4019 `invalid_declaration`: `total_size`, `sha256`, `name_hint` or `blob` malformed. */
+export class InvalidDeclarationError extends BlobWriteError {
+  override readonly name: string = "InvalidDeclarationError";
+}
+/** 4019 `invalid_upload`: the upload session is unknown or expired (idle timeout, restart). */
+export class InvalidUploadError extends BlobWriteError {
+  override readonly name: string = "InvalidUploadError";
+}
+/** 4019 `range`: a chunk's offset is not what the Computer received, or it overruns the size. */
+export class UploadRangeError extends BlobWriteError {
+  override readonly name: string = "UploadRangeError";
+}
+/** 4019 `io_error`: the Computer could not write, flush or store the file (disk full, ...). */
+export class UploadIoError extends BlobWriteError {
+  override readonly name: string = "UploadIoError";
+}
+
+type BlobWriteClass = new (
+  code: number,
+  message: string,
+  details?: Record<string, unknown>,
+  extra?: Record<string, unknown>,
+) => BlobWriteError;
+
+const BLOB_WRITE_CLASSES: Readonly<Record<string, BlobWriteClass>> = {
+  forbidden: UploadForbiddenError,
+  too_large: UploadTooLargeError,
+  busy: UploadBusyError,
+  integrity: UploadIntegrityError,
+  invalid_declaration: InvalidDeclarationError,
+  invalid_upload: InvalidUploadError,
+  range: UploadRangeError,
+  io_error: UploadIoError,
+};
+
 /** Rebuilds a flat ErrorPayload as the most specific class for its code. */
 export function protocolErrorFromWire(payload: ErrorPayload): ProtocolError {
   const { code, message, details, ...extra } = payload;
@@ -113,6 +180,13 @@ export function protocolErrorFromWire(payload: ErrorPayload): ProtocolError {
       return details?.reason === "gone"
         ? new BlobGoneError(code, message, details, extra)
         : new BlobNotAccessibleError(code, message, details, extra);
+    case ErrorCode.BlobWriteFailed: {
+      const reason = typeof details?.reason === "string" ? details.reason : "invalid_upload";
+      const cls = Object.hasOwn(BLOB_WRITE_CLASSES, reason)
+        ? BLOB_WRITE_CLASSES[reason]!
+        : BlobWriteError;
+      return new cls(code, message, details, extra);
+    }
     default:
       return new ProtocolError(code, message, details, extra);
   }
@@ -309,6 +383,51 @@ export class FileWriteError extends AgentError {
     super("FILE_WRITE", `cannot write '${path}': ${why}${code ? ` (${code})` : ""}`, { cause });
     this.path = path;
     this.systemCode = code;
+  }
+}
+
+/** Why an upload failed on this side (`UploadError.reason`), as the reference SDKs name them. */
+export type UploadFailure =
+  | "empty_payload" // nothing to upload: the protocol's total_size is at least 1
+  | "bad_chunk_size" // a chunk size below 1
+  | "incomplete_ack" // the final answer named no landing_path
+  | "echo_mismatch" // the Computer stored another size or sha256 than declared
+  | "source_changed" // the file or stream changed after its sha256 was taken
+  | "upload_unsupported"; // the Computer (or the Server) does not know client:put_blob
+
+/**
+ * An upload failed for a reason this SDK decided: the source (empty, changed while it was sent),
+ * the Computer's answer (no landing path, another digest or size than declared), or a peer that
+ * does not speak `client:put_blob` at all (`UploadUnsupportedError`).
+ */
+export class UploadError extends AgentError {
+  override readonly name: string = "UploadError";
+  readonly reason: UploadFailure;
+  constructor(reason: UploadFailure, message: string, options?: { cause?: unknown }) {
+    super(`UPLOAD_${reason.toUpperCase()}`, message, options);
+    this.reason = reason;
+  }
+}
+
+/**
+ * The Computer, or the Server in between, does not speak `client:put_blob` (a peer of protocol
+ * 0.3, answering `404 unknown_event`, or one whose first chunk never got an answer). Nothing was
+ * stored: the bytes are still the caller's to hand over another way.
+ */
+export class UploadUnsupportedError extends UploadError {
+  override readonly name: string = "UploadUnsupportedError";
+  /** What the upload would have declared (upstream's error carries them too), when known. */
+  readonly totalSize: number | undefined;
+  readonly sha256: string | undefined;
+  readonly nameHint: string | undefined;
+  constructor(
+    message: string,
+    options: { cause?: unknown; totalSize?: number; sha256?: string; nameHint?: string } = {},
+  ) {
+    super("upload_unsupported", message, { cause: options.cause });
+    this.totalSize = options.totalSize;
+    this.sha256 = options.sha256;
+    this.nameHint = options.nameHint;
   }
 }
 

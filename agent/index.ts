@@ -3,7 +3,15 @@ export * from "./client.ts";
 export * from "./errors.ts";
 export * from "./pull.ts";
 export { ComputerPath, failureKind, type FailureKind, type PathOptions } from "./path.ts";
+export {
+  PathController,
+  type PathControllerOptions,
+  type PathState,
+  type SendOptions,
+  type SendTicket,
+} from "./path-controller.ts";
 export * from "./sinks.ts";
+export * from "./upload.ts";
 export * from "./sideband.ts";
 export * from "./cache.ts";
 export { isTextMime, drainSkill } from "./skill.ts";

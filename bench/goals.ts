@@ -9,6 +9,7 @@ import type { TransportData } from "./sections/transport.ts";
 import { gainOf } from "./report/build-transport.ts";
 import type { UserViewData, UserViewRow } from "./sections/user-view.ts";
 import { linkGoals, pathGoals } from "./goals-links.ts";
+import { uploadGoals } from "./goals-upload.ts";
 import type { Goal, Report } from "./report/types.ts";
 import { formatBytes, KiB, median } from "./lib/stats.ts";
 
@@ -359,6 +360,7 @@ export function evaluateGoals(r: Report): Goal[] {
     perChunkSkillMdGoal(r),
     eldGoal(r),
     cliVsBareGoal(r),
+    ...uploadGoals(r),
     loopbackRatiosGoal(r),
     ...linkGoals(r),
     ...pathGoals(r),

@@ -22,6 +22,7 @@ import { runCeiling } from "./sections/ceiling.ts";
 import { runSweep } from "./sections/sweep.ts";
 import { runDirect } from "./sections/direct.ts";
 import { runUserView } from "./sections/user-view.ts";
+import { runUpload } from "./sections/upload.ts";
 import { runManyAgents } from "./sections/many-agents.ts";
 import { runRewrites } from "./sections/rewrites.ts";
 import { runComputerCost } from "./sections/computer-cost.ts";
@@ -46,6 +47,7 @@ const SECTIONS: Array<[SectionId, (ctx: Ctx) => Promise<unknown>]> = [
   ["sweep", runSweep],
   ["direct", runDirect],
   ["userView", runUserView],
+  ["upload", runUpload],
   ["manyAgents", runManyAgents],
   ["rewrites", runRewrites],
   ["computerCost", runComputerCost],
@@ -81,7 +83,7 @@ function parseArgs(argv: string[]): Args {
       args.baseline = resolve(dir);
     } else if (a === "--help" || a === "-h") {
       console.log(
-        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,codecs,ceiling,sweep,direct,userView,manyAgents,rewrites,computerCost,http,twoNode,transport,capacity,links,paths] [--baseline DIR]",
+        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,codecs,ceiling,sweep,direct,userView,upload,manyAgents,rewrites,computerCost,http,twoNode,transport,capacity,links,paths] [--baseline DIR]",
       );
       process.exit(0);
     } else {

@@ -24,6 +24,7 @@ export type SectionId =
   | "sweep"
   | "direct"
   | "userView"
+  | "upload"
   | "manyAgents"
   | "rewrites"
   | "computerCost"

@@ -58,6 +58,17 @@ export interface Plan {
     /** One unreported round first (fresh Server, Computer and Agent processes). */
     warmUp: boolean;
   };
+  /**
+   * Section upload: the SDK's and the CLI's upload of one file beside their download of it,
+   * upstream's pattern, a chunk sweep on a smaller file, the Computer's RSS while it stores one.
+   */
+  upload: {
+    fileBytes: number;
+    rounds: number;
+    sweepBytes: number;
+    /** Chunk sizes swept (the largest that fits the Server's buffer is added per carriage). */
+    chunkSizes: number[];
+  };
   /** Section twoNode: one node vs Agent and Computer on two nodes over Redis. */
   twoNode: {
     fileBytes: number;
@@ -212,6 +223,7 @@ export function makePlan(quick: boolean): Plan {
       sdkReads: 3,
       sdkBestCandidates: 1,
       userView: { fileBytes: 16 * MiB, rounds: 1, warmUp: false },
+      upload: { fileBytes: 8 * MiB, rounds: 1, sweepBytes: 4 * MiB, chunkSizes: [] },
       // CI exercises the section (three placements, Redis, CPU sampling); speed is not judged.
       twoNode: {
         fileBytes: 2 * MiB,
@@ -296,6 +308,12 @@ export function makePlan(quick: boolean): Plan {
     sdkReads: 5,
     sdkBestCandidates: 3,
     userView: { fileBytes: 256 * MiB, rounds: 5, warmUp: true },
+    upload: {
+      fileBytes: 256 * MiB,
+      rounds: 3,
+      sweepBytes: 64 * MiB,
+      chunkSizes: [64, 128, 256, 512].map((k) => k * KiB),
+    },
     twoNode: {
       fileBytes: 32 * MiB,
       reps: 5,

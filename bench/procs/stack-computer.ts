@@ -5,6 +5,7 @@
  * time from its metrics registry (`a2c_computer_blob_chunk_seconds`), read in-process instead of
  * scraped: the Computer has no HTTP listener.
  */
+import { join } from "node:path";
 import { serve } from "../lib/ipc.ts";
 import { startComputer, type RunningComputer } from "@a2c-smcp/computer";
 
@@ -19,6 +20,9 @@ interface StartArgs {
   /** `"stock"`: the Computer's `--stock-transport` (bench section transport). */
   transport?: "fast" | "stock";
   computers: Array<{ name: string; office: string }>;
+  /** Where uploads land (one folder per Computer under it), and the largest upload. */
+  landingRoot?: string;
+  uploadMaxBytes?: number;
 }
 
 const running: RunningComputer[] = [];
@@ -40,6 +44,8 @@ serve({
           ...(a.transport ? { transport: a.transport } : {}),
           startTimeoutMs: 30_000,
           skills: a.skills,
+          ...(a.landingRoot !== undefined ? { landingRoot: join(a.landingRoot, c.name) } : {}),
+          ...(a.uploadMaxBytes !== undefined ? { upload: { maxBytes: a.uploadMaxBytes } } : {}),
         }),
       );
     }

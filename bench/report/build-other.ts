@@ -10,6 +10,8 @@ import type { TransportData } from "../sections/transport.ts";
 import { transportBlocks } from "./build-transport.ts";
 import { USER_VIEW_LABELS, manyAgentsChart, twoNodeChart, userViewChart } from "./charts.ts";
 import type { UserViewData } from "../sections/user-view.ts";
+import type { UploadData } from "../sections/upload.ts";
+import { uploadBlocks } from "./build-upload.ts";
 import { PLACEMENTS, type TwoNodeData } from "../sections/two-node.ts";
 import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
@@ -346,6 +348,8 @@ export function otherBlocks(id: SectionId, d: unknown, _report: Report): Block[]
       return transportBlocks(d as TransportData);
     case "userView":
       return userViewBlocks(d as UserViewData);
+    case "upload":
+      return uploadBlocks(d as UploadData);
     default:
       return [];
   }

@@ -11,6 +11,9 @@ import {
   type Carriage,
   type ChunkFetcher,
   type PullOptions,
+  uploadBlob,
+  type ChunkUploader,
+  type UploadOptions,
 } from "@a2c-smcp/agent";
 import type { Handler } from "../lib/ipc.ts";
 import type { FetchChunk } from "../lib/driver.ts";
@@ -300,6 +303,82 @@ async function audit(args: AuditArgs): Promise<AuditResult> {
   return { records, errors };
 }
 
+export interface SdkUploadArgs {
+  agent: number;
+  /** The file to upload (hashed first, then read chunk by chunk, as `uploadBlob` does). */
+  path: string;
+  options: Pick<UploadOptions, "binary" | "window" | "chunkBytes">;
+  /** Every chunk exactly `chunkBytes` (no path controller): upstream's pattern. */
+  fixedChunks?: boolean;
+}
+
+export interface SdkUploadResult {
+  /** `uploadBlob` from its call to the final ack, the hash of the file included. */
+  seconds: number;
+  carriage: Carriage;
+  landingPath: string;
+  sha256: string;
+  totalSize: number;
+  requests: number;
+  rewinds: number;
+  restarts: number;
+  busy: number;
+}
+
+/** One upload of a file with the SDK (`uploadBlob`), timed in this process. */
+async function sdkUpload(args: SdkUploadArgs): Promise<SdkUploadResult> {
+  const s = seat(args.agent);
+  // Without `uploadPacer` the upload keeps `window` chunks of the ceiling in flight.
+  const fixed: ChunkUploader = {
+    putBlobChunk: (computer, chunk, opts) => s.client.putBlobChunk(computer, chunk, opts),
+    waitForComputer: (computer, opts) => s.client.waitForComputer(computer, opts),
+  };
+  const t0 = performance.now();
+  const r = await uploadBlob(args.fixedChunks ? fixed : s.client, s.computer, args.path, {
+    ...args.options,
+    nameHint: "bench.bin",
+  });
+  const { requests, rewinds, restarts, busy } = r.stats;
+  return {
+    seconds: (performance.now() - t0) / 1000,
+    carriage: r.carriage,
+    landingPath: r.landingPath,
+    sha256: r.sha256,
+    totalSize: r.totalSize,
+    requests,
+    rewinds,
+    restarts,
+    busy,
+  };
+}
+
+export interface SdkDownloadArgs {
+  agent: number;
+  skill: string;
+  relPath: string;
+  /** Where the file is written (temp, fsync, rename: `downloadBlob`). */
+  out: string;
+  options: Pick<PullOptions, "binary">;
+}
+
+/** `get_skill` + `downloadBlob` to a file: the download an upload of the same file mirrors. */
+async function sdkDownload(
+  args: SdkDownloadArgs,
+): Promise<{ seconds: number; carriage: Carriage | null }> {
+  const s = seat(args.agent);
+  const t0 = performance.now();
+  const ret = await s.client.getSkillRaw(s.computer, args.skill, args.relPath, {
+    timeoutMs: 120_000,
+  });
+  if (!ret.blob_handle) throw new Error(`get_skill ${args.relPath} answered inline`);
+  const info = await s.client.downloadBlob(s.computer, ret.blob_handle, args.out, {
+    ...args.options,
+    expectedSha256: ret.sha256,
+    expectedSize: ret.total_size,
+  });
+  return { seconds: (performance.now() - t0) / 1000, carriage: info.carriage };
+}
+
 export const stackHandlers: Record<string, Handler> = {
   "stack-connect": async (raw) => {
     const { url, token, agents } = raw as {
@@ -346,6 +425,8 @@ export const stackHandlers: Record<string, Handler> = {
   },
   "sdk-read": async (raw) => sdkRead(raw as SdkReadArgs),
   "sdk-skill-read": async (raw) => sdkSkillRead(raw as SkillReadArgs),
+  "sdk-upload": async (raw) => sdkUpload(raw as SdkUploadArgs),
+  "sdk-download": async (raw) => sdkDownload(raw as SdkDownloadArgs),
   "sdk-churn": async (raw) => sdkChurn(raw as ChurnArgs),
   audit: async (raw) => audit(raw as AuditArgs),
   "stack-close": async () => {

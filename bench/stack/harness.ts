@@ -79,6 +79,10 @@ export interface StackOptions {
    * without one is where another Agent (the CLI) can join.
    */
   agentOffices?: number;
+  /** Where the Computers' uploads land (`<dir>/<computer name>/`); unset: uploads forbidden. */
+  landingRoot?: string;
+  /** The Computers' largest upload (`client:put_blob`). */
+  uploadMaxBytes?: number;
 }
 
 /**
@@ -173,6 +177,8 @@ export async function startStack(ctx: Ctx, o: StackOptions): Promise<Stack> {
           maxHttpBufferSize: o.maxHttpBufferSize,
           maxSize: 4 * 1024 * 1024 * 1024,
           workers: o.workers,
+          ...(o.landingRoot !== undefined ? { landingRoot: o.landingRoot } : {}),
+          ...(o.uploadMaxBytes !== undefined ? { uploadMaxBytes: o.uploadMaxBytes } : {}),
           computers: offices
             .filter((_, i) => i % cp === p)
             .map((x) => ({ name: x.name, office: x.office })),

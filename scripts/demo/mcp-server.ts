@@ -9,9 +9,11 @@
  * server instance per request, so the toggles and list_changed notifications are stdio-only) and
  * prints `listening <port>` on stdout.
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { isAbsolute } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
@@ -170,6 +172,39 @@ function buildServer(): McpServer {
     "cancelled_count",
     { description: "How many slow calls were cancelled by the client so far." },
     () => ({ content: [{ type: "text", text: String(slowCancelled) }] }),
+  );
+
+  server.registerTool(
+    "sha256_file",
+    {
+      description:
+        "The sha256 and size of a file on the Computer's machine, by absolute path (e.g. an " +
+        "upload's landing_path); streamed, so any size.",
+      inputSchema: { path: z.string().min(1) },
+      outputSchema: { sha256: z.string(), size: z.number() },
+      annotations: { readOnlyHint: true, title: "sha256 of a file" },
+    },
+    async ({ path }) => {
+      if (!isAbsolute(path)) {
+        return { content: [{ type: "text", text: "path must be absolute" }], isError: true };
+      }
+      const hash = createHash("sha256");
+      let n = 0;
+      try {
+        for await (const piece of createReadStream(path) as AsyncIterable<Buffer>) {
+          hash.update(piece);
+          n += piece.length;
+        }
+      } catch (err) {
+        const text = `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? "error"}`;
+        return { content: [{ type: "text", text }], isError: true };
+      }
+      const digest = hash.digest("hex");
+      return {
+        content: [{ type: "text", text: `${digest}  ${n}` }],
+        structuredContent: { sha256: digest, size: n },
+      };
+    },
   );
 
   server.registerTool("pid", { description: "This server's process id." }, () => ({

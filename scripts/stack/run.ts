@@ -187,6 +187,8 @@ export async function runStack(
             A2C_SKILLS_DIR: manifest.home,
             A2C_MCP_CONFIG: mcpConfig,
             A2C_STATE_DIR: stateDir,
+            // Where uploads land (`client:put_blob`); one per Computer, removed with the stack.
+            A2C_LANDING_ROOT: join(tmp, "landing", name),
           },
         });
         vital.push(c);

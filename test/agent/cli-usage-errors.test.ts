@@ -48,7 +48,7 @@ void test("unknown command, missing and extra arguments", async () => {
   await expectUsage(
     [...base, "cal", "pc", "t"],
     "a2c-agent: unknown command 'cal' (did you mean 'call'?); " +
-      `commands: computers, skills, skill, tools, call, blob\n${usage("<command> [args]")}`,
+      `commands: computers, skills, skill, tools, call, blob, put\n${usage("<command> [args]")}`,
   );
   await expectUsage([...base, "blob", "pc"], `a2c-agent: blob needs <handle>\n${usage(BLOB)}`);
   await expectUsage(

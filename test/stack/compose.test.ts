@@ -383,7 +383,7 @@ void test("each process's own option parser accepts its service's environment", 
     assert.equal(plan.neighbour.officeId, envOf("computer-b").A2C_OFFICE_ID);
     assert.equal(plan.neighbour.computer, envOf("computer-b").A2C_COMPUTER_NAME);
     assert.equal(plan.token, token);
-    assert.equal(plan.scenarios.length, 13);
+    assert.equal(plan.scenarios.length, 14);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startComputer, type RunningComputer } from "../../computer/computer.ts";
 import { runAgent, startComputerProcess } from "../../scripts/launch/roles.ts";
+import type { ServerOptions } from "../../server/server.ts";
 import { ServerHarness, TEST_TOKEN } from "./server-harness.ts";
 
 export const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -72,12 +73,15 @@ export async function writeRandomFile(path: string, size: number): Promise<strin
   return hash.digest("hex");
 }
 
-/** `token`: the one token the Server accepts (default TEST_TOKEN). */
-export async function startAgentStack(token = TEST_TOKEN): Promise<AgentStack> {
+/** `token`: the one token the Server accepts (default TEST_TOKEN); `server`: more of its options. */
+export async function startAgentStack(
+  token = TEST_TOKEN,
+  server: ServerOptions = {},
+): Promise<AgentStack> {
   const dir = await mkdtemp(join(tmpdir(), "agent-e2e-"));
   const home = join(dir, "home");
   await mkdir(home, { recursive: true, mode: 0o700 });
-  const harness = await ServerHarness.start({ tokens: [token] });
+  const harness = await ServerHarness.start({ ...server, tokens: [token] });
   return {
     harness,
     url: harness.url,
@@ -96,7 +100,14 @@ export async function startAgentStack(token = TEST_TOKEN): Promise<AgentStack> {
 export async function inProcessComputer(
   stack: AgentStack,
   name: string,
-  extra: { mcpConfig?: string; inlineBudget?: number; maxSize?: number } = {},
+  extra: {
+    mcpConfig?: string;
+    inlineBudget?: number;
+    maxSize?: number;
+    /** Where uploads land; unset: every upload is refused `forbidden`. */
+    landingRoot?: string;
+    upload?: { idleTimeoutMs?: number; maxConcurrent?: number; maxBytes?: number };
+  } = {},
 ): Promise<RunningComputer> {
   return startComputer({
     server: stack.url,
@@ -112,8 +123,11 @@ export async function inProcessComputer(
   });
 }
 
-/** A Computer as its own process (`a2c-computer`); kill it with `child.kill("SIGKILL")`. */
-export function spawnComputer(stack: AgentStack, name: string): ChildProcess {
+/**
+ * A Computer as its own process (`a2c-computer`); kill it with `child.kill("SIGKILL")`. `args`:
+ * more of its flags (e.g. `--landing-root DIR`).
+ */
+export function spawnComputer(stack: AgentStack, name: string, args: string[] = []): ChildProcess {
   return startComputerProcess(
     {
       server: stack.url,
@@ -122,7 +136,7 @@ export function spawnComputer(stack: AgentStack, name: string): ChildProcess {
       token: stack.token,
       skills: stack.home,
       stateDir: join(stack.dir, `state-${name}`),
-      extra: ["--workers", "0", "--max-size", String(1024 * 1024 * 1024)],
+      extra: ["--workers", "0", "--max-size", String(1024 * 1024 * 1024), ...args],
     },
     { env: { A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "error" } },
   ).child;

@@ -5,6 +5,7 @@ import type { Scenario } from "./context.ts";
 import { pullSerial, pullWindow8, rewriteDuringPull } from "./pulls.ts";
 import { listSkills, skillInline, skillOverBudget } from "./skills.ts";
 import { toolCancel, toolPng, toolTimeout } from "./tools.ts";
+import { uploadReadBack } from "./uploads.ts";
 
 export const SCENARIO_IMPLS: Readonly<Record<string, Scenario>> = {
   "list-skills": listSkills,
@@ -16,6 +17,7 @@ export const SCENARIO_IMPLS: Readonly<Record<string, Scenario>> = {
   "tool-png": toolPng,
   "tool-cancel": toolCancel,
   "tool-timeout": toolTimeout,
+  "upload-read-back": uploadReadBack,
   "rewrite-during-pull": rewriteDuringPull,
   "forbidden-path": forbiddenPath,
   "forged-handle": forgedHandle,

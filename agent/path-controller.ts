@@ -1,0 +1,599 @@
+/**
+ * The path controller (docs/protocol.md §6.9; D@controller-1..4): how many bytes one path keeps
+ * in flight, how big a chunk is, and when a chunk is late, for a bulk transfer in either
+ * direction. It is passive and deterministic: it does no I/O, keeps no timer and reads no clock.
+ * The scheduler that owns it (agent/path.ts for pulls, the upload's sender for `client:put_blob`)
+ * passes the time (ms, any monotonic origin) on every call and reports each request as it goes:
+ * `onSend` when a chunk request (a download's `get_blob`, an upload's chunk) leaves, and then
+ * exactly one of `onAnswer` (the answer, or the ack, arrived with `bytes` of payload), `onBusy`,
+ * `onTimeout` or `onAbandon` (it ended without saying anything about the path). Given the same
+ * calls it makes the same decisions, so tests drive it on a simulated link and clock.
+ *
+ * Estimators, after TCP BBR (delivery rate, minimum round trip) and LEDBAT (a target for the
+ * queue delay a background transfer may add, RFC 6817):
+ * - rate: the largest delivery-rate sample of the last second or four base round trips (bytes
+ *   answered while a request was out, over the longer of its send and answer intervals). Samples
+ *   taken while the transfer had nothing to send (app-limited) count only when they raise it.
+ * - base round trip: the least round trip seen, less the chunk's own transmission at that rate,
+ *   over the current and the previous probe period (so it is measured again, and a latecomer that
+ *   started on a queue learns the empty one).
+ * - queue delay: what a chunk waited behind other bytes: its round trip less the base and less its
+ *   own transmission at the rate, the least of the last four (a single late answer is no queue).
+ *   A round trip that is long from the first answer on is base, never queue.
+ *
+ * The control law, by state:
+ * - `startup`: the budget starts at two initial chunks and grows by every answered byte (doubling
+ *   each round trip) while the queue delay stays under ¾ of the target (LEDBAT++'s exit).
+ * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip
+ *   on an empty queue: a rise of the link rate is found in a few round trips), near it by a fixed
+ *   step a round trip, the same for every flow (additive increase); over it, it drops at once to
+ *   what the latest sample's rate moves in the base round trip plus the target (proportional
+ *   decrease). Additive increase with proportional decrease is what makes separate controllers
+ *   on one bottleneck converge to even shares.
+ * - `probing`: every `PROBE_INTERVAL_MS` the budget drops to half the base round trip's worth for
+ *   at least `PROBE_MIN_MS` and a round trip (BBR's ProbeRTT, LEDBAT++'s slowdown), so every flow
+ *   sees the empty queue now and then; then the budget it had comes back.
+ * - `backed-off`: a `busy` answer or a late one halves the budget (once a round trip); no growth
+ *   until an answer to a request sent after it arrives.
+ * Budget-limited samples never cap growth: the budget grows from the delay, not from the rate it
+ * caused, and its ceiling (twice the rate's worth of base plus target) is at least twice what it
+ * moves. A chunk is the larger of what the rate moves in half the target and a share of the budget
+ * (half of it in startup, a quarter after), at most half the budget (so the next request travels
+ * while one is answered); the budget is never under two chunks of the rate's size.
+ *
+ * A request's deadline (D41) counts from when it became the oldest in flight, not from its send:
+ * while answers to earlier requests keep arriving the path is moving, and an answer that is only
+ * slow because the link slowed is never declared lost. It is `max(2 s, 2 × smoothed round trip +
+ * 4 × its variation)`, doubled after each lost answer up to 60 s; a read's first chunk (the
+ * Computer may hash the file first) has none.
+ */
+
+/** The queue delay (ms) a path's transfers may add above its base round trip (D40). */
+export const DEFAULT_TARGET_DELAY_MS = 100;
+/** The first chunk of a path that has no estimate yet (a fresh client, or after a reconnect). */
+export const INITIAL_CHUNK_BYTES = 16 * 1024;
+/** The smallest chunk the path asks: below it, a request's envelope costs more than it carries. */
+export const MIN_CHUNK_BYTES = 4 * 1024;
+/** How long a delivery-rate sample counts toward the rate at least (a max filter, as BBR's). */
+export const RATE_WINDOW_MS = 2000;
+/** A chunk's deadline never goes below this, whatever the round trips (D41). */
+export const MIN_CHUNK_DEADLINE_MS = 2000;
+/** ... nor, backed off after lost answers, above this. */
+export const MAX_CHUNK_DEADLINE_MS = 60_000;
+/** How often a path slows down to see the empty queue (BBR's ProbeRTT period). */
+export const PROBE_INTERVAL_MS = 5000;
+/** The least a slowdown lasts once the bytes in flight fit it. */
+export const PROBE_MIN_MS = 200;
+/** Chunk sizes are multiples of this. */
+const PAGE = 4096;
+/** Queue-delay samples of which the least is taken (LEDBAT's "current delay" filter). */
+const DELAY_SAMPLES = 4;
+/** The share of the target the queue ahead of a chunk may take. */
+const QUEUE_SHARE = 0.75;
+/** A cut for the queue delay aims at this share of that. */
+const CUT = 0.8;
+/** The budget's growth per answered byte in startup while no queue shows (×2.5 a round trip). */
+const STARTUP_GAIN = 1.5;
+/** The deepest a cut for the queue delay goes in one round trip (a link that slowed: below). */
+const MIN_CUT = 0.7;
+/** The budget's additive increase a round trip under the target, the same for every flow. */
+const STEP_BYTES = INITIAL_CHUNK_BYTES;
+/** Rate samples are kept for at least this many base round trips. */
+const RATE_WINDOW_RTTS = 4;
+
+/** What the controller is doing (see the file's comment). */
+export type PathState = "startup" | "steady" | "probing" | "backed-off";
+
+export interface PathControllerOptions {
+  /** The queue delay (ms) the path's transfers may add above its base round trip. Default 100. */
+  targetDelayMs?: number;
+}
+
+export interface SendOptions {
+  /** A read's first chunk: no queue-delay sample from it, and no deadline by default. */
+  first?: boolean;
+  /** Whether the controller judges its deadline (`late`). Default: unless `first`. */
+  timed?: boolean;
+}
+
+/** One request in flight, as `onSend` returned it; hand it back with its outcome. */
+export interface SendTicket {
+  /** The payload bytes the request carries or asks for. */
+  readonly bytes: number;
+  /** When it left (the caller's clock). */
+  readonly sentAt: number;
+  /** A read's first chunk: its answer may wait for the Computer to hash; no deadline, no delay. */
+  readonly first: boolean;
+  /** @internal BBR's snapshot at the send: delivered bytes, last delivery, its send time. */
+  readonly delivered: number;
+  readonly deliveredAt: number;
+  readonly firstSentAt: number;
+  /** @internal Sent while the transfer left budget unused: its rate sample says too little. */
+  readonly appLimited: boolean;
+  /** @internal Sent with nothing else in flight. */
+  readonly alone: boolean;
+  /** @internal Sent during a slowdown, or after a back-off began. */
+  readonly epoch: number;
+  /** @internal When its deadline started to count (it became the oldest in flight). */
+  since: number;
+  settled: boolean;
+}
+
+/** A least round trip for chunks of about one size (a power of two), and when it was seen. */
+interface Floor {
+  rtt: number;
+  len: number;
+  /** The link's rate when it was seen (bytes/ms). */
+  rate: number;
+}
+
+/** Chunk sizes within a quarter octave share their round-trip floor. */
+function sizeClass(len: number): number {
+  return Math.round(4 * Math.log2(Math.max(1, len)));
+}
+
+/** The largest sample of a time window (a monotonic deque: a sample evicts the older it beats). */
+class MaxFilter {
+  private q: { at: number; v: number }[] = [];
+  get value(): number {
+    return this.q[0]?.v ?? 0;
+  }
+  add(at: number, v: number): void {
+    const q = this.q;
+    while (q.length > 0 && q[q.length - 1]!.v <= v) q.pop();
+    q.push({ at, v });
+  }
+  /** Drops samples older than `window` before `now`, keeping the latest. */
+  expire(now: number, window: number): void {
+    while (this.q.length > 1 && this.q[0]!.at < now - window) this.q.shift();
+  }
+  /** Forgets all but `v`. */
+  reset(at: number, v: number): void {
+    this.q = v > 0 ? [{ at, v }] : [];
+  }
+}
+
+/** The passive path controller; see the file's comment. */
+export class PathController {
+  readonly targetMs: number;
+  private mode: PathState = "startup";
+  private budget = 2 * INITIAL_CHUNK_BYTES;
+  /** The budget the transfer may not exceed (the scheduler's windows × chunk ceilings). */
+  private limit = Number.POSITIVE_INFINITY;
+  private inflight = 0;
+  /** Delivery-rate samples (bytes/ms), BBR's. */
+  private rates = new MaxFilter();
+  /**
+   * The rate answers arrived at (bytes answered over the time since the request's send saw the
+   * last answer), an upper bound of the link's: a chunk's own transmission at it is never
+   * overestimated, so a low delivery rate (the budget's own limit) never reads as queue.
+   */
+  private acks = new MaxFilter();
+  private lastSample = 0;
+  private lastAck = 0;
+  /** Base round-trip floors of this probe period and of the one before. */
+  private floors = new Map<number, Floor>();
+  private oldFloors = new Map<number, Floor>();
+  private srtt = 0;
+  private rttvar = 0;
+  private delays: number[] = [];
+  private backoff = 1;
+  private lastDecrease = Number.NEGATIVE_INFINITY;
+  /** When the budget was last cut for the queue delay. */
+  private cutAt = Number.NEGATIVE_INFINITY;
+  private delivered = 0;
+  private deliveredAt = 0;
+  private firstSentAt = 0;
+  /** Non-zero while samples are app-limited: the delivered count that ends it. */
+  private appLimitedUntil = 0;
+  /** Requests in flight with a deadline, oldest first. */
+  private readonly timed = new Set<SendTicket>();
+  /** Bumped at each slowdown and back-off: answers to older requests do not end them. */
+  private epoch = 0;
+  private nextProbeAt = Number.NaN;
+  /** During a slowdown: the budget to come back to, and when the bytes in flight fit it. */
+  private saved = 0;
+  private drainedAt = Number.NaN;
+
+  constructor(opts: PathControllerOptions = {}) {
+    this.targetMs = Math.max(1, opts.targetDelayMs ?? DEFAULT_TARGET_DELAY_MS);
+  }
+
+  /** Forgets every estimate (the peer or our socket went away): measure afresh. */
+  reset(): void {
+    this.rates = new MaxFilter();
+    this.acks = new MaxFilter();
+    this.lastSample = 0;
+    this.floors = new Map();
+    this.oldFloors = new Map();
+    this.srtt = 0;
+    this.rttvar = 0;
+    this.delays = [];
+    this.backoff = 1;
+    this.mode = "startup";
+    this.budget = 2 * INITIAL_CHUNK_BYTES;
+    this.nextProbeAt = Number.NaN;
+    this.epoch++;
+  }
+
+  // --- what the scheduler reads
+
+  get state(): PathState {
+    return this.mode;
+  }
+
+  /** The bytes the transfers may keep in flight now. */
+  get budgetBytes(): number {
+    // Two chunks of the rate's size at least; one in a slowdown (that must empty the queue).
+    const least = (this.mode === "probing" ? 1 : 2) * this.rateChunk();
+    return Math.min(this.limit, Math.max(this.budget, least));
+  }
+
+  /** The bytes in flight (sent, not yet answered). */
+  get inflightBytes(): number {
+    return this.inflight;
+  }
+
+  /** The delivery rate, in bytes a second (0 before the first answer). */
+  get rate(): number {
+    return this.maxRate() * 1000;
+  }
+
+  /** The smoothed round trip of a chunk, in ms (0 before the first answer). */
+  get rttMs(): number {
+    return this.srtt;
+  }
+
+  /** The base round trip, in ms: the least seen lately, less the chunk's own transmission. */
+  get baseRttMs(): number {
+    const r = this.linkRate();
+    let base = Number.POSITIVE_INFINITY;
+    let raw = Number.POSITIVE_INFINITY;
+    for (const m of [this.floors, this.oldFloors]) {
+      // Each floor less its own transmission at the larger of the rates then and now: a rate
+      // that fell since never makes an old, large chunk's round trip read as a short base.
+      for (const f of m.values()) {
+        const at = Math.max(r, f.rate);
+        raw = Math.min(raw, f.rtt);
+        base = Math.min(base, f.rtt - (at > 0 ? f.len / at : 0));
+      }
+    }
+    // A chunk's own transmission is at most half the target (chunks are sized so), whatever a
+    // low rate estimate says.
+    base = Math.max(base, raw - this.targetMs / 2);
+    return Number.isFinite(base) ? Math.max(0, base) : 0;
+  }
+
+  /** The queue delay the latest answers saw, ms (the least of the last few). */
+  get queueDelayMs(): number {
+    if (this.delays.length === 0) return 0;
+    const d = [...this.delays].sort((a, b) => a - b);
+    return d[Math.min(1, d.length - 1)]!;
+  }
+
+  /**
+   * The chunk to send or ask now, at most `ceiling` (the largest chunk the transfer may move):
+   * what the rate moves in half the target, or a share of the budget (half in startup, a quarter
+   * after), at most half the budget. The budget is never under two of the first.
+   */
+  chunkBytes(ceiling = Number.POSITIVE_INFINITY): number {
+    const budget = this.budgetBytes;
+    const share = budget / (this.mode === "startup" ? 2 : 4);
+    const c = Math.min(
+      Math.max(this.rateChunk(), share),
+      budget / (this.mode === "probing" ? 1 : 2),
+    );
+    const paged = Math.max(MIN_CHUNK_BYTES, Math.floor(c / PAGE) * PAGE);
+    return Math.max(1, Math.min(paged, Math.floor(ceiling)));
+  }
+
+  /** Whether a request of `bytes` fits the budget now (all of it must fit). */
+  maySend(now: number, bytes: number): boolean {
+    this.tick(now);
+    return this.inflight + bytes <= this.budgetBytes;
+  }
+
+  /**
+   * The deadline (ms) of a request that is not a read's first, counted from when it becomes the
+   * oldest in flight; undefined until a round trip was measured.
+   */
+  get deadlineMs(): number | undefined {
+    if (this.srtt === 0) return undefined;
+    const rto = Math.max(MIN_CHUNK_DEADLINE_MS, 2 * this.srtt + 4 * this.rttvar) * this.backoff;
+    return Math.min(MAX_CHUNK_DEADLINE_MS, rto);
+  }
+
+  /** When the oldest timed request in flight is late; undefined when none can be. */
+  nextDeadlineAt(): number | undefined {
+    const d = this.deadlineMs;
+    const head = this.timed.values().next();
+    if (d === undefined || head.done) return undefined;
+    return head.value.since + d;
+  }
+
+  /** The oldest request in flight if it is late at `now` (report it with `onTimeout`). */
+  late(now: number): SendTicket | undefined {
+    const at = this.nextDeadlineAt();
+    if (at === undefined || now < at) return undefined;
+    return this.timed.values().next().value;
+  }
+
+  // --- what the scheduler reports
+
+  /** Caps the budget (the most the transfers could keep in flight: windows × chunk ceilings). */
+  setLimit(bytes: number): void {
+    this.limit = Math.max(2 * MIN_CHUNK_BYTES, bytes);
+  }
+
+  /** The transfers had budget left and nothing to send: later samples say less than the path. */
+  onAppLimited(): void {
+    this.appLimitedUntil = this.delivered + this.inflight || 1;
+  }
+
+  /** A request of `bytes` leaves now. */
+  onSend(now: number, bytes: number, opts: SendOptions = {}): SendTicket {
+    const first = opts.first === true;
+    this.tick(now);
+    if (this.inflight === 0) {
+      this.deliveredAt = now;
+      this.firstSentAt = now;
+    }
+    const t: SendTicket = {
+      bytes,
+      sentAt: now,
+      first,
+      delivered: this.delivered,
+      deliveredAt: this.deliveredAt,
+      firstSentAt: this.firstSentAt,
+      appLimited: this.appLimitedUntil !== 0,
+      alone: this.inflight === 0,
+      epoch: this.epoch,
+      since: now,
+      settled: false,
+    };
+    this.inflight += bytes;
+    if (opts.timed ?? !first) this.timed.add(t);
+    return t;
+  }
+
+  /** The answer to `t` arrived, carrying (or acknowledging) `bytes` of payload. */
+  onAnswer(now: number, t: SendTicket, bytes: number): void {
+    if (!this.settle(now, t)) return;
+    const rtt = now - t.sentAt;
+    this.delivered += bytes;
+    this.deliveredAt = now;
+    this.firstSentAt = t.sentAt;
+    if (this.appLimitedUntil !== 0 && this.delivered > this.appLimitedUntil) {
+      this.appLimitedUntil = 0;
+    }
+    this.backoff = 1;
+    this.rateSample(now, t, bytes);
+    if (bytes > 0) this.addFloor(rtt, bytes);
+    // A read's first answer may have waited for the peer to hash the file: its round trip says
+    // nothing about the queue.
+    if (t.first) return this.tick(now);
+    this.addRtt(rtt);
+    const r = this.linkRate();
+    const own = r > 0 ? Math.min(bytes / r, this.targetMs / 2) : this.targetMs / 2;
+    const model = this.baseRttMs + own;
+    const queued = bytes > 0 ? Math.max(0, rtt - Math.min(this.floorFor(bytes), model)) : 0;
+    this.delays.push(queued);
+    if (this.delays.length > DELAY_SAMPLES) this.delays.shift();
+    this.control(now, t, bytes, queued);
+    this.tick(now);
+  }
+
+  /** A `busy` answer to `t`: the peer or the relay holds too much of ours. */
+  onBusy(now: number, t: SendTicket): void {
+    if (this.settle(now, t)) this.decrease(now);
+  }
+
+  /** `t` is lost (no answer by its deadline, or the relay's timeout). */
+  onTimeout(now: number, t: SendTicket): void {
+    if (!this.settle(now, t)) return;
+    this.backoff = Math.min(this.backoff * 2, 32);
+    this.decrease(now);
+  }
+
+  /** `t` ended without telling anything about the path (peer gone, aborted, a plain error). */
+  onAbandon(now: number, t: SendTicket): void {
+    this.settle(now, t);
+  }
+
+  // --- the law
+
+  private control(now: number, t: SendTicket, bytes: number, queued: number): void {
+    // The queue ahead of a chunk may take ¾ of the target: a small request may also meet a chunk
+    // in transmission, and a chunk is what the rate moves in half the target.
+    const T = QUEUE_SHARE * this.targetMs;
+    const delay = this.queueDelayMs;
+    if (this.mode === "probing") return;
+    if (this.mode === "backed-off") {
+      if (t.epoch < this.epoch) return;
+      this.mode = "steady";
+    }
+    if (this.mode === "startup") {
+      // Out at the first answer that queued ¾ of the target: the budget doubles each round trip,
+      // so waiting for a filtered delay would leave twice the queue behind.
+      if (queued < 0.75 * T) {
+        // BBR's startup gain: more than doubling a round trip while no queue shows at all.
+        const gain = queued < T / 4 ? STARTUP_GAIN : 1;
+        if (!t.appLimited) this.budget = Math.min(this.budget + gain * bytes, this.ceiling());
+        return;
+      }
+      this.mode = "steady";
+      this.budget = Math.min(this.budget, this.steady(this.maxRate()));
+      this.cutAt = now;
+      return;
+    }
+    const arriving = this.lastAck;
+    const over = this.delays.length >= 2 && this.delays.slice(-2).every((d) => d > 2 * T);
+    if (over && arriving > 0 && arriving < this.maxRate() / 3) {
+      // Far over twice running, and answers come at under a third of the rate: the link
+      // slowed under us. The
+      // rate is what answers arrive at now (with a standing queue, the link's), and the
+      // budget halves with every such answer down to what that rate moves in the base round trip
+      // plus the target, so the queue drains within a few round trips.
+      this.rates.reset(now, arriving);
+      this.budget = Math.max(this.steady(arriving), Math.min(this.budget, this.budgetBytes) / 2);
+    }
+    if (delay > T) {
+      // Over: down in proportion, to what would queue CUT of the target at the rate the budget
+      // moves now, once a round trip (answers to requests sent before a cut say nothing new).
+      if (t.sentAt < this.cutAt) return;
+      const base = this.baseRttMs;
+      const factor = Math.max(MIN_CUT, (base + CUT * T) / (base + delay));
+      this.budget = Math.max(2 * MIN_CHUNK_BYTES, this.budget * factor);
+      this.cutAt = now;
+      return;
+    }
+    if (t.appLimited) return;
+    // Under: a step a round trip that is the same for every flow (additive increase, so flows
+    // sharing a link converge), and half the budget a round trip more while far under.
+    const frac = bytes / Math.max(1, this.budget);
+    const mult = Math.max(...this.delays) < T / 4 ? 0.5 : 0;
+    // The step grows with the base round trip (the same for every flow on the path): a long
+    // path's round trips are few.
+    const step = STEP_BYTES * (1 + this.baseRttMs / 50);
+    this.budget = Math.min(this.budget + bytes * mult + frac * step, this.ceiling());
+  }
+
+  private decrease(now: number): void {
+    // One decrease per round trip: the busy answers or losses of one window are one event.
+    if (now - this.lastDecrease < Math.max(this.srtt, 1)) return;
+    this.lastDecrease = now;
+    if (this.mode === "probing") this.saved = this.saved / 2;
+    else {
+      this.mode = "backed-off";
+      this.budget = Math.max(2 * MIN_CHUNK_BYTES, this.budget / 2);
+    }
+    this.epoch++;
+  }
+
+  /** Time-driven changes: the start and the end of a slowdown. */
+  private tick(now: number): void {
+    if (this.srtt === 0) return;
+    if (Number.isNaN(this.nextProbeAt)) this.nextProbeAt = now + PROBE_INTERVAL_MS;
+    if (this.mode === "probing") {
+      if (Number.isNaN(this.drainedAt) && this.inflight <= this.budgetBytes) this.drainedAt = now;
+      const end = this.drainedAt + Math.max(PROBE_MIN_MS, this.srtt);
+      if (now >= end) {
+        this.mode = "steady";
+        // The budget it had, unless the rate fell since: then what the rate moves.
+        this.budget = Math.max(this.budget, Math.min(this.saved, 2 * this.steady(this.maxRate())));
+        this.nextProbeAt = now + PROBE_INTERVAL_MS;
+      }
+      return;
+    }
+    // No slowdown over the target: the queue is not empty anyway, and the budget is falling.
+    if (now < this.nextProbeAt || this.mode === "startup") return;
+    if (this.queueDelayMs > QUEUE_SHARE * this.targetMs) return;
+    this.mode = "probing";
+    this.saved = this.budget;
+    this.budget = Math.max(2 * MIN_CHUNK_BYTES, this.maxRate() * this.baseRttMs);
+    this.drainedAt = Number.NaN;
+    this.oldFloors = this.floors;
+    this.floors = new Map();
+    this.epoch++;
+  }
+
+  private settle(now: number, t: SendTicket): boolean {
+    if (t.settled) return false;
+    t.settled = true;
+    this.inflight -= t.bytes;
+    const head = this.timed.values().next().value;
+    this.timed.delete(t);
+    if (head === t) {
+      const next = this.timed.values().next().value;
+      if (next) next.since = Math.max(next.sentAt, now);
+    }
+    return true;
+  }
+
+  /** BBR's delivery rate of one answer (bytes/ms); 0 when it gives none. */
+  private rateSample(now: number, t: SendTicket, bytes: number): number {
+    const window = Math.max(RATE_WINDOW_MS, RATE_WINDOW_RTTS * this.baseRttMs);
+    this.rates.expire(now, window);
+    this.acks.expire(now, 2 * PROBE_INTERVAL_MS);
+    if (bytes <= 0) return 0;
+    const got = this.delivered - t.delivered;
+    // A request sent alone says how long one answer took, not how fast answers arrive.
+    if (!t.alone && now > t.deliveredAt) {
+      this.lastAck = got / (now - t.deliveredAt);
+      this.acks.add(now, this.lastAck);
+    }
+    // Bytes delivered while this request was out, over the longer of the send and the answer
+    // intervals (a burst of answers read at once must not inflate it).
+    const interval = Math.max(t.sentAt - t.firstSentAt, now - t.deliveredAt);
+    if (interval <= 0) return 0;
+    const sample = got / interval;
+    if (!t.appLimited || sample > this.maxRate()) this.rates.add(now, sample);
+    this.lastSample = t.appLimited ? 0 : sample;
+    return this.lastSample;
+  }
+
+  /** What the rate moves in half the target (the first chunk before any answer). */
+  private rateChunk(): number {
+    const r = this.maxRate();
+    return r === 0 ? INITIAL_CHUNK_BYTES : Math.max(MIN_CHUNK_BYTES, (r * this.targetMs) / 2);
+  }
+
+  private maxRate(): number {
+    return this.rates.value;
+  }
+
+  /** The link's rate as far as a chunk's own transmission goes: the larger estimate. */
+  private linkRate(): number {
+    return Math.max(this.rates.value, this.acks.value);
+  }
+
+  /** `rate × (base + target)`: the bytes that keep the path full with the target's queue. */
+  private steady(rate: number): number {
+    return Math.max(2 * MIN_CHUNK_BYTES, rate * (this.baseRttMs + this.targetMs));
+  }
+
+  /**
+   * The scheduler's limit. No ceiling from the rate: while the budget is the limit, the rate is
+   * what the budget lets through, and a ceiling from it would hold the budget where it is.
+   */
+  private ceiling(): number {
+    return this.limit;
+  }
+
+  /**
+   * The least round trip of a chunk of about `len` bytes (within a quarter octave) this period
+   * or the last; failing that, of the next smaller size seen (so its extra transmission reads as
+   * queue, a bounded error), or of the next larger. A round trip against the same size needs no
+   * rate at all: one that is long from the first answer on is base, never queue.
+   */
+  private floorFor(len: number): number {
+    const key = sizeClass(len);
+    let best: { k: number; rtt: number } | undefined;
+    const rank = (k: number): number => (k === key ? 0 : k < key ? key - k : 1000 + k - key);
+    for (const m of [this.floors, this.oldFloors]) {
+      for (const [k, f] of m) {
+        if (!best || rank(k) < rank(best.k) || (k === best.k && f.rtt < best.rtt)) {
+          best = { k, rtt: f.rtt };
+        }
+      }
+    }
+    return best?.rtt ?? Number.POSITIVE_INFINITY;
+  }
+
+  private addFloor(rtt: number, len: number): void {
+    const key = sizeClass(len);
+    const f = this.floors.get(key);
+    if (!f || rtt < f.rtt) this.floors.set(key, { rtt, len, rate: this.linkRate() });
+  }
+
+  /** RFC 6298's smoothed round trip and its variation. */
+  private addRtt(rtt: number): void {
+    if (this.srtt === 0) {
+      this.srtt = rtt;
+      this.rttvar = rtt / 2;
+    } else {
+      this.rttvar = 0.75 * this.rttvar + 0.25 * Math.abs(this.srtt - rtt);
+      this.srtt = 0.875 * this.srtt + 0.125 * rtt;
+    }
+  }
+}

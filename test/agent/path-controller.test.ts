@@ -1,0 +1,132 @@
+/**
+ * The path controller (agent/path-controller.ts) on a mock clock: exact budgets, chunk sizes and
+ * deadlines after scripted answers, and on a simulated link (test/support/link-sim.ts) the goals
+ * of docs/decisions.md D@controller-1..4: a long round trip is filled and never traps the budget
+ * at two minimum chunks, a round trip that is long from the first answer on reaches the window
+ * ceiling within 10 round trips, a rate drop causes no chunk timeout, and separate controllers on
+ * one link (one starting 10 s later) share it evenly. The pre-controller law fails every group.
+ */
+// @pure
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { PathController } from "../../agent/path-controller.ts";
+import { fill, longAnswers, rateStep, shares } from "../support/path-scenarios.ts";
+
+const make = (): PathController => new PathController();
+
+void test("scripted answers: exact budgets, chunk sizes and deadlines", () => {
+  const c = make();
+  assert.equal(c.state, "startup");
+  assert.equal(c.budgetBytes, 32768); // two first chunks
+  assert.equal(c.chunkBytes(), 16384);
+  assert.equal(c.deadlineMs, undefined); // no round trip yet: the client's request timeout
+  const a = c.onSend(0, 16384);
+  const b = c.onSend(0, 16384);
+  assert.equal(c.maySend(0, 1), false, "all of a request must fit");
+  // No queue: startup grows by 1.5 × each answered byte (×2.5 a round trip).
+  c.onAnswer(100, a, 16384);
+  assert.equal(c.budgetBytes, 32768 + 1.5 * 16384);
+  c.onAnswer(110, b, 16384);
+  assert.equal(c.budgetBytes, 32768 + 3 * 16384);
+  assert.equal(c.chunkBytes(), 40960); // half the budget in startup
+  assert.equal(c.rate, (32768 / 110) * 1000); // both answers over the 110 ms since the sends
+  assert.equal(c.rttMs, 101.25); // RFC 6298: 100, then 7/8 × 100 + 1/8 × 110
+  assert.equal(c.deadlineMs, 2000); // 2 × 101.25 + 4 × 40 is under the 2 s floor
+  assert.equal(c.chunkBytes(16000), 16000, "a pull's ceiling caps the chunk");
+  // A busy answer halves the budget; chunks are then what the rate moves in half the target,
+  // in whole pages, not over half the budget.
+  const d = c.onSend(110, 32768);
+  c.onBusy(150, d);
+  assert.equal(c.state, "backed-off");
+  assert.equal(c.budgetBytes, 40960);
+  assert.equal(c.chunkBytes(), 12288);
+  assert.equal(c.inflightBytes, 0);
+});
+
+void test("a request's deadline counts from when it became the oldest in flight", () => {
+  const c = make();
+  const warm = c.onSend(0, 4096);
+  c.onAnswer(50, warm, 4096); // srtt 50 ms: the deadline is the 2 s floor
+  const a = c.onSend(100, 4096);
+  const b = c.onSend(110, 4096);
+  assert.equal(c.nextDeadlineAt(), 2100);
+  // The link slowed: a's answer takes 1.9 s; b, queued behind it, is not late at 2110.
+  c.onAnswer(2000, a, 4096);
+  assert.equal(c.late(2110), undefined);
+  assert.equal(c.nextDeadlineAt(), 2000 + c.deadlineMs!);
+  assert.equal(c.late(2000 + c.deadlineMs!), b);
+  c.onTimeout(2000 + c.deadlineMs!, b);
+  assert.equal(c.late(10_000), undefined);
+  // A read's first chunk (the Computer may hash the file) has no deadline at all.
+  const first = c.onSend(10_000, 4096, { first: true });
+  assert.equal(c.nextDeadlineAt(), undefined);
+  c.onAbandon(10_001, first);
+  assert.equal(c.inflightBytes, 0);
+});
+
+void test("100 ms round trip, 20 and 50 Mbit/s: the link filled, never two minimum chunks", () => {
+  for (const [mbit, mib] of [
+    [20, 32],
+    [50, 64],
+  ] as const) {
+    const f = fill(make, mbit, 100, mib);
+    assert.ok(f.utilisation >= 0.9, `${mbit} Mbit/s: ${f.utilisation.toFixed(3)} of the link`);
+    assert.ok(
+      f.minChunkAfter5s >= 64 * 1024,
+      `${mbit} Mbit/s: chunks down to ${f.minChunkAfter5s}`,
+    );
+    assert.equal(f.timeouts, 0);
+    // Small requests through the same queue: the base, the target and a chunk in transmission.
+    assert.ok(f.smallP95 <= 100 + 100 + 80, `${mbit} Mbit/s: small p95 ${f.smallP95} ms`);
+  }
+});
+
+void test("200 ms round trip: no trap, >= 85 % of the link once started", () => {
+  for (const [mbit, mib] of [
+    [20, 32],
+    [50, 64],
+  ] as const) {
+    const f = fill(make, mbit, 200, mib);
+    assert.ok(f.doneMs < 30_000, `${mbit} Mbit/s: done at ${f.doneMs} ms`);
+    assert.ok(
+      f.minChunkAfter5s >= 64 * 1024,
+      `${mbit} Mbit/s: chunks down to ${f.minChunkAfter5s}`,
+    );
+    assert.ok(f.steadyUtilisation >= 0.85, `${mbit} Mbit/s: ${f.steadyUtilisation.toFixed(3)}`);
+  }
+});
+
+void test("answers held 600 ms or 1.8 s from the first on: the window ceiling within 10 round trips", () => {
+  for (const hold of [600, 1800]) {
+    const l = longAnswers(make, hold);
+    assert.ok(l.roundTripsToCeiling <= 10, `${hold} ms: ${l.roundTripsToCeiling} round trips`);
+    // 2 MiB take a handful of round trips, not 100 s.
+    assert.ok(l.twoMiBMs <= 9 * hold, `${hold} ms: 2 MiB in ${l.twoMiBMs} ms`);
+  }
+});
+
+void test("50 -> 2 -> 50 Mbit/s: no chunk timeout, nothing sent twice, the new rate within seconds", () => {
+  for (const rtt of [0, 20, 100]) {
+    const s = rateStep(make, rtt);
+    assert.equal(s.timeouts, 0, `${rtt} ms: chunk timeouts`);
+    assert.equal(s.spurious, 0, `${rtt} ms: answers that came after their deadline`);
+    assert.ok(s.wireRatio <= 1.02, `${rtt} ms: ${s.wireRatio} bytes on the link per payload byte`);
+    assert.ok(s.dropTo90Ms <= 3000, `${rtt} ms: 90 % of 2 Mbit/s after ${s.dropTo90Ms} ms`);
+    assert.ok(s.riseTo90Ms <= 1500, `${rtt} ms: 90 % of 50 Mbit/s after ${s.riseTo90Ms} ms`);
+  }
+});
+
+void test("two Agents on one 20 Mbit/s link, the second 10 s later or at once: even shares", () => {
+  for (const [rtt, later] of [
+    [2, 10_000],
+    [100, 10_000],
+    [2, 0],
+  ] as const) {
+    const s = shares(make, rtt, later);
+    assert.ok(s.jain >= 0.9, `${rtt} ms, +${later} ms: Jain ${s.jain.toFixed(3)}`);
+    assert.ok(s.utilisation >= 0.95, `${rtt} ms, +${later} ms: ${s.utilisation.toFixed(3)}`);
+  }
+  // The first Agent's small requests while the second joins (2 ms round trip).
+  const s = shares(make, 2, 10_000);
+  assert.ok(s.smallP95 <= 2 + 100 + 100, `small p95 ${s.smallP95} ms`);
+});

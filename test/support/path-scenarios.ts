@@ -1,0 +1,164 @@
+/**
+ * The path controller's cases on the simulated link (test/support/link-sim.ts), each reduced to
+ * the figures its goal is stated in (docs/decisions.md, D@controller-1..4). A case takes a
+ * factory so the same case runs any law of the controller's shape.
+ */
+import {
+  goodput,
+  perMs,
+  quantile,
+  simulate,
+  jain,
+  type SimController,
+  type SimResult,
+} from "./link-sim.ts";
+
+export type MakeController = () => SimController<unknown>;
+
+const MiB = 1024 * 1024;
+
+export interface FillFigures {
+  /** Payload over (link rate × time to the last byte). */
+  utilisation: number;
+  /** The same from 3 s on (after the start, which a plain TCP flow pays too). */
+  steadyUtilisation: number;
+  doneMs: number;
+  /** Small requests' p95 and the base round trip, ms. */
+  smallP95: number;
+  /** The least chunk asked after the first 5 s, and the budget then (bytes). */
+  minChunkAfter5s: number;
+  minBudgetAfter5s: number;
+  timeouts: number;
+}
+
+/** One download of `mib` MiB at `mbit`, `rtt` ms base round trip, small requests every 300 ms. */
+export function fill(make: MakeController, mbit: number, rtt: number, mib: number): FillFigures {
+  const r = simulate({ rates: [{ at: 0, mbit }], baseRttMs: rtt, until: 600_000 }, [
+    { controller: make(), flows: [{ bytes: mib * MiB }], smallEveryMs: 300 },
+  ]);
+  const f = r.flows[0]![0]!;
+  const done = f.doneAt ?? Number.POSITIVE_INFINITY;
+  const steady = r.traces[0]!.filter((t) => t.at >= 5000 && t.at < done);
+  return {
+    utilisation: f.delivered / (perMs(mbit) * done),
+    steadyUtilisation:
+      goodput([f], 3000, done) / (perMs(mbit) * (Math.floor(done / 100) * 100 - 3000)),
+    doneMs: done,
+    smallP95: quantile(
+      r.small[0]!.filter(([at]) => at < done).map(([, took]) => took),
+      0.95,
+    ),
+    minChunkAfter5s: Math.min(...steady.map((t) => t.chunk)),
+    minBudgetAfter5s: Math.min(...steady.map((t) => t.budget)),
+    timeouts: f.timeouts,
+  };
+}
+
+export interface LongAnswerFigures {
+  /** Round trips (of the answer delay) until the budget first reached the window ceiling. */
+  roundTripsToCeiling: number;
+  /** When 2 MiB were done, ms. */
+  twoMiBMs: number;
+}
+
+/** An unshaped path (1 Gbit/s, 1 ms) whose Computer holds every answer `hold` ms. */
+export function longAnswers(make: MakeController, hold: number): LongAnswerFigures {
+  const ceiling = 16 * 512 * 1024;
+  const spec = { rates: [{ at: 0, mbit: 1000 }], baseRttMs: 1, answerDelay: () => hold };
+  const r = simulate({ ...spec, until: 30 * hold, traceEveryMs: 10 }, [
+    { controller: make(), flows: [{}] },
+  ]);
+  const at = r.traces[0]!.find((t) => t.budget >= ceiling)?.at ?? Number.POSITIVE_INFINITY;
+  const small = simulate({ ...spec, until: 100_000 }, [
+    { controller: make(), flows: [{ bytes: 2 * MiB }] },
+  ]);
+  return {
+    roundTripsToCeiling: at / (hold + 1),
+    twoMiBMs: small.flows[0]![0]!.doneAt ?? Number.POSITIVE_INFINITY,
+  };
+}
+
+export interface StepFigures {
+  timeouts: number;
+  spurious: number;
+  /** Bytes that crossed the link per payload byte. */
+  wireRatio: number;
+  /** Small requests sent from 3 s after the drop to the rise: p95 above the base, ms. */
+  smallP95After3s: number;
+  /** From the drop / the rise until a 500 ms window moves >= 90 % of the new rate, ms. */
+  dropTo90Ms: number;
+  riseTo90Ms: number;
+  /** The budget 4 round trips (of the new rate's path) after the drop, over rate × (base + target). */
+  budgetAfterDrop: number;
+}
+
+/** A long download, 50 -> 2 Mbit/s at 10 s, back to 50 at 30 s, base round trip `rtt`. */
+export function rateStep(make: MakeController, rtt: number): StepFigures {
+  const drop = 10_000;
+  const rise = 30_000;
+  const r = simulate(
+    {
+      rates: [
+        { at: 0, mbit: 50 },
+        { at: drop, mbit: 2 },
+        { at: rise, mbit: 50 },
+      ],
+      baseRttMs: rtt,
+      until: 60_000,
+      traceEveryMs: 50,
+    },
+    [{ controller: make(), flows: [{}], smallEveryMs: 100 }],
+  );
+  const f = r.flows[0]![0]!;
+  const after = r.small[0]!.filter(([at]) => at >= drop + 3000 && at < rise).map(([, d]) => d);
+  const budgetAt = r.traces[0]!.find((t) => t.at >= drop + 4 * (rtt + 100) + 1000);
+  return {
+    timeouts: f.timeouts,
+    spurious: f.spurious,
+    wireRatio: r.wireBytes / f.delivered,
+    smallP95After3s: quantile(after, 0.95) - rtt,
+    dropTo90Ms: reach(r, drop, rise, 2),
+    riseTo90Ms: reach(r, rise, 60_000, 50),
+    budgetAfterDrop: (budgetAt?.budget ?? 0) / (perMs(2) * (rtt + 100)),
+  };
+}
+
+/** From `from` until a 500 ms window moves >= 90 % of `mbit` (ms; Infinity if never). */
+function reach(r: SimResult, from: number, to: number, mbit: number): number {
+  const flows = r.flows.flat();
+  for (let t = from; t + 500 <= to; t += 100) {
+    if (goodput(flows, t, t + 500) >= 0.9 * perMs(mbit) * 500) return t + 500 - from;
+  }
+  return Number.POSITIVE_INFINITY;
+}
+
+export interface ShareFigures {
+  /** Jain's index of the two Agents' bytes over the 20 s after the second started. */
+  jain: number;
+  /** The second's share of the bytes then. */
+  second: number;
+  utilisation: number;
+  /** The first Agent's small requests: p95 then, ms. */
+  smallP95: number;
+}
+
+/** Two Agents (one controller each) on one 20 Mbit/s link, the second `later` ms after. */
+export function shares(make: MakeController, rtt: number, later: number): ShareFigures {
+  const from = later;
+  const to = later + 20_000;
+  const r = simulate({ rates: [{ at: 0, mbit: 20 }], baseRttMs: rtt, until: to }, [
+    { controller: make(), flows: [{}], smallEveryMs: 300 },
+    { controller: make(), flows: [{ startAt: later }] },
+  ]);
+  const a = goodput(r.flows[0]!, from, to);
+  const b = goodput(r.flows[1]!, from, to);
+  return {
+    jain: jain([a, b]),
+    second: b / (a + b),
+    utilisation: (a + b) / (perMs(20) * (to - from)),
+    smallP95: quantile(
+      r.small[0]!.filter(([at]) => at >= from).map(([, took]) => took),
+      0.95,
+    ),
+  };
+}
