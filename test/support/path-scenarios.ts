@@ -37,7 +37,9 @@ export function fill(make: MakeController, mbit: number, rtt: number, mib: numbe
     { controller: make(), flows: [{ bytes: mib * MiB }], smallEveryMs: 300 },
   ]);
   const f = r.flows[0]![0]!;
-  const done = f.doneAt ?? Number.POSITIVE_INFINITY;
+  // A download that never finishes is judged over the whole simulated time (a trapped pull must
+  // fail the figures, not loop over an endless window).
+  const done = Math.min(f.doneAt ?? Number.POSITIVE_INFINITY, 600_000);
   const steady = r.traces[0]!.filter((t) => t.at >= 5000 && t.at < done);
   return {
     utilisation: f.delivered / (perMs(mbit) * done),
