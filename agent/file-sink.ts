@@ -2,7 +2,7 @@
  * `FileSink`: a download written to a partial file next to its target (`<target>.a2c-part`,
  * partial-file.ts) in large batches, made durable by one fsync at the end and renamed onto the
  * target, which never holds a partial file. An interrupted download keeps the partial file,
- * which a later one resumes (D@resume-1, D@resume-2). The sink contract: sinks.ts.
+ * which a later one resumes (D85, D86). The sink contract: sinks.ts.
  */
 import type { Hash } from "node:crypto";
 import { open, rename, unlink, type FileHandle } from "node:fs/promises";

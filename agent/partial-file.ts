@@ -1,5 +1,5 @@
 /**
- * The partial file of a download (D@resume-1): one file beside the target, `<target>.a2c-part`,
+ * The partial file of a download (D85): one file beside the target, `<target>.a2c-part`,
  * that a later process can continue (`resume`, the CLI's `-c`). Its layout:
  *
  *   [0, total_size)                 the resource's bytes, a verified prefix of them valid

@@ -1,5 +1,5 @@
 /**
- * The path controller (docs/protocol.md §6.9; D@controller-1..4): how many bytes one path keeps
+ * The path controller (docs/protocol.md §6.9; D99..4): how many bytes one path keeps
  * in flight, how big a chunk is, and when a chunk is late, for a bulk transfer in either
  * direction. It is passive and deterministic: it does no I/O, keeps no timer and reads no clock.
  * The scheduler that owns it (agent/path.ts for pulls, the upload's sender for `client:put_blob`)

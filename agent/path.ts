@@ -1,6 +1,6 @@
 /**
  * The path from one `AgentClient` to one Computer, as its pulls see it (docs/protocol.md §6.9;
- * D40–D43, D@controller-1..4): the scheduler that sends every pull's requests to that Computer
+ * D40–D43, D99..4): the scheduler that sends every pull's requests to that Computer
  * through that client, in turn, so pulls share one budget evenly whatever their carriage. It does
  * the I/O (requests, the one deadline timer) and leaves every decision to its `PathController`
  * (agent/path-controller.ts): how many bytes may be in flight, how big a chunk is, when a request

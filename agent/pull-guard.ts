@@ -1,6 +1,6 @@
 /**
  * What keeps a pull from lasting forever against a Computer that answers, but not enough
- * (D@resume-3): a minimum progress rule (curl's `--speed-limit` / `--speed-time`), an optional
+ * (D87): a minimum progress rule (curl's `--speed-limit` / `--speed-time`), an optional
  * overall bound (`--max-time`), and the judgment of answers far shorter than asked. Plus the
  * gate of a pull's rate caps (rate-limit.ts). Passive objects: the time is an argument.
  */
@@ -96,7 +96,7 @@ const SLIVER_RATIO = 4;
 export const SLIVER_LIMIT = 16;
 
 /**
- * Judges the length of each answer (D16, D@resume-3). A short answer without `eof` that is the
+ * Judges the length of each answer (D16, D87). A short answer without `eof` that is the
  * Computer's first is its chunk ceiling (an honest clamp), and the pull asks no more from then on;
  * one under `MIN_CLAMP_BYTES`, or a quarter of its own ceiling, is a sliver. `SLIVER_LIMIT`
  * slivers in a row are a `ChunkContractError`: an honest Computer answers `min(asked, its cap)`.

@@ -181,7 +181,7 @@ export interface PullOptions {
 export interface DownloadOptions extends PullOptions {
   /**
    * Continue from the partial file (`<path>.a2c-part`) an earlier download of the same content
-   * left, its bytes hashed again first (D@resume-1). Without it a partial file is replaced.
+   * left, its bytes hashed again first (D85). Without it a partial file is replaced.
    */
   resume?: boolean;
   /** Told what became of a partial file found at the start (resumed, or why it was not). */

@@ -7,7 +7,7 @@
  * - `FileSink`: a partial file next to the target (`<target>.a2c-part`, partial-file.ts), written
  *   in large batches (one positional write per few MiB), fsync + rename at the end: the target
  *   never holds a partial file, and a failed download (a full disk too) leaves what was there.
- *   An interrupted one keeps the partial file, which a later download resumes (D@resume-1).
+ *   An interrupted one keeps the partial file, which a later download resumes (D85).
  * - `StreamSink`: an in-order async iterable of chunks (the consumer's own copies) with
  *   backpressure.
  * Memory stays bounded by the pull's window, whatever the blob's size.

@@ -76,7 +76,7 @@ export function attachSmcp(opts: NamespaceHandlerOptions): void {
     const gate = decide(raw, opts.serverVersion, opts.versionText);
     if (!gate.ok) return refuse(gate.body);
     // The credential is checked before any back-off, in the provider's constant time: a right
-    // token is admitted however many wrong ones its address sent (D@reliability-1).
+    // token is admitted however many wrong ones its address sent (D70).
     // Through a promise so that a provider that throws synchronously is caught too.
     Promise.resolve()
       .then(() =>

@@ -17,7 +17,7 @@
  *   address backs off (1 s, doubling to 60 s), and a WRONG credential from it meanwhile is
  *   refused `busy` (`limit: "auth_failures"`, `retry_after_ms`) and closes its session at once.
  *   The token is always checked first, so a right one is admitted whatever its address failed
- *   (D@reliability-1): behind a proxy or a NAT the guesser and the honest share the address, and
+ *   (D70): behind a proxy or a NAT the guesser and the honest share the address, and
  *   a refusal made before the check refused them all. Loopback addresses are exempt unless the
  *   Server limits them (`exemptLoopback`), as for sessions per address.
  * Failures are logged one line per episode and address (the first at once, a count when it

@@ -1,6 +1,6 @@
 /**
  * Section `paths`: long paths on the link harness (scripts/links/, docs/decisions.md
- * D@linkline-1). Round trips come from the harness's packet delay line (a TUN device in a router
+ * D96). Round trips come from the harness's packet delay line (a TUN device in a router
  * namespace; TCP sees the round trip itself), rates from `tbf` on the router's forwarding hop.
  * - Round trips: base round trips × rates × directions, each with a plain TCP flow on the same
  *   path first (the ceiling), then default SDK downloads, the same Agent's small requests every

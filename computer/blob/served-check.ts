@@ -1,5 +1,5 @@
 /**
- * What the Computer served of one content, checked against what it hashed (D@reliability-2).
+ * What the Computer served of one content, checked against what it hashed (D71).
  *
  * The hash cache trusts a file's timestamps: a write through a shared mmap to pages that are
  * already dirty moves neither mtime nor ctime, so the cached sha256 would name bytes the file no

@@ -364,7 +364,7 @@ function unknownUpload(id: unknown): ErrorPayload {
 
 /**
  * A chunk's bytes: a binary attachment as it is, a string as strict base64 (the standard
- * alphabet only; padding optional, D@upload-cs-5). Otherwise the 4019 message that refuses it.
+ * alphabet only; padding optional, D78). Otherwise the 4019 message that refuses it.
  *
  * Node's decoder skips what is not base64 and stops at an inner `=`, so a string that decodes to
  * fewer bytes than its length promises held something else; it also takes base64url's `-` and `_`,

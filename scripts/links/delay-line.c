@@ -1,6 +1,6 @@
 /*
  * The packet delay line of the link harness (scripts/links/delay.ts runs it; docs/decisions.md
- * D@linkline-1 says why).
+ * D96 says why).
  *
  *   delay-line DEV DELAY_US MAX_HELD_BYTES
  *

@@ -1,5 +1,5 @@
 /**
- * Round trips on the link harness (docs/decisions.md D@linkline-1): a packet delay line in a
+ * Round trips on the link harness (docs/decisions.md D96): a packet delay line in a
  * router namespace. `delay-line.c` (built here with the system's C compiler, once per source
  * version, into node_modules/.cache) holds a TUN device and writes back every packet the kernel
  * routes into it `oneWayMs` later; policy routes send everything the router forwards, in both

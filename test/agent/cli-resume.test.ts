@@ -1,5 +1,5 @@
 /**
- * A download outlives its process (D@resume-1): the CLI (the shipped build, a process of its own)
+ * A download outlives its process (D85): the CLI (the shipped build, a process of its own)
  * pulls a 12 MiB skill file from a real Server and Computer at `--limit-rate 2M`, so it is half
  * way after about 3 s whatever the machine's speed; it is stopped when its progress line says
  * 50 % by SIGINT, SIGTERM or SIGKILL, and a rerun with `-c` moves at most 0.55× the file and

@@ -1,5 +1,5 @@
 /**
- * A pull that ends (D@resume-3): the CLI (the shipped build, a process) against a scripted
+ * A pull that ends (D87): the CLI (the shipped build, a process) against a scripted
  * Computer on a real socket.io Server. One that answers 1 byte, or 1/64 of what is asked, without
  * `eof`, is a contract error after a bounded number of answers: one line naming the Computer,
  * exit 3, with the default settings, in seconds (the promise is 2 minutes). One that clamps to a

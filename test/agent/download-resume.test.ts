@@ -1,6 +1,6 @@
 /**
  * `downloadBlob(..., { resume: true })` against a scripted Computer on a real socket.io Server
- * (D@resume-1): an aborted download keeps `<path>.a2c-part`; a resume hashes its prefix again and
+ * (D85): an aborted download keeps `<path>.a2c-part`; a resume hashes its prefix again and
  * goes on from it; a flipped byte or a record that fails its checksum is never trusted (from 0,
  * the event says why); a torn newest record falls back to the slot before it; a download that
  * fails for its content removes the partial file; `maxTimeMs` ends a pull and keeps it. And the

@@ -1,7 +1,7 @@
 /**
  * The path controller (agent/path-controller.ts) on a mock clock: exact budgets, chunk sizes and
  * deadlines after scripted answers, and on a simulated link (test/support/link-sim.ts) the goals
- * of docs/decisions.md D@controller-1..4: a long round trip is filled and never traps the budget
+ * of docs/decisions.md D99..4: a long round trip is filled and never traps the budget
  * at two minimum chunks, a round trip that is long from the first answer on reaches the window
  * ceiling within 10 round trips, a rate drop causes no chunk timeout, and separate controllers on
  * one link (one starting 10 s later) share it evenly. The pre-controller law fails every group.

@@ -1,6 +1,6 @@
 // @pure
 /**
- * What the upload store takes as a chunk's `blob` (D@upload-cs-5): standard base64 with or
+ * What the upload store takes as a chunk's `blob` (D78): standard base64 with or
  * without padding, or a binary attachment; anything else is refused with upstream's message.
  */
 import assert from "node:assert/strict";

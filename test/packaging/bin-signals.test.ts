@@ -1,7 +1,7 @@
 /**
  * SIGTERM and SIGINT to each installed bin (the packed packages in a fresh project): a2c-server
  * and a2c-computer stop cleanly with exit 0, a2c-agent aborts its download with 128 + the
- * signal's number and leaves no file but its partial one (kept for `-c`, D@resume-2), and no
+ * signal's number and leaves no file but its partial one (kept for `-c`, D86), and no
  * process of theirs is left (the Computer's MCP server child included).
  */
 import assert from "node:assert/strict";
@@ -136,7 +136,7 @@ for (const signal of SIGNALS) {
     process.kill(-computer.pid, "SIGSTOP");
 
     assert.equal(await stopWith(cli, signal), signal === "SIGINT" ? 130 : 143);
-    // What was written is kept for -c (D@resume-1); nothing was once no byte was.
+    // What was written is kept for -c (D85); nothing was once no byte was.
     const left = await readdir(out);
     assert.ok(
       left.length === 0 || (left.length === 1 && left[0] === "blob.bin.a2c-part"),

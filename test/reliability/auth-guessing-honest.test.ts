@@ -1,6 +1,6 @@
 /**
  * Guessing is throttled, the honest are not locked out (server/session-guard.ts,
- * D@reliability-1), against the Server as its own process: with `--limit-loopback` (how a Server
+ * D70), against the Server as its own process: with `--limit-loopback` (how a Server
  * behind a same-host proxy, or many users behind one NAT, sees its clients), and with the settings
  * docs/deploy.md gives for a proxy on another host, 300 wrong tokens from one address, then the
  * right one: connected within 1 s, every round, and a right token sent while the wrong ones are

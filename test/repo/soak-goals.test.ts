@@ -1,6 +1,6 @@
 // @pure
 /**
- * The soak's verdict on latency (test/soak/goals.ts, D@reliability-3): an absolute bound on the
+ * The soak's verdict on latency (test/soak/goals.ts, D72): an absolute bound on the
  * probe's loaded p99, whatever the quiet p99 (a fast quiet path with a good loaded figure passes;
  * a slow loaded figure fails even when the quiet one is as slow), and too few samples fail.
  */

@@ -169,7 +169,7 @@ void test("guessing tokens: three refusals close the session, the address backs 
   assert.equal(answer.code, 500);
   assert.equal(answer.details.limit, "auth_failures");
   assert.ok(answer.details.retry_after_ms > 0 && answer.details.retry_after_ms <= 60_000);
-  // The right token is checked before the back-off, and admitted at once (D@reliability-1).
+  // The right token is checked before the back-off, and admitted at once (D70).
   const s = await rawWebSocket(h.url, h.server.path);
   s.ws.send(connectPacket(TEST_TOKEN));
   assert.match((await nextText(s, (t) => t.startsWith("40"))) ?? "closed", /^40\/smcp,/);

@@ -1,5 +1,5 @@
 /**
- * What the soak judges (D@reliability-3): what a user sees while others load the stack, and that
+ * What the soak judges (D72): what a user sees while others load the stack, and that
  * nothing grows. The probe's loaded p99 has an absolute bound; its quiet p99 and their ratio are
  * reported beside it, unjudged: the ratio moved with the quiet figure (a faster quiet path failed
  * a run whose loaded p99 was its best yet), which no user notices.

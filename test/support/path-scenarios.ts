@@ -1,6 +1,6 @@
 /**
  * The path controller's cases on the simulated link (test/support/link-sim.ts), each reduced to
- * the figures its goal is stated in (docs/decisions.md, D@controller-1..4). A case takes a
+ * the figures its goal is stated in (docs/decisions.md, D99..4). A case takes a
  * factory so the same case runs any law of the controller's shape.
  */
 import {
