@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ManagedChild } from "../stack/children.ts";
+import { firstLine, type ManagedChild } from "../stack/children.ts";
 import { ip, run } from "./system.ts";
 
 /** The TUN device of the line (one per router namespace). */
@@ -84,31 +84,6 @@ type Spawn = (spec: {
   onLine: (line: string) => void;
 }) => ManagedChild;
 
-function waitLine(child: ManagedChild, lines: string[], re: RegExp, ms: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const deadline = performance.now() + ms;
-    const timer = setInterval(() => {
-      const hit = lines.find((l) => re.test(l));
-      if (hit !== undefined) {
-        clearInterval(timer);
-        resolve(hit);
-      } else if (performance.now() > deadline) {
-        clearInterval(timer);
-        reject(new Error(`${child.name}: no ${re} in ${ms} ms:\n  ${child.tail().join("\n  ")}`));
-      }
-    }, 10);
-    void child.exited.then((code) => {
-      // Its last line may come with its exit.
-      setTimeout(() => {
-        clearInterval(timer);
-        const hit = lines.find((l) => re.test(l));
-        if (hit !== undefined) resolve(hit);
-        else reject(new Error(`${child.name} exited (${code}):\n  ${child.tail().join("\n  ")}`));
-      }, 50);
-    });
-  });
-}
-
 async function routes(ns: string, from: readonly string[], on: boolean): Promise<void> {
   if (on) {
     await ip(ns, "link", "set", LINE_DEVICE, "up", "txqueuelen", String(TX_QUEUE_PACKETS));
@@ -160,7 +135,7 @@ export async function startDelayLine(spawn: Spawn, spec: DelayLineSpec): Promise
     ],
     onLine: (l) => lines.push(l),
   });
-  await waitLine(child, lines, /^ready /, 30_000);
+  await firstLine(child, lines, /^ready /, 30_000);
   await routes(spec.ns, spec.forwardedFrom, true);
   return {
     ns: spec.ns,
@@ -173,7 +148,7 @@ export async function startDelayLine(spawn: Spawn, spec: DelayLineSpec): Promise
       } catch {
         // Already gone.
       }
-      const last = await waitLine(child, lines, /^held-max /, 10_000).catch(() => "");
+      const last = await firstLine(child, lines, /^held-max /, 10_000).catch(() => "");
       const m = /^held-max (\d+) dropped (\d+) cpu-s ([\d.]+)/.exec(last);
       return {
         heldMaxBytes: Number(m?.[1] ?? NaN),

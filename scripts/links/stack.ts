@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Child } from "../launch/ipc.ts";
-import type { ManagedChild } from "../stack/children.ts";
+import { firstLine, type ManagedChild } from "../stack/children.ts";
 import type {
   ConnectArgs,
   DownloadArgs,
@@ -112,36 +112,6 @@ function ready(child: ManagedChild, timeoutMs: number): Promise<Child> {
           `${child.name} exited (${code}) before it was ready:\n  ${child.tail().join("\n  ")}`,
         ),
       );
-    });
-  });
-}
-
-/** Resolves with the first stdout line matching `re`, rejects if the process exits first. */
-function lineOf(
-  child: ManagedChild,
-  lines: string[],
-  re: RegExp,
-  timeoutMs: number,
-): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const timer = setInterval(() => {
-      const hit = lines.find((l) => re.test(l));
-      if (hit !== undefined) {
-        clearInterval(timer);
-        resolve(hit);
-      } else if (performance.now() > deadline) {
-        clearInterval(timer);
-        reject(
-          new Error(
-            `${child.name}: no line ${re} in ${timeoutMs} ms:\n  ${child.tail().join("\n  ")}`,
-          ),
-        );
-      }
-    }, 20);
-    const deadline = performance.now() + timeoutMs;
-    void child.exited.then((code) => {
-      clearInterval(timer);
-      reject(new Error(`${child.name} exited (${code}):\n  ${child.tail().join("\n  ")}`));
     });
   });
 }
@@ -309,7 +279,7 @@ export async function startStackOnLinks(
     });
     started.push(server);
     serverTool = startNsTool(links, links.server);
-    await lineOf(server, serverLines, /^listening on /, 60_000);
+    await firstLine(server, serverLines, /^listening on /, 60_000);
     const metricsUrl = `http://127.0.0.1:${SERVER_PORT}/metrics`;
     mkdirSync(o.workDir, { recursive: true });
     const mcpConfig = join(o.workDir, "mcp.json");

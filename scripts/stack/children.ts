@@ -130,3 +130,40 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
     // Group already gone.
   }
 }
+
+/**
+ * The first line of `lines` (a child's stdout as it arrives) that matches `re`; rejects after
+ * `timeoutMs`, or when the child exits without it (its last line may come with its exit).
+ */
+export function firstLine(
+  child: ManagedChild,
+  lines: string[],
+  re: RegExp,
+  timeoutMs: number,
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const deadline = performance.now() + timeoutMs;
+    const timer = setInterval(() => {
+      const hit = lines.find((l) => re.test(l));
+      if (hit !== undefined) {
+        clearInterval(timer);
+        resolve(hit);
+      } else if (performance.now() > deadline) {
+        clearInterval(timer);
+        reject(
+          new Error(
+            `${child.name}: no line ${re} in ${timeoutMs} ms:\n  ${child.tail().join("\n  ")}`,
+          ),
+        );
+      }
+    }, 10);
+    void child.exited.then((code) => {
+      setTimeout(() => {
+        clearInterval(timer);
+        const hit = lines.find((l) => re.test(l));
+        if (hit !== undefined) resolve(hit);
+        else reject(new Error(`${child.name} exited (${code}):\n  ${child.tail().join("\n  ")}`));
+      }, 50);
+    });
+  });
+}
