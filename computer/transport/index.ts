@@ -19,7 +19,8 @@
  *   the transport's next-tick drain and ws writes each frame on its own. Here the Manager writes
  *   every part before one flush and the WebSocket transport's write runs with the TCP socket
  *   corked: same bytes, same frames, one `writev`.
- * `transport: "stock"` (`--stock-transport`) runs every library exactly as shipped. A live object
+ * `transport: "stock"` (`--stock-transport`) runs every library exactly as shipped, and
+ * `transport: { off: [name] }` the default without the named paths. A live object
  * that lacks what the probe could not see turns its path `unavailable` from then on.
  *
  * The unsent-bytes reading is not a fast path (the scheduler needs it in both modes): the
@@ -36,9 +37,14 @@ import { NodeWebSocket, Socket as EngineSocket } from "engine.io-client";
 import { Manager } from "socket.io-client";
 import type { Transport } from "@a2c-smcp/protocol";
 
-/** `fast` (default): every fast path the installed libraries support; `stock`: none. */
-export type TransportMode = "fast" | "stock";
 export type FastPathName = "mask_in_place" | "batch_writes";
+
+/**
+ * `"fast"` (default): every fast path the installed libraries support; `"stock"`: none; `{ off }`:
+ * the default without the named ones (the bench's transport section measures each one's gain
+ * that way). The same shape as the Server's option.
+ */
+export type TransportMode = "fast" | "stock" | { readonly off: readonly FastPathName[] };
 export type FastPathState = "on" | "off" | `unavailable: ${string}`;
 export type FastPathReport = Record<FastPathName, FastPathState>;
 
@@ -48,6 +54,13 @@ export const FAST_PATHS: ReadonlyArray<{ name: FastPathName; probe(): string | n
   { name: "batch_writes", probe: () => probeBatchWrites() },
 ];
 
+/** Whether `mode` asks for `name`. */
+export function wants(mode: TransportMode, name: FastPathName): boolean {
+  if (mode === "fast") return true;
+  if (mode === "stock") return false;
+  return !mode.off.includes(name);
+}
+
 /** Each path's state for `mode`, probing the wanted ones (`probe` replaces the real probes). */
 export function decideFastPaths(
   mode: TransportMode,
@@ -55,7 +68,7 @@ export function decideFastPaths(
 ): FastPathReport {
   const report = {} as FastPathReport;
   for (const { name } of FAST_PATHS) {
-    const reason = mode === "stock" ? undefined : probe(name);
+    const reason = wants(mode, name) ? probe(name) : undefined;
     report[name] = reason === undefined ? "off" : reason === null ? "on" : `unavailable: ${reason}`;
   }
   return report;
