@@ -1,8 +1,7 @@
 /**
  * The built Agent CLI as a user runs it (the `a2c-agent` bin of agent/package.json, with its
  * shebang's node flags, process start included), for the sections that time it (userView,
- * upload); and what they share around it: the file digest every stored or downloaded file is
- * checked with, and rounds that run every case once in a rotating order.
+ * upload); and the file digest every file they store or download is checked with.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -84,30 +83,4 @@ export async function expectFileSha256(
 ): Promise<void> {
   const got = await sha256File(path);
   if (got !== expected) throw new IntegrityError(`${what}: sha256 ${got}, expected ${expected}`);
-}
-
-/**
- * Runs every case once per round, the order rotating by one each round so that every case
- * meets the machine in every position; returns each case's samples in round order.
- */
-export async function rotatingRounds<Id extends string, S>(
-  rounds: number,
-  cases: ReadonlyArray<{ id: Id }>,
-  run: (index: number, round: number) => Promise<S>,
-  hooks: {
-    beforeRound?: (round: number) => Promise<void>;
-    onSample?: (id: Id, sample: S, round: number) => void;
-  } = {},
-): Promise<Map<Id, S[]>> {
-  const samples = new Map<Id, S[]>(cases.map((c) => [c.id, []]));
-  for (let round = 0; round < rounds; round++) {
-    await hooks.beforeRound?.(round);
-    for (let k = 0; k < cases.length; k++) {
-      const i = (k + round) % cases.length;
-      const sample = await run(i, round);
-      samples.get(cases[i]!.id)!.push(sample);
-      hooks.onSample?.(cases[i]!.id, sample, round);
-    }
-  }
-  return samples;
 }

@@ -1,7 +1,15 @@
 /** Report blocks of section transport: the stock transport row and each fast path's gain, per role. */
 import type { TransportData, TransportPoint } from "../sections/transport.ts";
+import { BATCHED_ATTACHMENT_MOST as COMPUTER_BATCHED_MOST } from "../../computer/transport/index.ts";
+import { BATCHED_ATTACHMENT_MOST as SERVER_BATCHED_MOST } from "../../server/transport/session-writes.ts";
 import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
+
+/** A carriage and chunk size of section transport. */
+export interface TransportCase {
+  carriage: string;
+  chunkBytes: number;
+}
 
 /** One departure from the libraries' stock behaviour: whose it is, and what it is for. */
 export interface Departure {
@@ -11,7 +19,14 @@ export interface Departure {
   config: string;
   /** What it serves, and the configuration it was made for. */
   goal: string;
+  /** Whether it acts on a pull of this case (its transport's own rule); elsewhere it is stock. */
+  actsOn: (c: TransportCase) => boolean;
 }
+
+const binaryUpTo =
+  (most: number) =>
+  (c: TransportCase): boolean =>
+    c.carriage === "binary" && c.chunkBytes <= most;
 
 /** Every fast path on by default, of both roles. */
 export const DEPARTURES: readonly Departure[] = [
@@ -20,24 +35,28 @@ export const DEPARTURES: readonly Departure[] = [
     name: "raw_acks",
     config: "without raw_acks",
     goal: "D13 (the Computer's ack relayed byte for byte); Server CPU per MB of base64",
+    actsOn: (c) => c.carriage === "base64",
   },
   {
     role: "Server",
     name: "batch_writes",
     config: "without batch_writes",
-    goal: "the small-chunk goals: one write per binary answer (binary at 16 KiB)",
+    goal: `the small-chunk goals: one write per binary answer (binary at 16 KiB; acts up to ${formatBytes(SERVER_BATCHED_MOST)})`,
+    actsOn: binaryUpTo(SERVER_BATCHED_MOST),
   },
   {
     role: "Computer",
     name: "mask_in_place",
     config: "without computer mask_in_place",
     goal: "Computer CPU per MB of large binary chunks: ws masks the chunk, not a copy (binary 512 KiB)",
+    actsOn: (c) => c.carriage === "binary",
   },
   {
     role: "Computer",
     name: "batch_writes",
     config: "without computer batch_writes",
-    goal: "the small-chunk goals: one write per binary answer (binary at 16 KiB)",
+    goal: `the small-chunk goals: one write per binary answer (binary at 16 KiB; acts up to ${formatBytes(COMPUTER_BATCHED_MOST)})`,
+    actsOn: binaryUpTo(COMPUTER_BATCHED_MOST),
   },
 ];
 
@@ -50,7 +69,7 @@ const x2 = (v: number): string => `×${v.toFixed(2)}`;
 export function gainOf(
   d: TransportData,
   dep: Departure,
-  at: { carriage: string; chunkBytes: number },
+  at: TransportCase,
 ): { cpu: number; mbps: number } | null {
   const p = d.points.find(
     (q) => q.config === dep.config && q.carriage === at.carriage && q.chunkBytes === at.chunkBytes,
@@ -77,7 +96,7 @@ export function transportBlocks(d: TransportData): Block[] {
   return [
     {
       kind: "para",
-      text: `The whole stack with both roles on the stock transport (\`--stock-transport\`: socket.io, engine.io and ws as shipped) beside the default, and the default without each fast path of the Server (\`without <name>\`) and of the Computer (\`without computer <name>\`), in the same run (${formatBytes(d.fileBytes)} per read). Ratios are to the default measured in the same round: a CPU ratio above 1 is what the default saves. Every configuration has its own Server process: a Computer row's Server CPU ratio is what two default Servers differ by. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull (p50 / p99 ms).`,
+      text: `The whole stack with both roles on the stock transport (\`--stock-transport\`: socket.io, engine.io and ws as shipped) beside the default, and the default without each fast path of the Server (\`without <name>\`) and of the Computer (\`without computer <name>\`), in the same run (${formatBytes(d.fileBytes)} per read). Ratios are to the default measured in the same round: a CPU ratio above 1 is what the default saves. Every configuration has its own Server process: the Server CPU ratio of \`without computer mask_in_place\` (which changes no byte and no write the Server sees) is what two default Servers differ by in this run. A fast path that does not act at a case (its transport's own rule: raw_acks on text acks only, batch_writes on binary parts up to ${formatBytes(SERVER_BATCHED_MOST)}) runs stock code there: its ratio is the same kind of difference. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull (p50 / p99 ms).`,
     },
     {
       kind: "table",
@@ -106,7 +125,9 @@ export function transportBlocks(d: TransportData): Block[] {
         dep.goal,
         ...cases.map((c) => {
           const g = gainOf(d, dep, c);
-          return g === null ? "–" : `${dep.role} CPU/MB ${x2(g.cpu)}, MB/s ${x2(g.mbps)}`;
+          if (g === null) return "–";
+          const words = `${dep.role} CPU/MB ${x2(g.cpu)}, MB/s ${x2(g.mbps)}`;
+          return dep.actsOn(c) ? words : `does not act (stock here): ${words}`;
         }),
       ]),
     },

@@ -29,6 +29,7 @@ import { fileDigests, writeContent } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import { spawnChild, type Child } from "../lib/ipc.ts";
 import type { Ctx } from "../lib/context.ts";
+import { rotatingRounds } from "../lib/measure.ts";
 import { KiB, MiB, formatBytes, mbPerSec, median, percentile } from "../lib/stats.ts";
 import type { SdkReadArgs, SdkReadResult } from "../stack/agent-side.ts";
 import {
@@ -250,15 +251,11 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
       };
       // Fresh processes run their hot paths in the interpreter first: one unreported read each.
       for (const p of placed) await one(p);
-      const acc = new Map(
-        placed.map((p) => [p.config.id, [] as Awaited<ReturnType<typeof one>>[]]),
+      const acc = await rotatingRounds(
+        rounds,
+        placed.map((p) => ({ id: p.config.id })),
+        (i) => one(placed[i]!),
       );
-      for (let round = 0; round < rounds; round++) {
-        for (let k = 0; k < placed.length; k++) {
-          const p = placed[(k + round) % placed.length]!;
-          acc.get(p.config.id)!.push(await one(p));
-        }
-      }
       const base = acc.get("default")!;
       for (const p of placed) {
         const mine = acc.get(p.config.id)!;

@@ -17,14 +17,8 @@ import {
 } from "../../agent/upload.ts";
 import type { Ctx } from "../lib/context.ts";
 import { writeContent } from "../lib/data.ts";
-import {
-  CLI,
-  cliConnection,
-  expectFileSha256,
-  rotatingRounds,
-  runCli,
-  shebangFlags,
-} from "../lib/cli.ts";
+import { CLI, cliConnection, expectFileSha256, runCli, shebangFlags } from "../lib/cli.ts";
+import { rotatingRounds } from "../lib/measure.ts";
 import { KiB, MiB, formatBytes, mbPerSec, spreadOf, type Spread } from "../lib/stats.ts";
 import type { SdkDownloadArgs, SdkUploadArgs, SdkUploadResult } from "../stack/agent-side.ts";
 import { BENCH_TOKEN, SKILL, resourcePath, startStack, type Stack } from "../stack/harness.ts";

@@ -19,16 +19,9 @@ import {
 import type { Ctx } from "../lib/context.ts";
 import { writeContent } from "../lib/data.ts";
 import type { DriveResult } from "../lib/driver.ts";
-import {
-  CLI,
-  ROOT,
-  cliConnection,
-  expectFileSha256,
-  rotatingRounds,
-  runCli,
-  shebangFlags,
-} from "../lib/cli.ts";
+import { CLI, ROOT, cliConnection, expectFileSha256, runCli, shebangFlags } from "../lib/cli.ts";
 import { spawnChild, type Child } from "../lib/ipc.ts";
+import { rotatingRounds } from "../lib/measure.ts";
 import { formatBytes, mbPerSec, spreadOf, type Spread } from "../lib/stats.ts";
 import type { DriveArgs } from "../procs/agent.ts";
 import type { SkillReadArgs, SkillReadResult } from "../stack/agent-side.ts";
