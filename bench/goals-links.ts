@@ -4,7 +4,7 @@
  * requests do not wait behind a pull, pulls share a bottleneck fairly, the Server holds little for
  * a slow reader. A goal whose cases the run's plan did not cover (the quick plan) is not measured.
  */
-import type { SectionOutcome } from "./lib/context.ts";
+import { absentWhy, judged, notMeasured, sectionData } from "./goal-parts.ts";
 import type { Goal, Report } from "./report/types.ts";
 import { formatBytes, MiB } from "./lib/stats.ts";
 import {
@@ -25,21 +25,6 @@ const DIRECTIONS = ["uplink", "downlink"] as const;
 const LATENCY_MARGIN_MS = 250;
 const LATENCY_STRETCH_MS = 100;
 const QUEUE_BOUND = 2 * MiB;
-
-function linksData(o: SectionOutcome | undefined): LinksData | null {
-  return o?.status === "done" ? (o.data as LinksData) : null;
-}
-
-function absent(o: SectionOutcome | undefined): string {
-  if (!o) return "section links was not run (--only)";
-  if (o.status === "skipped") return `section links skipped: ${o.reason}`;
-  if (o.status === "failed") return `section links failed: ${o.error}`;
-  return "";
-}
-
-function notMeasured(id: string, text: string, why: string): Goal {
-  return { id, text, status: "not measured", measured: "–", evidence: "", why };
-}
 
 export function rateWord(rate: number | null): string {
   return rate === null ? "unshaped" : `${rate} Mbit/s`;
@@ -84,8 +69,8 @@ function completeGoal(r: Report): Goal {
   const id = "links-complete";
   const text =
     "Default downloads complete at every rate from 1 Mbit/s to unshaped, on the Computers' uplink and the Agents' downlink, with zero busy answers, timeouts and resumes";
-  const d = linksData(r.sections.links);
-  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const d = sectionData<LinksData>(r.sections.links);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.links, "links"));
   const { cases, missing } = covered(d, ALL_RATES);
   if (missing.length > 0)
     return notMeasured(id, text, `the run's plan has no case for ${missing.join(", ")}`);
@@ -93,28 +78,24 @@ function completeGoal(r: Report): Goal {
   const all = [...cases, ...d.cases.filter((c) => c.extra)];
   const runs = all.map((c) => ({ c, run: ours(c.runs) }));
   const bad = runs.filter(({ run }) => !run || !isClean(run));
-  return {
+  return judged({
     id,
     text,
-    status: bad.length === 0 ? "met" : "missed",
+    met: bad.length === 0,
     measured: `${all.length - bad.length} of ${all.length} cases clean${bad.length ? `; ${bad.map(({ c, run }) => `${c.id}: ${run ? troubles(run) : "not run"}`).join("; ")}` : ""}`,
     evidence:
       `One SDK download per case (getSkillRaw + downloadBlob, default options), fresh processes of the shipped build. Busy answers and timeouts are every chunk request's outcome as the Agent's client saw it; resumes from the SDK's PullStats; the Server's a2c_limit_refusals_total and the relay outcomes other than answered over the download.` +
       baselineNote(d, (run) => (isClean(run) ? "clean" : troubles(run)), all),
-    ...(bad.length === 0
-      ? {}
-      : {
-          why: "the pull keeps more in flight than the path holds: answers queue behind it (at the Computer's socket on a slow uplink, at the Server for a slow reader), their fixed deadlines count the queueing, the Server's unread bound answers busy, and retries run out before the queue drains. Fix: the adaptive pull (bytes in flight from the measured rate and round trip, deadlines from the observed RTT, busy as slow-down).",
-        }),
-  };
+    why: "the pull keeps more in flight than the path holds: answers queue behind it (at the Computer's socket on a slow uplink, at the Server for a slow reader), their fixed deadlines count the queueing, the Server's unread bound answers busy, and retries run out before the queue drains. Fix: the adaptive pull (bytes in flight from the measured rate and round trip, deadlines from the observed RTT, busy as slow-down).",
+  });
 }
 
 function utilizationGoal(r: Report): Goal {
   const id = "links-utilization";
   const text =
     "Binary carriage moves ≥ 90% of the link's rate from 2 Mbit/s up (wire bytes per payload byte reported)";
-  const d = linksData(r.sections.links);
-  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const d = sectionData<LinksData>(r.sections.links);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.links, "links"));
   const { cases, missing } = covered(d, [2, 5, 20, 200]);
   if (missing.length > 0)
     return notMeasured(id, text, `the run's plan has no case for ${missing.join(", ")}`);
@@ -127,27 +108,23 @@ function utilizationGoal(r: Report): Goal {
     run?.download.ok
       ? `${(100 * u).toFixed(1)}% (${run.wire.perPayloadByte.toFixed(3)} wire B/B, ${run.download.carriage ?? "?"})`
       : "failed";
-  return {
+  return judged({
     id,
     text,
-    status: low.length === 0 ? "met" : "missed",
+    met: low.length === 0,
     measured: rows.map(({ c, run, u }) => `${c.id} ${word(run, u)}`).join("; "),
     evidence:
       "Utilization = the file's bytes × 8 / the download's time / the rate the kernel's tbf holds; wire bytes are everything that left through the shaped queue during the download (frames with every header, retransmissions, the other direction's acks excluded) per payload byte." +
       baselineNote(d, (run) => word(run, run.download.utilization ?? 0), cases),
-    ...(low.length === 0
-      ? {}
-      : {
-          why: "the pull either stalls (timeouts, busy, resumes: see the completion goal) or keeps too little in flight for the path's rate × round trip. Compare the wire bytes per payload byte: above ~1.05 for binary means retransmitted or wasted answers.",
-        }),
-  };
+    why: "the pull either stalls (timeouts, busy, resumes: see the completion goal) or keeps too little in flight for the path's rate × round trip. Compare the wire bytes per payload byte: above ~1.05 for binary means retransmitted or wasted answers.",
+  });
 }
 
 function latencyGoal(r: Report): Goal {
   const id = "links-latency";
   const text = `During a bulk pull, the same Agent's small requests to the same Computer: p95 ≤ idle p95 + ${LATENCY_MARGIN_MS} ms at every rate from 2 Mbit/s up (goal beyond: + ${LATENCY_STRETCH_MS} ms)`;
-  const d = linksData(r.sections.links);
-  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const d = sectionData<LinksData>(r.sections.links);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.links, "links"));
   const { cases, missing } = covered(d, [2, 5, 20, 200, null]);
   if (missing.length > 0)
     return notMeasured(id, text, `the run's plan has no case for ${missing.join(", ")}`);
@@ -160,28 +137,24 @@ function latencyGoal(r: Report): Goal {
   const stretch = rows.filter(({ run }) => run && added(run) <= LATENCY_STRETCH_MS).length;
   const word = (run: LinkCaseRun): string =>
     `p95 ${run.latency.during.all.p95.toFixed(0)} ms vs idle ${run.latency.idle.all.p95.toFixed(0)} (n ${run.latency.during.all.n}${run.latency.during.all.failed ? `, ${run.latency.during.all.failed} failed` : ""})`;
-  return {
+  return judged({
     id,
     text,
-    status: over.length === 0 ? "met" : "missed",
+    met: over.length === 0,
     measured: `${rows.length - over.length} of ${rows.length} cases within +${LATENCY_MARGIN_MS} ms, ${stretch} within +${LATENCY_STRETCH_MS} ms; ${rows.map(({ c, run }) => `${c.id} ${run ? word(run) : "not run"}`).join("; ")}`,
     evidence:
       "tool_call of a trivial MCP tool and get_skills, from the download's own Agent to its Computer, sent open loop (a fixed interval, the kinds taking turns) while the download ran; idle: the same requests one after another before it. Another Agent to another Computer on the same link is in the section's table." +
       baselineNote(d, word, cases),
-    ...(over.length === 0
-      ? {}
-      : {
-          why: "a small answer waits behind the chunk answers queued ahead of it on the Computer's one connection (and at the Server for a slow reader): the pull's window is fixed in bytes. Fix: the Computer answers small requests first and hands chunk answers to its socket only below a measured bound; the pull keeps its queue under the target delay.",
-        }),
-  };
+    why: "a small answer waits behind the chunk answers queued ahead of it on the Computer's one connection (and at the Server for a slow reader): the pull's window is fixed in bytes. Fix: the Computer answers small requests first and hands chunk answers to its socket only below a measured bound; the pull keeps its queue under the target delay.",
+  });
 }
 
 function fairnessGoal(r: Report): Goal {
   const id = "links-fairness";
   const text =
     "Two pulls sharing a bottleneck (one Agent; two Agents; binary beside base64): Jain index ≥ 0.9";
-  const d = linksData(r.sections.links);
-  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const d = sectionData<LinksData>(r.sections.links);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.links, "links"));
   const kinds = ["same-agent", "two-agents", "binary-base64"] as const;
   const lacking = kinds.filter((k) => !d.fairness.some((c) => c.kind === k));
   if (lacking.length > 0)
@@ -203,45 +176,37 @@ function fairnessGoal(r: Report): Goal {
         )
         .join("; ")}.`
     : "";
-  return {
+  return judged({
     id,
     text,
-    status: low.length === 0 ? "met" : "missed",
+    met: low.length === 0,
     measured: rows.map(({ c, run }) => word(c, run)).join("; "),
     evidence: `Both pulls start together; each one's share is what it delivered while both ran (from its progress), base64 counted at 4/3 (what it puts on the link); Jain = (Σx)² / (n Σx²).${baseline}`,
-    ...(low.length === 0
-      ? {}
-      : {
-          why: "one pull's window holds most of the bottleneck's queue (answers are served first in, first out), and a base64 chunk is smaller, so the binary pull takes more per round. Fix: every pull to a Computer draws from one path budget round-robin by bytes, and the Computer serves flows round-robin (DRR).",
-        }),
-  };
+    why: "one pull's window holds most of the bottleneck's queue (answers are served first in, first out), and a base64 chunk is smaller, so the binary pull takes more per round. Fix: every pull to a Computer draws from one path budget round-robin by bytes, and the Computer serves flows round-robin (DRR).",
+  });
 }
 
 function queueGoal(r: Report): Goal {
   const id = "links-queue";
   const text = `The Server's queued bytes for an honest reader on a 2 Mbit/s downlink stay ≤ ${formatBytes(QUEUE_BOUND)}`;
-  const d = linksData(r.sections.links);
-  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const d = sectionData<LinksData>(r.sections.links);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.links, "links"));
   const c = d.cases.find((x) => x.direction === "downlink" && x.rateMbit === 2 && !x.extra);
   const run = c && ours(c.runs);
   if (!c || !run) return notMeasured(id, text, "the run's plan has no 2 Mbit/s downlink case");
   const met = run.serverQueue.samples > 0 && run.serverQueue.maxBytes <= QUEUE_BOUND;
   const b = c.runs.find((x) => x.build === "baseline");
-  return {
+  return judged({
     id,
     text,
-    status: met ? "met" : "missed",
+    met,
     measured: `max ${formatBytes(Math.round(run.serverQueue.maxBytes))} over ${run.serverQueue.samples} samples${b ? `; baseline ${formatBytes(Math.round(b.serverQueue.maxBytes))}` : ""}`,
     evidence: `The Server's a2c_outbound_largest_queue_bytes read from /metrics every ${d.plan.queueSampleMs} ms during the default download of the downlink 2 Mbit/s case.`,
-    ...(met
-      ? {}
-      : {
-          why:
-            run.serverQueue.samples === 0
-              ? "no sample could be read from the Server's /metrics during the download."
-              : "the pull asks for more than the reader's link drains, so the answers wait at the Server. Fix: the pull's bytes in flight follow the delivery rate it measures (rate × (base RTT + target)).",
-        }),
-  };
+    why:
+      run.serverQueue.samples === 0
+        ? "no sample could be read from the Server's /metrics during the download."
+        : "the pull asks for more than the reader's link drains, so the answers wait at the Server. Fix: the pull's bytes in flight follow the delivery rate it measures (rate × (base RTT + target)).",
+  });
 }
 
 /** A coding case's words: the on/off ratio of each pair, and the median run of each mode. */
@@ -272,8 +237,8 @@ function codingGoal(
   floor: number,
   why: string,
 ): Goal {
-  const d = linksData(r.sections.links);
-  if (!d) return notMeasured(id, text, absent(r.sections.links));
+  const d = sectionData<LinksData>(r.sections.links);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.links, "links"));
   const cases = (d.coding ?? []).filter(pick);
   if (cases.length === 0) return notMeasured(id, text, "the run's plan has no such case");
   const low = cases.filter((c) => !(codingRatio(c) >= floor));
@@ -339,32 +304,19 @@ export function linkGoals(r: Report): Goal[] {
 const PATH_LATENCY_MARGIN_MS = 150;
 const STEP_LATENCY_MARGIN_MS = 250;
 
-function pathsData(r: Report): PathsData | null {
-  const o = r.sections.paths;
-  return o?.status === "done" ? (o.data as PathsData) : null;
-}
-
-function pathsAbsent(r: Report): string {
-  const o = r.sections.paths;
-  if (!o) return "section paths was not run (--only)";
-  if (o.status === "skipped") return `section paths skipped: ${o.reason}`;
-  if (o.status === "failed") return `section paths failed: ${o.error}`;
-  return "";
-}
-
 function ceilingGoal(r: Report): Goal {
   const id = "paths-plain-flow";
   const text =
     "The harness itself: a plain TCP flow on every round-trip path moves ≥ 90 % of the link past its slow start (payload bits over the link's rate)";
-  const d = pathsData(r);
-  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  const d = sectionData<PathsData>(r.sections.paths);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.paths, "paths"));
   if (d.roundTrips.length === 0)
     return notMeasured(id, text, "the run's plan has no round-trip case");
   const low = d.roundTrips.filter((c) => !((c.ceiling.steadyUtilization ?? 0) >= 0.9));
-  return {
+  return judged({
     id,
     text,
-    status: low.length === 0 ? "met" : "missed",
+    met: low.length === 0,
     measured: d.roundTrips
       .map(
         (c) =>
@@ -373,19 +325,15 @@ function ceilingGoal(r: Report): Goal {
       .join("; "),
     evidence:
       "One TCP connection per case from the direction's sender to its receiver through the shaped queue and the delay line; rate from the receiver's marks past 30 % of the bytes; min RTT is the sender kernel's own (ss -ti). A full frame carries 1448 payload bytes in 1514, so 95.6 % is the most a payload rate can show.",
-    ...(low.length === 0
-      ? {}
-      : {
-          why: "the path, not the application, is short: the delay line lagged (a starved machine), or the hosts' TCP buffers are below the bandwidth-delay product. Downloads on those paths are judged against the flow, not the link.",
-        }),
-  };
+    why: "the path, not the application, is short: the delay line lagged (a starved machine), or the hosts' TCP buffers are below the bandwidth-delay product. Downloads on those paths are judged against the flow, not the link.",
+  });
 }
 
 function roundTripGoal(r: Report): Goal {
   const id = "paths-round-trip";
   const text = `At a 100 ms round trip, 20 and 50 Mbit/s, both directions: every binary download ≥ 90 % of the plain TCP flow on the same path (≥ 5 runs, with and without the same Agent's small requests every 300 ms, whose p95 stays ≤ idle + ${PATH_LATENCY_MARGIN_MS} ms); at 200 ms, ≥ 85 %`;
-  const d = pathsData(r);
-  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  const d = sectionData<PathsData>(r.sections.paths);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.paths, "paths"));
   const cells = d.roundTrips.filter(
     (c) => (c.rttMs === 100 || c.rttMs === 200) && (c.rateMbit === 20 || c.rateMbit === 50),
   );
@@ -417,26 +365,22 @@ function roundTripGoal(r: Report): Goal {
           `${x.ok ? (100 * x.ofCeiling).toFixed(0) : "✗"}%${x.during ? ` p95 ${x.during.p95.toFixed(0)}/${x.idle.p95.toFixed(0)}` : ""}`,
       )
       .join(", ")}`;
-  return {
+  return judged({
     id,
     text,
-    status: bad.length === 0 ? "met" : "missed",
+    met: bad.length === 0,
     measured: `${bad.length === 0 ? "all runs within" : bad.join("; ")} — ${cells.map(word).join("; ")}`,
     evidence:
       "Each run: payload rate of an SDK download with default options over the plain TCP flow's rate past its slow start on the same path just before (bench paths section); small requests p95 during / idle before, ms. The machine's load average is in the section's table.",
-    ...(bad.length === 0
-      ? {}
-      : {
-          why: "the pull keeps less in flight than the path's bandwidth-delay product (its budget, chunk size or slow start read the round trip as queue), or it queues more than the target on the path so small requests wait. The deterministic path-controller tests are where to find which.",
-        }),
-  };
+    why: "the pull keeps less in flight than the path's bandwidth-delay product (its budget, chunk size or slow start read the round trip as queue), or it queues more than the target on the path so small requests wait. The deterministic path-controller tests are where to find which.",
+  });
 }
 
 function stepGoal(r: Report): Goal {
   const id = "paths-rate-step";
   const text = `A 50 → 2 → 50 Mbit/s step during a 64 MiB download: zero chunk timeouts, ≤ 1.02× the file's bytes on the wire, small requests back under idle + ${STEP_LATENCY_MARGIN_MS} ms within 3 s of the drop, ≥ 90 % of the new rate within 3 s each way`;
-  const d = pathsData(r);
-  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  const d = sectionData<PathsData>(r.sections.paths);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.paths, "paths"));
   const s = d.steps.find((x) => x.build === "ours");
   if (!s) return notMeasured(id, text, "the run's plan has no rate-step case");
   const wire = s.wirePerPayloadByte * FULL_FRAME_PAYLOAD;
@@ -449,35 +393,31 @@ function stepGoal(r: Report): Goal {
     s.downToNinetySeconds <= 3 &&
     s.upToNinetySeconds !== null &&
     s.upToNinetySeconds <= 3;
-  return {
+  return judged({
     id,
     text,
-    status: met ? "met" : "missed",
+    met,
     measured: `${s.ok ? "completed" : `failed: ${s.error}`}; ${s.timeouts} timeouts, ${s.busy} busy; ${wire.toFixed(3)}× the file on the wire; small requests back in ${s.latencyBackSeconds.toFixed(1)} s (worst ${s.worstMs.toFixed(0)} ms, idle p95 ${s.idleP95.toFixed(0)}); 90 % of the new rate ${s.downToNinetySeconds === null ? "never" : `in ${s.downToNinetySeconds.toFixed(1)} s`} down, ${s.upToNinetySeconds === null ? "never" : `in ${s.upToNinetySeconds.toFixed(1)} s`} up`,
     evidence: `The shaped queue's bytes during the download × 1448/1514 (full frames' framing out) per file byte; small requests every 200 ms from the same Agent; "back" is when the last request sent during the slow phase over the threshold had its answer; rate over 1 s windows from the download's progress, against 90 % of what a plain TCP flow carries at the new rate (1448 payload bytes per 1514-byte frame); the time counts until the end of the first window from which every window of that phase carried it.`,
-    ...(met
-      ? {}
-      : {
-          why: "the budget and the Computer's buffers follow the old rate after the drop: answers queue (small requests wait behind them) and deadlines learned at the old rate fire. Fix in the path controller (rate samples, deadlines from the measured rate) and the Computer's buffered bytes bounded in time.",
-        }),
-  };
+    why: "the budget and the Computer's buffers follow the old rate after the drop: answers queue (small requests wait behind them) and deadlines learned at the old rate fire. Fix in the path controller (rate samples, deadlines from the measured rate) and the Computer's buffered bytes bounded in time.",
+  });
 }
 
 function latecomerGoal(r: Report): Goal {
   const id = "paths-latecomer";
   const text = `Two pulls on one 20 Mbit/s uplink, the second started 10 s after the first, at 0 and 100 ms round trip: Jain ≥ 0.9 over the 20 s after the second's start, small requests p95 ≤ idle + ${PATH_LATENCY_MARGIN_MS} ms meanwhile`;
-  const d = pathsData(r);
-  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  const d = sectionData<PathsData>(r.sections.paths);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.paths, "paths"));
   const cases = d.latecomers.filter((l) => l.build === "ours");
   if (cases.length === 0) return notMeasured(id, text, "the run's plan has no latecomer case");
   const bad = cases.filter(
     (l) =>
       !(l.jain >= 0.9) || l.during.failed > 0 || l.during.p95 > l.idleP95 + PATH_LATENCY_MARGIN_MS,
   );
-  return {
+  return judged({
     id,
     text,
-    status: bad.length === 0 ? "met" : "missed",
+    met: bad.length === 0,
     measured: cases
       .map(
         (l) =>
@@ -486,27 +426,23 @@ function latecomerGoal(r: Report): Goal {
       .join("; "),
     evidence:
       "Two Agents, each pulling from its own Computer behind the one shaped uplink; bytes each delivered in the window from their progress; small requests every 300 ms from the first pull's Agent.",
-    ...(bad.length === 0
-      ? {}
-      : {
-          why: "the first pull holds the queue, so the latecomer's base delay reads high and it backs off (or neither leaves room for small requests). Periodic slowdowns that let every flow see the empty queue are the known remedy.",
-        }),
-  };
+    why: "the first pull holds the queue, so the latecomer's base delay reads high and it backs off (or neither leaves room for small requests). Periodic slowdowns that let every flow see the empty queue are the known remedy.",
+  });
 }
 
 function longAnswersGoal(r: Report): Goal {
   const id = "paths-long-answers";
   const text =
     "Answers delayed by a constant 600 ms and 1.8 s from the first on (unshaped): the pull reaches its window ceiling within 10 round trips";
-  const d = pathsData(r);
-  if (!d) return notMeasured(id, text, pathsAbsent(r));
+  const d = sectionData<PathsData>(r.sections.paths);
+  if (!d) return notMeasured(id, text, absentWhy(r.sections.paths, "paths"));
   const cases = d.longAnswers.filter((a) => a.build === "ours");
   if (cases.length === 0) return notMeasured(id, text, "the run's plan has no long-answer case");
   const bad = cases.filter((a) => a.roundsToCeiling === null || a.roundsToCeiling > 10);
-  return {
+  return judged({
     id,
     text,
-    status: bad.length === 0 ? "met" : "missed",
+    met: bad.length === 0,
     measured: cases
       .map(
         (a) =>
@@ -515,12 +451,8 @@ function longAnswersGoal(r: Report): Goal {
       .join("; "),
     evidence:
       "The delay line on the Computers' side holds every packet half the round trip each way, links unshaped; a round trip is counted from the first answer; the ceiling is the SDK's window × binary chunk ceiling, reached when one round trip delivers ≥ 90 % of it.",
-    ...(bad.length === 0
-      ? {}
-      : {
-          why: "the base-delay estimate absorbs the round trip, so all of it reads as queue and the budget stays small. Fix in the path controller: the base delay is the least round trip seen, and a pull limited by its own budget keeps probing.",
-        }),
-  };
+    why: "the base-delay estimate absorbs the round trip, so all of it reads as queue and the budget stays small. Fix in the path controller: the base delay is the least round trip seen, and a pull limited by its own budget keeps probing.",
+  });
 }
 
 export function pathGoals(r: Report): Goal[] {

@@ -1,17 +1,11 @@
 /** The upload section's goals: the SDK and the CLI upload against their download, the Computer's RSS. */
 import type { SectionOutcome } from "./lib/context.ts";
+import { absentWhy, judged } from "./goal-parts.ts";
 import { formatBytes, MiB } from "./lib/stats.ts";
 import type { UploadCaseId, UploadData } from "./sections/upload.ts";
 import type { Goal, Report } from "./report/types.ts";
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
-
-function why(o: SectionOutcome | undefined): string {
-  if (!o) return "section upload was not run (--only).";
-  if (o.status === "skipped") return `section upload skipped: ${o.reason}`;
-  if (o.status === "failed") return `section upload failed: ${o.error}`;
-  return "";
-}
 
 function rowText(d: UploadData, id: UploadCaseId): string {
   const r = d.rows.find((x) => x.id === id);
@@ -37,22 +31,18 @@ function ratioGoal(
       status: "not measured",
       measured: "–",
       evidence: "",
-      why: why(o),
+      why: absentWhy(o, "upload"),
     };
   const x = g.pick(d);
   const met = x.median >= g.least;
-  return {
+  return judged({
     id: g.id,
     text: g.text,
-    status: met ? "met" : "missed",
+    met,
     measured: `${pct(x.median)} (per round ${x.reps.map(pct).join(", ")}): upload ${rowText(d, g.up)} vs download ${rowText(d, g.down)}`,
     evidence: `Section upload: ${formatBytes(d.fileBytes)} file, ${d.rounds} interleaved rounds, the median of the per-round ratios${d.fileBytes < 256 * MiB ? " (a smaller file than the goal's 256 MiB: not judged at size)" : ""}.`,
-    ...(met
-      ? {}
-      : {
-          why: "the upload moves the same bytes the other way; compare its chunks and rewinds in the sweep: Server busy answers (rewinds) mean the in-flight budget overran the Server's per-connection bound, a slow chunk rate at small chunks means per-request cost.",
-        }),
-  };
+    why: "the upload moves the same bytes the other way; compare its chunks and rewinds in the sweep: Server busy answers (rewinds) mean the in-flight budget overran the Server's per-connection bound, a slow chunk rate at small chunks means per-request cost.",
+  });
 }
 
 export function uploadGoals(r: Report): Goal[] {
@@ -79,7 +69,7 @@ export function uploadGoals(r: Report): Goal[] {
         status: "not measured",
         measured: "–",
         evidence: "",
-        why: why(o),
+        why: absentWhy(o, "upload"),
       };
   return [
     ratioGoal(d, o, {

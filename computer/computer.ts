@@ -102,7 +102,8 @@ export interface StartComputerOptions {
   relayTimeoutMs?: number;
   /**
    * `"fast"` (default): the transport fast paths the installed libraries support; `"stock"`:
-   * socket.io-client, engine.io-client and ws exactly as shipped (transport/index.ts).
+   * socket.io-client, engine.io-client and ws exactly as shipped; `{ off: [name] }`: the default
+   * without the named fast paths (transport/index.ts).
    */
   transport?: TransportMode;
   /** Client transports, polling first (docs/protocol.md, Connection). */

@@ -1,4 +1,7 @@
-/** Runs one data point while taking CPU/RSS snapshots of every process involved. */
+/**
+ * Runs one data point while taking CPU/RSS snapshots of every process involved, and rounds of
+ * cases measured side by side.
+ */
 import { costBetween, type Child, type ProcCost } from "./ipc.ts";
 import type { DriveResult } from "./driver.ts";
 import type { IntegrityLedger } from "./integrity.ts";
@@ -90,4 +93,30 @@ export function medianCosts(all: readonly ProcCost[][]): ProcCost[] {
       rssBytes: xs[xs.length - 1]?.rssBytes ?? 0,
     };
   });
+}
+
+/**
+ * Runs every case once per round, the order rotating by one each round so that every case
+ * meets the machine in every position; returns each case's samples in round order.
+ */
+export async function rotatingRounds<Id extends string, S>(
+  rounds: number,
+  cases: ReadonlyArray<{ id: Id }>,
+  run: (index: number, round: number) => Promise<S>,
+  hooks: {
+    beforeRound?: (round: number) => Promise<void>;
+    onSample?: (id: Id, sample: S, round: number) => void;
+  } = {},
+): Promise<Map<Id, S[]>> {
+  const samples = new Map<Id, S[]>(cases.map((c) => [c.id, []]));
+  for (let round = 0; round < rounds; round++) {
+    await hooks.beforeRound?.(round);
+    for (let k = 0; k < cases.length; k++) {
+      const i = (k + round) % cases.length;
+      const sample = await run(i, round);
+      samples.get(cases[i]!.id)!.push(sample);
+      hooks.onSample?.(cases[i]!.id, sample, round);
+    }
+  }
+  return samples;
 }

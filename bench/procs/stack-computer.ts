@@ -7,7 +7,7 @@
  */
 import { join } from "node:path";
 import { serve } from "../lib/ipc.ts";
-import { startComputer, type RunningComputer } from "@a2c-smcp/computer";
+import { startComputer, type RunningComputer, type TransportMode } from "@a2c-smcp/computer";
 
 interface StartArgs {
   url: string;
@@ -17,8 +17,8 @@ interface StartArgs {
   maxHttpBufferSize: number;
   maxSize: number;
   workers?: number;
-  /** `"stock"`: the Computer's `--stock-transport` (bench section transport). */
-  transport?: "fast" | "stock";
+  /** `"stock"`: the Computer's `--stock-transport`; `{ off }`: without those fast paths (bench section transport). */
+  transport?: TransportMode;
   computers: Array<{ name: string; office: string }>;
   /** Where uploads land (one folder per Computer under it), and the largest upload. */
   landingRoot?: string;

@@ -9,11 +9,9 @@ import {
   type LinkCaseRun,
   type LinksData,
 } from "../sections/links.ts";
-import type { Block } from "./doc.ts";
+import { headedTable, type Block } from "./doc.ts";
 import { codingRatio, type CodingRun } from "../sections/links-coding.ts";
-import { pct } from "./format.ts";
-
-const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+import { latencyMs as ms, pct } from "./format.ts";
 
 function lat(s: LatencyStats): string {
   if (s.n === 0) return s.failed ? `all ${s.failed} failed` : "–";
@@ -200,10 +198,9 @@ export function linksBlocks(d: LinksData): Block[] {
     );
   }
   blocks.push(
-    { kind: "heading", level: 3, text: "Downloads" },
-    {
-      kind: "table",
-      head: [
+    ...headedTable(
+      "Downloads",
+      [
         "case",
         "shaped queue",
         "file",
@@ -215,12 +212,11 @@ export function linksBlocks(d: LinksData): Block[] {
         "Server's largest queue (max)",
         "load avg",
       ],
-      rows: downloadRows(d),
-    },
-    { kind: "heading", level: 3, text: "Small requests: p50 / p95 / max in ms" },
-    {
-      kind: "table",
-      head: [
+      downloadRows(d),
+    ),
+    ...headedTable(
+      "Small requests: p50 / p95 / max in ms",
+      [
         "case",
         "build",
         "same pair idle",
@@ -230,8 +226,8 @@ export function linksBlocks(d: LinksData): Block[] {
         "other pair during",
         "sent every",
       ],
-      rows: latencyRows(d),
-    },
+      latencyRows(d),
+    ),
   );
   if ((d.coding ?? []).length > 0) {
     blocks.push(
@@ -259,10 +255,9 @@ export function linksBlocks(d: LinksData): Block[] {
   }
   if (d.fairness.length > 0) {
     blocks.push(
-      { kind: "heading", level: 3, text: "Fairness: two pulls sharing one bottleneck" },
-      {
-        kind: "table",
-        head: [
+      ...headedTable(
+        "Fairness: two pulls sharing one bottleneck",
+        [
           "case",
           "shaped queue",
           "files",
@@ -271,8 +266,8 @@ export function linksBlocks(d: LinksData): Block[] {
           "Jain index",
           "both running",
         ],
-        rows: fairnessRows(d),
-      },
+        fairnessRows(d),
+      ),
     );
   }
   return blocks;

@@ -2,10 +2,9 @@
 import { formatBytes } from "../lib/stats.ts";
 import type { PathsData } from "../sections/paths.ts";
 import type { LatencyStats } from "../sections/links.ts";
-import type { Block } from "./doc.ts";
-import { pct } from "./format.ts";
+import { headedTable, type Block } from "./doc.ts";
+import { latencyMs as ms, pct } from "./format.ts";
 
-const ms = (x: number): string => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
 const mbit = (bps: number): string => (bps / 1e6).toFixed(2);
 const lat = (s: LatencyStats | null): string =>
   s === null
@@ -65,10 +64,9 @@ export function pathsBlocks(d: PathsData): Block[] {
   }
   if (d.steps.length > 0) {
     blocks.push(
-      { kind: "heading", level: 3, text: "A rate step during a download" },
-      {
-        kind: "table",
-        head: [
+      ...headedTable(
+        "A rate step during a download",
+        [
           "case",
           "build",
           "file",
@@ -80,7 +78,7 @@ export function pathsBlocks(d: PathsData): Block[] {
           "≥ 90 % of the new rate held from: down / up",
           "payload Mbit/s per second, from 2 s before the drop",
         ],
-        rows: d.steps.map((s) => [
+        d.steps.map((s) => [
           s.id,
           s.build,
           formatBytes(s.assetBytes),
@@ -92,15 +90,14 @@ export function pathsBlocks(d: PathsData): Block[] {
           `${secs(s.downToNinetySeconds)} / ${secs(s.upToNinetySeconds)}`,
           s.perSecondMbit.map((x) => x.toFixed(1)).join(" "),
         ]),
-      },
+      ),
     );
   }
   if (d.latecomers.length > 0) {
     blocks.push(
-      { kind: "heading", level: 3, text: "A latecomer on a shared uplink" },
-      {
-        kind: "table",
-        head: [
+      ...headedTable(
+        "A latecomer on a shared uplink",
+        [
           "case",
           "build",
           "bytes in the window (first / second)",
@@ -109,7 +106,7 @@ export function pathsBlocks(d: PathsData): Block[] {
           "small requests idle p95",
           "during (p50 / p95)",
         ],
-        rows: d.latecomers.map((l) => [
+        d.latecomers.map((l) => [
           l.id,
           l.build,
           l.windowBytes.map(formatBytes).join(" / "),
@@ -118,15 +115,14 @@ export function pathsBlocks(d: PathsData): Block[] {
           `${ms(l.idleP95)} ms`,
           lat(l.during),
         ]),
-      },
+      ),
     );
   }
   if (d.longAnswers.length > 0) {
     blocks.push(
-      { kind: "heading", level: 3, text: "Answers a constant round trip later (unshaped)" },
-      {
-        kind: "table",
-        head: [
+      ...headedTable(
+        "Answers a constant round trip later (unshaped)",
+        [
           "case",
           "build",
           "file",
@@ -135,7 +131,7 @@ export function pathsBlocks(d: PathsData): Block[] {
           "reached in round",
           "bytes per round trip (first 12)",
         ],
-        rows: d.longAnswers.map((a) => [
+        d.longAnswers.map((a) => [
           a.id,
           a.build,
           formatBytes(a.assetBytes),
@@ -147,7 +143,7 @@ export function pathsBlocks(d: PathsData): Block[] {
             .map((b) => formatBytes(Math.round(b)))
             .join(", "),
         ]),
-      },
+      ),
     );
   }
   if (blocks.length === 0)

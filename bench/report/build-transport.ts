@@ -1,32 +1,82 @@
-/** Report blocks of section transport: the stock transport row and each kept fast path's gain. */
+/** Report blocks of section transport: the stock transport row and each fast path's gain, per role. */
 import type { TransportData, TransportPoint } from "../sections/transport.ts";
+import { BATCHED_ATTACHMENT_MOST as COMPUTER_BATCHED_MOST } from "../../computer/transport/index.ts";
+import { BATCHED_ATTACHMENT_MOST as SERVER_BATCHED_MOST } from "../../server/transport/session-writes.ts";
 import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
 
-/** What each Server fast path kept on by default is for. */
-export const FAST_PATH_GOALS: Record<string, string> = {
-  raw_acks: "D13 (the Computer's ack relayed byte for byte); Server CPU per MB of base64",
-  batch_writes: "the small-chunk goals: one write per binary answer (binary at 16 KiB)",
-};
+/** A carriage and chunk size of section transport. */
+export interface TransportCase {
+  carriage: string;
+  chunkBytes: number;
+}
+
+/** One departure from the libraries' stock behaviour: whose it is, and what it is for. */
+export interface Departure {
+  role: "Server" | "Computer";
+  name: string;
+  /** The configuration of section transport that runs the default without it. */
+  config: string;
+  /** What it serves, and the configuration it was made for. */
+  goal: string;
+  /** Whether it acts on a pull of this case (its transport's own rule); elsewhere it is stock. */
+  actsOn: (c: TransportCase) => boolean;
+}
+
+const binaryUpTo =
+  (most: number) =>
+  (c: TransportCase): boolean =>
+    c.carriage === "binary" && c.chunkBytes <= most;
+
+/** Every fast path on by default, of both roles. */
+export const DEPARTURES: readonly Departure[] = [
+  {
+    role: "Server",
+    name: "raw_acks",
+    config: "without raw_acks",
+    goal: "D13 (the Computer's ack relayed byte for byte); Server CPU per MB of base64",
+    actsOn: (c) => c.carriage === "base64",
+  },
+  {
+    role: "Server",
+    name: "batch_writes",
+    config: "without batch_writes",
+    goal: `the small-chunk goals: one write per binary answer (binary at 16 KiB; acts up to ${formatBytes(SERVER_BATCHED_MOST)})`,
+    actsOn: binaryUpTo(SERVER_BATCHED_MOST),
+  },
+  {
+    role: "Computer",
+    name: "mask_in_place",
+    config: "without computer mask_in_place",
+    goal: "Computer CPU per MB of large binary chunks: ws masks the chunk, not a copy (binary 512 KiB)",
+    actsOn: (c) => c.carriage === "binary",
+  },
+  {
+    role: "Computer",
+    name: "batch_writes",
+    config: "without computer batch_writes",
+    goal: `the small-chunk goals: one write per binary answer (binary at 16 KiB; acts up to ${formatBytes(COMPUTER_BATCHED_MOST)})`,
+    actsOn: binaryUpTo(COMPUTER_BATCHED_MOST),
+  },
+];
 
 const x2 = (v: number): string => `×${v.toFixed(2)}`;
 
 /**
- * The gain of `name` at a point: Server CPU per MB without it / with it, and MB/s with it /
+ * The gain of `dep` at a point: its role's CPU per MB without it / with it, and MB/s with it /
  * without it (above 1: the fast path pays), or null when it was not measured there.
  */
 export function gainOf(
   d: TransportData,
-  name: string,
-  at: TransportPoint,
-): { serverCpu: number; mbps: number } | null {
+  dep: Departure,
+  at: TransportCase,
+): { cpu: number; mbps: number } | null {
   const p = d.points.find(
-    (q) =>
-      q.config === `without ${name}` &&
-      q.carriage === at.carriage &&
-      q.chunkBytes === at.chunkBytes,
+    (q) => q.config === dep.config && q.carriage === at.carriage && q.chunkBytes === at.chunkBytes,
   );
-  return p ? { serverCpu: p.serverCpuVsDefault, mbps: 1 / p.mbpsVsDefault } : null;
+  if (!p) return null;
+  const cpu = dep.role === "Server" ? p.serverCpuVsDefault : p.computerCpuVsDefault;
+  return { cpu, mbps: 1 / p.mbpsVsDefault };
 }
 
 export function transportBlocks(d: TransportData): Block[] {
@@ -42,13 +92,11 @@ export function transportBlocks(d: TransportData): Block[] {
     `${p.probeP50Ms.toFixed(1)} / ${p.probeP99Ms.toFixed(1)}`,
   ];
   const cases = d.points.filter((p) => p.config === "default");
-  const names = Object.keys(FAST_PATH_GOALS).filter((n) =>
-    d.points.some((p) => p.config === `without ${n}`),
-  );
+  const measured = DEPARTURES.filter((dep) => d.points.some((p) => p.config === dep.config));
   return [
     {
       kind: "para",
-      text: `The whole stack with both roles on the stock transport (\`--stock-transport\`: socket.io, engine.io and ws as shipped) beside the default, and the default Server without each of its fast paths, in the same run (${formatBytes(d.fileBytes)} per read). Ratios are to the default measured in the same round: a Server CPU ratio above 1 is what the default saves. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull (p50 / p99 ms).`,
+      text: `The whole stack with both roles on the stock transport (\`--stock-transport\`: socket.io, engine.io and ws as shipped) beside the default, and the default without each fast path of the Server (\`without <name>\`) and of the Computer (\`without computer <name>\`), in the same run (${formatBytes(d.fileBytes)} per read). Ratios are to the default measured in the same round: a CPU ratio above 1 is what the default saves. Every configuration has its own Server process: the Server CPU ratio of \`without computer mask_in_place\` (which changes no byte and no write the Server sees) is what two default Servers differ by in this run. A fast path that does not act at a case (its transport's own rule: raw_acks on text acks only, batch_writes on binary parts up to ${formatBytes(SERVER_BATCHED_MOST)}) runs stock code there: its ratio is the same kind of difference. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull (p50 / p99 ms).`,
     },
     {
       kind: "table",
@@ -68,16 +116,18 @@ export function transportBlocks(d: TransportData): Block[] {
     {
       kind: "table",
       head: [
-        "Server fast path",
+        "fast path",
         "the goal it serves",
         ...cases.map((c) => `${c.carriage} ${formatBytes(c.chunkBytes)}: what it saves, gains`),
       ],
-      rows: names.map((n) => [
-        n,
-        FAST_PATH_GOALS[n]!,
+      rows: measured.map((dep) => [
+        `${dep.role} ${dep.name}`,
+        dep.goal,
         ...cases.map((c) => {
-          const g = gainOf(d, n, c);
-          return g === null ? "–" : `Server CPU/MB ${x2(g.serverCpu)}, MB/s ${x2(g.mbps)}`;
+          const g = gainOf(d, dep, c);
+          if (g === null) return "–";
+          const words = `${dep.role} CPU/MB ${x2(g.cpu)}, MB/s ${x2(g.mbps)}`;
+          return dep.actsOn(c) ? words : `does not act (stock here): ${words}`;
         }),
       ]),
     },

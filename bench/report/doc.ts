@@ -16,6 +16,14 @@ export type Block =
   /** Where the HTML page lists its sections (after the summary); nothing in Markdown. */
   | { kind: "contents" };
 
+/** A table under its own level-3 heading. */
+export function headedTable(text: string, head: string[], rows: string[][]): Block[] {
+  return [
+    { kind: "heading", level: 3, text },
+    { kind: "table", head, rows },
+  ];
+}
+
 export function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) =>
     c === "<" ? "&lt;" : c === ">" ? "&gt;" : c === "&" ? "&amp;" : c === '"' ? "&quot;" : "&apos;",

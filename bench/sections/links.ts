@@ -13,7 +13,6 @@
  * (its `dist`), right before or after ours (the order alternates), so before/after figures come
  * from one run on the same links.
  */
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import type { DownloadResult, ProbeKind, ProbeSample } from "../../scripts/links/agent-driver.ts";
@@ -25,29 +24,26 @@ import {
 } from "../../scripts/links/metrics.ts";
 import {
   OUR_BUILD,
-  buildProblem,
-  startStackOnLinks,
   type AgentDriver,
   type Build,
   type StackOnLinks,
 } from "../../scripts/links/stack.ts";
 import { linksUnavailable } from "../../scripts/links/system.ts";
-import {
-  openLinks,
-  type Direction,
-  type Links,
-  type ShapeReport,
-} from "../../scripts/links/topology.ts";
+import { type Direction, type Links, type ShapeReport } from "../../scripts/links/topology.ts";
 import { SkipSection, type Ctx } from "../lib/context.ts";
+import {
+  buildLabels,
+  checkDownload,
+  openWorkspace,
+  sectionBuilds,
+  withBuildStack,
+  writeAsset,
+  type LinksWorkspace,
+} from "../stack/links-workspace.ts";
 import { runCodingCases, type CodingCase } from "./links-coding.ts";
-import { fileDigests, writeContent } from "../lib/data.ts";
-import { commitOf } from "../lib/git.ts";
-import { expectDigest } from "../lib/integrity.ts";
 import type { LinksFairnessKind, LinksPlan } from "../lib/plan.ts";
 import { MiB, formatBytes, percentile } from "../lib/stats.ts";
 import { bytesAt } from "../lib/progress.ts";
-
-const SKILL = "links-data";
 
 export interface LatencyStats {
   /** Answered samples. */
@@ -280,45 +276,8 @@ export function troubles(run: LinkCaseRun): string {
   return parts.join("; ");
 }
 
-interface SectionState {
-  ctx: Ctx;
+interface SectionState extends LinksWorkspace {
   plan: LinksPlan;
-  links: Links;
-  home: string;
-  work: string;
-  /** sha256 of each asset file written, by name. */
-  assets: Map<string, string>;
-  runSeq: number;
-}
-
-/** Writes (once) a skill file of `bytes` named `name`. */
-function asset(st: SectionState, name: string, bytes: number): string {
-  if (!st.assets.has(name)) {
-    st.assets.set(name, writeContent(join(st.home, "user", SKILL, name), `links-${name}`, bytes));
-  }
-  return name;
-}
-
-/**
- * A completed download's file against the content written: the Computer's digest first (what the
- * SDK verified against), then the file's own bytes, read here. Counted in the run's integrity.
- */
-function checkDownload(
-  st: SectionState,
-  relPath: string,
-  handleSha: string,
-  dl: DownloadResult,
-  dest: string,
-): void {
-  try {
-    if (!dl.ok) return;
-    const expected = st.assets.get(relPath) ?? "";
-    expectDigest(`links: the Computer's digest of ${relPath}`, handleSha, expected);
-    expectDigest(`links: downloaded ${relPath}`, fileDigests(dest, 4 * MiB).sha256, expected);
-    st.ctx.ledger.add(dl.chunks.answered, dl.totalSize, 1);
-  } finally {
-    rmSync(dest, { force: true });
-  }
 }
 
 async function shapeFor(
@@ -352,16 +311,7 @@ async function withStack<T>(
   // the Server gains 2 × delayMs, as every small request and chunk of the case does.
   if (delayMs > 0) await st.links.delay("computers", delayMs);
   try {
-    const stack = await startStackOnLinks(st.links, {
-      build,
-      skills: st.home,
-      workDir: join(st.work, `${label}-${build.label}-${st.runSeq++}`),
-    });
-    try {
-      return await fn(stack);
-    } finally {
-      await stack.close();
-    }
+    return await withBuildStack(st, build, label, fn);
   } finally {
     if (delayMs > 0) await st.links.delay("computers", 0);
   }
@@ -376,7 +326,7 @@ async function downloadRun(
   const loadAvg = loadavg();
   return withStack(st, build, c.id, c.oneWayDelayMs, async (stack) => {
     const [a0, a1] = stack.agents as [AgentDriver, AgentDriver];
-    const h = await a0.handle({ skill: SKILL, relPath });
+    const h = await a0.handle({ skill: st.skill, relPath });
     const idle = await a0.probeRun(st.plan.idleSamplesPerKind);
     const idleOther = await a1.probeRun(st.plan.idleSamplesPerKind);
     const expected = expectedSeconds(c.assetBytes, c.rateMbit);
@@ -393,7 +343,7 @@ async function downloadRun(
     );
     const p0 = await a0.probeStart(interval);
     const p1 = await a1.probeStart(interval);
-    const dest = join(st.work, `download-${st.runSeq}.bin`);
+    const dest = join(st.work, `download-${st.seq}.bin`);
     const dl = await a0.download({ ...h, dest, deadlineMs: deadlineMs(c.assetBytes, c.rateMbit) });
     const c1 = await st.links.counters();
     const queue = await stack.serverTool.gaugeStop(gauge);
@@ -474,12 +424,12 @@ async function fairnessRun(
   build: Build,
 ): Promise<FairnessRun> {
   const loadAvg = loadavg();
-  const a = asset(st, `pair-a-${c.assetBytes}.bin`, c.assetBytes);
-  const b = asset(st, `pair-b-${c.assetBytes}.bin`, c.assetBytes);
+  const a = writeAsset(st, `pair-a-${c.assetBytes}.bin`, c.assetBytes);
+  const b = writeAsset(st, `pair-b-${c.assetBytes}.bin`, c.assetBytes);
   return withStack(st, build, c.id, 0, async (stack) => {
     const [a0, a1] = stack.agents as [AgentDriver, AgentDriver];
     const deadline = deadlineMs(2 * c.assetBytes, c.rateMbit);
-    const dest = (n: number): string => join(st.work, `fair-${st.runSeq}-${n}.bin`);
+    const dest = (n: number): string => join(st.work, `fair-${st.seq}-${n}.bin`);
     let plan: Array<{ driver: AgentDriver; agent: number; relPath: string; binary?: boolean }>;
     if (c.kind === "two-agents") {
       plan = [
@@ -498,7 +448,7 @@ async function fairnessRun(
       ];
     }
     const handles = await Promise.all(
-      plan.map((p) => p.driver.handle({ skill: SKILL, relPath: p.relPath })),
+      plan.map((p) => p.driver.handle({ skill: st.skill, relPath: p.relPath })),
     );
     const dls = await Promise.all(
       plan.map((p, i) =>
@@ -528,27 +478,13 @@ async function fairnessRun(
 export async function runLinks(ctx: Ctx): Promise<LinksData> {
   const unavailable = linksUnavailable();
   if (unavailable) throw new SkipSection(unavailable);
-  const builds: Build[] = [OUR_BUILD];
-  if (ctx.baseline) builds.push({ root: ctx.baseline, label: "baseline" });
-  for (const b of builds) {
-    const problem = buildProblem(b.root);
-    if (problem) throw new Error(`${b.label}: ${problem}`);
-  }
+  const builds = sectionBuilds(ctx);
   const plan = ctx.plan.links;
-  const home = join(ctx.dataDir, "links", "home");
-  const pkg = join(home, "user", SKILL);
-  mkdirSync(pkg, { recursive: true, mode: 0o700 });
-  for (const d of [home, join(home, "user"), pkg]) chmodSync(d, 0o700);
-  writeFileSync(
-    join(pkg, "SKILL.md"),
-    `---\nname: ${SKILL}\ndescription: Files of the links bench section\n---\nLinks data.\n`,
-  );
-  const work = join(ctx.dataDir, "links", "work");
-  mkdirSync(work, { recursive: true });
-  const links = await openLinks({ agents: 2, computers: 2 });
-  const st: SectionState = { ctx, plan, links, home, work, assets: new Map(), runSeq: 0 };
+  const ws = await openWorkspace(ctx, "links", { agents: 2, computers: 2 });
+  const { links, home, work } = ws;
+  const st: SectionState = Object.assign(ws, { plan });
   const data: LinksData = {
-    builds: builds.map((b) => ({ label: b.label, commit: commitOf(b.root) })),
+    builds: buildLabels(builds),
     plan,
     cases: [],
     fairness: [],
@@ -590,7 +526,7 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
         (fixed ? `-${formatBytes(dc.assetBytes).replace(" ", "")}` : "") +
         (dc.oneWayDelayMs ? `-rtt${2 * dc.oneWayDelayMs}` : "");
       const shape = await shapeFor(links, dc.direction, dc.rateMbit);
-      const relPath = asset(st, `asset-${dc.assetBytes}.bin`, dc.assetBytes);
+      const relPath = writeAsset(st, `asset-${dc.assetBytes}.bin`, dc.assetBytes);
       const c: LinkCase = { id, ...dc, shape, runs: [] };
       for (const build of ordered(builds, caseIndex)) {
         ctx.log(`links: ${id} (${formatBytes(dc.assetBytes)}), ${build.label}…`);
@@ -636,7 +572,7 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
     data.coding = await runCodingCases({
       plan,
       home,
-      skill: SKILL,
+      skill: st.skill,
       work,
       shape: (direction, rateMbit) => shapeFor(links, direction, rateMbit),
       withStack: (label, fn) => withStack(st, OUR_BUILD, label, 0, fn),

@@ -10,39 +10,39 @@
  * - Long answers: every answer of the Computer comes a constant round trip later (unshaped).
  * `npm run bench -- --only paths` runs this section alone.
  */
-import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_BINARY_CHUNK_BYTES, DEFAULT_WINDOW } from "../../agent/index.ts";
 import type { DownloadResult, ProbeSample } from "../../scripts/links/agent-driver.ts";
 import { plainFlow, type PlainFlowResult } from "../../scripts/links/plain-flow.ts";
 import {
-  OUR_BUILD,
-  buildProblem,
   startNsTool,
-  startStackOnLinks,
   type AgentDriver,
   type Build,
   type StackOnLinks,
 } from "../../scripts/links/stack.ts";
 import { linksUnavailable } from "../../scripts/links/system.ts";
 import {
-  openLinks,
   type DelaySide,
   type Direction,
   type Links,
   type ShapeReport,
 } from "../../scripts/links/topology.ts";
 import { SkipSection, type Ctx } from "../lib/context.ts";
-import { fileDigests, writeContent } from "../lib/data.ts";
-import { commitOf } from "../lib/git.ts";
-import { expectDigest } from "../lib/integrity.ts";
+import {
+  buildLabels,
+  checkDownload,
+  openWorkspace,
+  sectionBuilds,
+  withBuildStack,
+  writeAsset,
+  type LinksWorkspace,
+} from "../stack/links-workspace.ts";
 import type { PathsPlan } from "../lib/plan.ts";
 import { MiB, formatBytes } from "../lib/stats.ts";
 import { jainIndex, latencyStats, type LatencyStats } from "./links.ts";
 import { FULL_FRAME_PAYLOAD, bytesAt, rounds, secondsToRate } from "../lib/progress.ts";
 
-const SKILL = "paths-data";
 /** The same Agent's small requests during a download: one every 300 ms (issue's user). */
 export const PROBE_MS = 300;
 
@@ -157,37 +157,13 @@ export interface PathsData {
   notes: string[];
 }
 
-interface St {
-  ctx: Ctx;
-  links: Links;
-  home: string;
-  work: string;
-  assets: Map<string, string>;
-  seq: number;
-}
+type St = LinksWorkspace;
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function asset(st: St, bytes: number, tag = "a"): string {
-  const name = `${tag}-${bytes}.bin`;
-  if (!st.assets.has(name)) {
-    st.assets.set(name, writeContent(join(st.home, "user", SKILL, name), `paths-${name}`, bytes));
-  }
-  return name;
-}
-
-/** Checks a completed download's file against what was written, then removes it. */
-function check(st: St, relPath: string, sha: string, dl: DownloadResult, dest: string): void {
-  try {
-    if (!dl.ok) return;
-    const expected = st.assets.get(relPath) ?? "";
-    expectDigest(`paths: the Computer's digest of ${relPath}`, sha, expected);
-    expectDigest(`paths: downloaded ${relPath}`, fileDigests(dest, 4 * MiB).sha256, expected);
-    st.ctx.ledger.add(dl.chunks.answered, dl.totalSize, 1);
-  } finally {
-    rmSync(dest, { force: true });
-  }
+  return writeAsset(st, `${tag}-${bytes}.bin`, bytes);
 }
 
 const count = (dl: DownloadResult, pred: (k: string) => boolean): number =>
@@ -217,17 +193,8 @@ async function setPath(
   return direction ? (await links.shapes())[direction] : null;
 }
 
-async function withStack<T>(st: St, build: Build, fn: (s: StackOnLinks) => Promise<T>): Promise<T> {
-  const stack = await startStackOnLinks(st.links, {
-    build,
-    skills: st.home,
-    workDir: join(st.work, `stack-${build.label}-${st.seq++}`),
-  });
-  try {
-    return await fn(stack);
-  } finally {
-    await stack.close();
-  }
+function withStack<T>(st: St, build: Build, fn: (s: StackOnLinks) => Promise<T>): Promise<T> {
+  return withBuildStack(st, build, "stack", fn);
 }
 
 /** The plain TCP flow of `seconds` at the link's rate on the path as it is set now. */
@@ -257,7 +224,7 @@ async function downloadRun(
 ): Promise<PathRun> {
   const a0 = stack.agents[0]!;
   const relPath = asset(st, c.assetBytes);
-  const h = await a0.handle({ skill: SKILL, relPath });
+  const h = await a0.handle({ skill: st.skill, relPath });
   const loadAvg = loadavg();
   const c0 = await st.links.counters();
   const probe = probes ? await a0.probeStart(PROBE_MS) : null;
@@ -267,7 +234,7 @@ async function downloadRun(
   const end = dl.startedAt + dl.seconds * 1000;
   const samples = probe === null ? null : (await a0.probeStop(probe)).filter((s) => s.at <= end);
   const c1 = await st.links.counters();
-  check(st, relPath, h.sha256, dl, dest);
+  checkDownload(st, relPath, h.sha256, dl, dest);
   const bps = dl.ok ? (dl.totalSize * 8) / dl.seconds : 0;
   return {
     build: stack.build.label,
@@ -354,7 +321,7 @@ async function stepCase(
   return withStack(st, build, async (stack) => {
     const a0 = stack.agents[0]!;
     const relPath = asset(st, p.assetBytes);
-    const h = await a0.handle({ skill: SKILL, relPath });
+    const h = await a0.handle({ skill: st.skill, relPath });
     const idle = latencyStats(await a0.probeRun(10));
     const c0 = await st.links.counters();
     const probe = await a0.probeStart(200);
@@ -372,7 +339,7 @@ async function stepCase(
     const { drop, rise } = await changes;
     const samples = await a0.probeStop(probe);
     const c1 = await st.links.counters();
-    check(st, relPath, h.sha256, dl, dest);
+    checkDownload(st, relPath, h.sha256, dl, dest);
     const threshold = idle.p95 + 250;
     const over = samples.filter((s) => s.at >= drop && s.at <= rise && (!s.ok || s.ms > threshold));
     const since = (s: ProbeSample): number => (s.at + s.ms - drop) / 1000;
@@ -428,8 +395,8 @@ async function latecomerCase(
     const [a0, a1] = stack.agents as [AgentDriver, AgentDriver];
     const rel = [asset(st, p.firstBytes, "first"), asset(st, p.secondBytes, "second")];
     const hs = [
-      await a0.handle({ skill: SKILL, relPath: rel[0]! }),
-      await a1.handle({ skill: SKILL, relPath: rel[1]! }),
+      await a0.handle({ skill: st.skill, relPath: rel[0]! }),
+      await a1.handle({ skill: st.skill, relPath: rel[1]! }),
     ];
     const idle = latencyStats(await a0.probeRun(10));
     const probe = await a0.probeStart(PROBE_MS);
@@ -442,7 +409,7 @@ async function latecomerCase(
     const second = a1.download({ ...hs[1]!, dest: dests[1]!, deadlineMs });
     const dls = await Promise.all([first, second]);
     const samples = await a0.probeStop(probe);
-    dls.forEach((dl, i) => check(st, rel[i]!, hs[i]!.sha256, dl, dests[i]!));
+    dls.forEach((dl, i) => checkDownload(st, rel[i]!, hs[i]!.sha256, dl, dests[i]!));
     const from = dls[1].startedAt;
     const to = Math.min(
       from + p.windowSeconds * 1000,
@@ -477,10 +444,10 @@ async function longAnswerCase(
   return withStack(st, build, async (stack) => {
     const a0 = stack.agents[0]!;
     const relPath = asset(st, p.assetBytes);
-    const h = await a0.handle({ skill: SKILL, relPath });
+    const h = await a0.handle({ skill: st.skill, relPath });
     const dest = join(st.work, `long-${st.seq++}.bin`);
     const dl = await a0.download({ ...h, dest, deadlineMs: p.deadlineSeconds * 1000 });
-    check(st, relPath, h.sha256, dl, dest);
+    checkDownload(st, relPath, h.sha256, dl, dest);
     const ceilingBytes = DEFAULT_WINDOW * DEFAULT_BINARY_CHUNK_BYTES;
     return {
       id: `answers-rtt${rttMs}`,
@@ -499,10 +466,8 @@ async function longAnswerCase(
 
 export async function runPaths(ctx: Ctx): Promise<PathsData> {
   const plan = ctx.plan.paths;
-  const builds: Build[] = [OUR_BUILD];
-  if (ctx.baseline) builds.push({ root: ctx.baseline, label: "baseline" });
   const data: PathsData = {
-    builds: builds.map((b) => ({ label: b.label, commit: commitOf(b.root) })),
+    builds: [],
     plan,
     roundTrips: [],
     steps: [],
@@ -515,22 +480,10 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
   if (empty) return data;
   const unavailable = linksUnavailable();
   if (unavailable) throw new SkipSection(unavailable);
-  for (const b of builds) {
-    const problem = buildProblem(b.root);
-    if (problem) throw new Error(`${b.label}: ${problem}`);
-  }
-  const home = join(ctx.dataDir, "paths", "home");
-  const pkg = join(home, "user", SKILL);
-  mkdirSync(pkg, { recursive: true, mode: 0o700 });
-  for (const d of [home, join(home, "user"), pkg]) chmodSync(d, 0o700);
-  writeFileSync(
-    join(pkg, "SKILL.md"),
-    `---\nname: ${SKILL}\ndescription: Files of the paths bench section\n---\nPaths data.\n`,
-  );
-  const work = join(ctx.dataDir, "paths", "work");
-  mkdirSync(work, { recursive: true });
-  const links = await openLinks({ agents: 2, computers: 2, prefix: "lp" });
-  const st: St = { ctx, links, home, work, assets: new Map(), seq: 0 };
+  const builds = sectionBuilds(ctx);
+  data.builds = buildLabels(builds);
+  const st = await openWorkspace(ctx, "paths", { agents: 2, computers: 2, prefix: "lp" });
+  const links = st.links;
   try {
     data.roundTrips = await roundTripCases(st, plan.roundTrips, builds);
     for (const build of builds) {

@@ -4,7 +4,9 @@
  * through stacks that differ only in their transport:
  * - `default`: both roles as shipped by us (every fast path on);
  * - `stock`: Server and Computer with `--stock-transport` (socket.io, engine.io and ws as shipped);
- * - `without <name>`: the default Server without that one fast path (the Computer default).
+ * - `without <name>`: the default Server without that one fast path (the Computer default);
+ * - `without computer <name>`: the default Computer without that one fast path (the Server
+ *   default, so its Server CPU ratio shows what two default Server processes differ by).
  * Each configuration has its own Server process; rounds run every configuration once, in a
  * rotating order, so all see the same machine; ratios are per round against that round's
  * default, then the median. Beside MB/s: Server (and Computer) CPU ms per MB moved, and the chunk
@@ -19,10 +21,15 @@ import {
   DEFAULT_WINDOW,
 } from "../../agent/pull.ts";
 import { FAST_PATH_NAMES, type TransportOption } from "../../server/transport/index.ts";
+import {
+  FAST_PATHS as COMPUTER_FAST_PATHS,
+  type TransportMode,
+} from "../../computer/transport/index.ts";
 import { fileDigests, writeContent } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import { spawnChild, type Child } from "../lib/ipc.ts";
 import type { Ctx } from "../lib/context.ts";
+import { rotatingRounds } from "../lib/measure.ts";
 import { KiB, MiB, formatBytes, mbPerSec, median, percentile } from "../lib/stats.ts";
 import type { SdkReadArgs, SdkReadResult } from "../stack/agent-side.ts";
 import {
@@ -39,7 +46,7 @@ type Carriage = "base64" | "binary";
 export interface TransportConfig {
   id: string;
   server: TransportOption;
-  computer: "fast" | "stock";
+  computer: TransportMode;
 }
 
 export interface TransportPoint {
@@ -75,17 +82,22 @@ const DEFAULT_CHUNK: Record<Carriage, number> = {
 };
 const PROBE_CHUNK = 16 * KiB;
 /**
- * The SDK's default chunk per carriage, and binary at 16 KiB: there a chunk's fixed costs (writes,
- * wake-ups) decide, which `batch_writes` is for (the small-chunk goals).
+ * The SDK's default chunk per carriage (what users run; `mask_in_place` and `raw_acks` were made
+ * for these), binary at 16 KiB, where a chunk's fixed costs (writes, wake-ups) decide, which both
+ * `batch_writes` are for (the small-chunk goals), and binary at 64 KiB between the two.
  */
-const CASES: { carriage: Carriage; chunkBytes: number }[] = [
+export const TRANSPORT_CASES: readonly { carriage: Carriage; chunkBytes: number }[] = [
   { carriage: "binary", chunkBytes: DEFAULT_CHUNK.binary },
   { carriage: "base64", chunkBytes: DEFAULT_CHUNK.base64 },
   { carriage: "binary", chunkBytes: 16 * KiB },
+  { carriage: "binary", chunkBytes: 64 * KiB },
 ];
 const SPAWN_TIMEOUT_MS = 180_000;
 
-/** The configurations: default, stock, and the default without each of the Server's fast paths. */
+/**
+ * The configurations: default, stock, and the default without each fast path of the Server and
+ * of the Computer.
+ */
 export function transportConfigs(): TransportConfig[] {
   return [
     { id: "default", server: "fast", computer: "fast" },
@@ -94,6 +106,11 @@ export function transportConfigs(): TransportConfig[] {
       id: `without ${name}`,
       server: { off: [name] },
       computer: "fast",
+    })),
+    ...COMPUTER_FAST_PATHS.map(({ name }): TransportConfig => ({
+      id: `without computer ${name}`,
+      server: "fast",
+      computer: { off: [name] },
     })),
   ];
 }
@@ -181,7 +198,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
     ctx.log(`transport: ${configs.length} configurations up`);
 
     const points: TransportPoint[] = [];
-    for (const { carriage, chunkBytes } of CASES) {
+    for (const { carriage, chunkBytes } of TRANSPORT_CASES) {
       const bulkArgs = (p: Placed): SdkReadArgs => ({
         agent: p.bulk.index,
         handle: p.bulk.handle.handle,
@@ -234,15 +251,11 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
       };
       // Fresh processes run their hot paths in the interpreter first: one unreported read each.
       for (const p of placed) await one(p);
-      const acc = new Map(
-        placed.map((p) => [p.config.id, [] as Awaited<ReturnType<typeof one>>[]]),
+      const acc = await rotatingRounds(
+        rounds,
+        placed.map((p) => ({ id: p.config.id })),
+        (i) => one(placed[i]!),
       );
-      for (let round = 0; round < rounds; round++) {
-        for (let k = 0; k < placed.length; k++) {
-          const p = placed[(k + round) % placed.length]!;
-          acc.get(p.config.id)!.push(await one(p));
-        }
-      }
       const base = acc.get("default")!;
       for (const p of placed) {
         const mine = acc.get(p.config.id)!;
@@ -278,7 +291,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
       configs,
       points,
       notes: [
-        `Each configuration pulls ${formatBytes(source.size)} with the SDK's defaults per carriage (${formatBytes(DEFAULT_BINARY_CHUNK_BYTES)} binary, ${formatBytes(DEFAULT_BASE64_CHUNK_BYTES)} base64, window ${DEFAULT_WINDOW}) and in binary at 16 KiB chunks, one verified whole read per round after one unreported warm-up read; ${rounds} rounds, configurations in a rotating order; ratios are per round against the default, then the median.`,
+        `Each configuration pulls ${formatBytes(source.size)} with the SDK's defaults per carriage (${formatBytes(DEFAULT_BINARY_CHUNK_BYTES)} binary, ${formatBytes(DEFAULT_BASE64_CHUNK_BYTES)} base64, window ${DEFAULT_WINDOW}) and in binary at 16 and 64 KiB chunks, one verified whole read per round after one unreported warm-up read; ${rounds} rounds, configurations in a rotating order; ratios are per round against the default, then the median.`,
         `Meanwhile a second Agent on the same Server pulls a 256 KiB file in ${formatBytes(PROBE_CHUNK)} chunks, window 1: its chunk latency is the probe.`,
         "Every process shares this machine's cores: read the ratios, measured side by side, not the absolute figures.",
       ],

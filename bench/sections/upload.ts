@@ -8,11 +8,8 @@
  * rotating; figures are medians, ratios the median of per-round pairs. Every stored file is
  * hashed where it landed and compared with the source, then removed.
  */
-import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { createReadStream, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   DEFAULT_BASE64_UPLOAD_CHUNK_BYTES,
   DEFAULT_BINARY_UPLOAD_CHUNK_BYTES,
@@ -20,12 +17,11 @@ import {
 } from "../../agent/upload.ts";
 import type { Ctx } from "../lib/context.ts";
 import { writeContent } from "../lib/data.ts";
-import { IntegrityError } from "../lib/integrity.ts";
-import { mallocEnv } from "../lib/ipc.ts";
+import { CLI, cliConnection, expectFileSha256, runCli, shebangFlags } from "../lib/cli.ts";
+import { rotatingRounds } from "../lib/measure.ts";
 import { KiB, MiB, formatBytes, mbPerSec, spreadOf, type Spread } from "../lib/stats.ts";
 import type { SdkDownloadArgs, SdkUploadArgs, SdkUploadResult } from "../stack/agent-side.ts";
 import { BENCH_TOKEN, SKILL, resourcePath, startStack, type Stack } from "../stack/harness.ts";
-import { shebangFlags } from "./user-view.ts";
 
 export type UploadCaseId =
   | "sdk-put-binary"
@@ -77,16 +73,6 @@ export interface UploadData {
   notes: string[];
 }
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI = join(
-  ROOT,
-  "agent",
-  (
-    JSON.parse(readFileSync(join(ROOT, "agent/package.json"), "utf8")) as {
-      bin: Record<string, string>;
-    }
-  ).bin["a2c-agent"]!,
-);
 const REL_PATH = "upload.bin";
 const SWEEP_PATH = "upload-sweep.bin";
 /** Room left in a request for its envelope (event name, routing fields, framing). */
@@ -107,19 +93,10 @@ interface Sample {
   carriage: string;
 }
 
-async function sha256File(path: string): Promise<string> {
-  const h = createHash("sha256");
-  for await (const c of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(c as Buffer);
-  return h.digest("hex");
-}
-
 /** The stored file must be the source; then it goes (the disk holds one upload at a time). */
 async function checkLanded(s: Setup, landingPath: string, sha256: string): Promise<void> {
   try {
-    const got = await sha256File(landingPath);
-    if (got !== sha256) {
-      throw new IntegrityError(`upload stored sha256 ${got} at ${landingPath}, sent ${sha256}`);
-    }
+    await expectFileSha256(`upload stored at ${landingPath}`, landingPath, sha256);
   } finally {
     rmSync(landingPath, { force: true });
   }
@@ -154,7 +131,7 @@ async function sdkGet(s: Setup, round: number, binary: boolean): Promise<Sample>
       out,
       options: { binary },
     } satisfies SdkDownloadArgs);
-    if ((await sha256File(out)) !== s.sha256) throw new IntegrityError("SDK download: sha256");
+    await expectFileSha256("SDK download", out, s.sha256);
     s.ctx.ledger.add(0, s.ctx.plan.upload.fileBytes, 1);
     return { seconds: r.seconds, carriage: r.carriage ?? "cache" };
   } finally {
@@ -162,43 +139,15 @@ async function sdkGet(s: Setup, round: number, binary: boolean): Promise<Sample>
   }
 }
 
-/** The built CLI once: wall time from spawn to exit, stdout, and the carriage it reported. */
-function runCli(flags: string[], args: string[]): Promise<Sample & { stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, [...flags, CLI, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, A2C_LOG_LEVEL: "warn", ...mallocEnv() },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr = (stderr + d).slice(-8000);
-    });
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      const seconds = (performance.now() - t0) / 1000;
-      if (code !== 0) {
-        reject(new Error(`a2c-agent exited ${String(code)}: ${stderr.trim().slice(-600)}`));
-        return;
-      }
-      const carriage = /verified, (binary|base64) carriage, /.exec(stderr)?.[1] ?? "?";
-      resolve({ seconds, carriage, stdout });
-    });
-  });
-}
-
 function cliCommon(s: Setup): string[] {
-  return [`--server=${s.stack.url}`, `--office=${s.cliOffice.office}`, `--token=${BENCH_TOKEN}`];
+  return cliConnection(s.stack.url, s.cliOffice.office, BENCH_TOKEN);
 }
 
 async function cliPut(s: Setup): Promise<Sample> {
   const r = await runCli(s.flags, [...cliCommon(s), "put", s.cliOffice.computer, s.path]);
   await checkLanded(s, r.stdout.trim(), s.sha256);
   s.ctx.ledger.add(0, s.ctx.plan.upload.fileBytes, 1);
-  return r;
+  return { seconds: r.seconds, carriage: r.carriage ?? "?" };
 }
 
 async function cliGet(s: Setup, round: number): Promise<Sample> {
@@ -212,12 +161,20 @@ async function cliGet(s: Setup, round: number): Promise<Sample> {
       REL_PATH,
       `--output=${out}`,
     ]);
-    if ((await sha256File(out)) !== s.sha256) throw new IntegrityError("CLI download: sha256");
+    await expectFileSha256("CLI download", out, s.sha256);
     s.ctx.ledger.add(0, s.ctx.plan.upload.fileBytes, 1);
-    return r;
+    return { seconds: r.seconds, carriage: r.carriage ?? "?" };
   } finally {
     rmSync(out, { force: true });
   }
+}
+
+/** A case's run: one SDK upload of the file with `options` (`fixedChunks`: no path controller). */
+function sdkPutCase(options: SdkUploadArgs["options"], fixedChunks = false) {
+  return async (s: Setup): Promise<Sample> => {
+    const r = await sdkPut(s, options, s.path, fixedChunks);
+    return { seconds: r.seconds, carriage: r.carriage };
+  };
 }
 
 const CASES: Array<{
@@ -228,10 +185,7 @@ const CASES: Array<{
   {
     id: "sdk-put-binary",
     what: "SDK uploadBlob(file), defaults (hash first, binary when offered)",
-    run: async (s) => {
-      const r = await sdkPut(s, {});
-      return { seconds: r.seconds, carriage: r.carriage };
-    },
+    run: sdkPutCase({}),
   },
   {
     id: "sdk-get-binary",
@@ -241,10 +195,7 @@ const CASES: Array<{
   {
     id: "sdk-put-base64",
     what: "SDK uploadBlob(file), binary: false",
-    run: async (s) => {
-      const r = await sdkPut(s, { binary: false });
-      return { seconds: r.seconds, carriage: r.carriage };
-    },
+    run: sdkPutCase({ binary: false }),
   },
   {
     id: "sdk-get-base64",
@@ -254,10 +205,7 @@ const CASES: Array<{
   {
     id: "upstream-put",
     what: "upstream's pattern: one 256 KiB base64 chunk in flight, ack-paced (SDK, fixed chunks, window 1)",
-    run: async (s) => {
-      const r = await sdkPut(s, UPSTREAM, s.path, true);
-      return { seconds: r.seconds, carriage: r.carriage };
-    },
+    run: sdkPutCase(UPSTREAM, true),
   },
   {
     id: "cli-put",
@@ -356,17 +304,12 @@ export async function runUpload(ctx: Ctx): Promise<UploadData> {
     ctx.log(
       `upload: Computer RSS ${formatBytes(rss.beforeBytes)} → peak ${formatBytes(rss.peakBytes)} during a ${formatBytes(fileBytes)} upload`,
     );
-    const samples = new Map<UploadCaseId, Sample[]>(CASES.map((c) => [c.id, []]));
-    for (let round = 0; round < rounds; round++) {
-      for (let k = 0; k < CASES.length; k++) {
-        const c = CASES[(k + round) % CASES.length]!;
-        const sample = await c.run(s, round);
-        samples.get(c.id)!.push(sample);
+    const samples = await rotatingRounds(rounds, CASES, (i, round) => CASES[i]!.run(s, round), {
+      onSample: (id, sample, round) =>
         ctx.log(
-          `upload round ${round + 1} ${c.id}: ${mbPerSec(fileBytes, sample.seconds).toFixed(1)} MB/s (${sample.seconds.toFixed(2)} s, ${sample.carriage})`,
-        );
-      }
-    }
+          `upload round ${round + 1} ${id}: ${mbPerSec(fileBytes, sample.seconds).toFixed(1)} MB/s (${sample.seconds.toFixed(2)} s, ${sample.carriage})`,
+        ),
+    });
     const swept = await sweep(s, maxHttpBufferSize);
     return summarize(ctx, samples, rss, swept, maxHttpBufferSize);
   } finally {

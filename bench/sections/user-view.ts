@@ -9,11 +9,8 @@
  * of the rounds, and every ratio (the CLI against the bare relay, judged by a goal; the CLI against
  * the SDK, the defaults against spec mode) is the median of per-round pairs.
  */
-import { spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { createReadStream, existsSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   DEFAULT_BASE64_CHUNK_BYTES,
   DEFAULT_BINARY_CHUNK_BYTES,
@@ -22,8 +19,9 @@ import {
 import type { Ctx } from "../lib/context.ts";
 import { writeContent } from "../lib/data.ts";
 import type { DriveResult } from "../lib/driver.ts";
-import { IntegrityError } from "../lib/integrity.ts";
-import { mallocEnv, spawnChild, type Child } from "../lib/ipc.ts";
+import { CLI, ROOT, cliConnection, expectFileSha256, runCli, shebangFlags } from "../lib/cli.ts";
+import { spawnChild, type Child } from "../lib/ipc.ts";
+import { rotatingRounds } from "../lib/measure.ts";
 import { formatBytes, mbPerSec, spreadOf, type Spread } from "../lib/stats.ts";
 import type { DriveArgs } from "../procs/agent.ts";
 import type { SkillReadArgs, SkillReadResult } from "../stack/agent-side.ts";
@@ -73,62 +71,7 @@ export interface UserViewData {
   notes: string[];
 }
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-/** What the `a2c-agent` bin runs (`npm run build` writes it). */
-const CLI = join(
-  ROOT,
-  "agent",
-  (
-    JSON.parse(readFileSync(join(ROOT, "agent/package.json"), "utf8")) as {
-      bin: Record<string, string>;
-    }
-  ).bin["a2c-agent"]!,
-);
 const REL_PATH = "user-view.bin";
-
-/** The node flags of the CLI's shebang (`#!/usr/bin/env -S node <flags>`). */
-export function shebangFlags(script: string): string[] {
-  const first = readFileSync(script, "utf8").split("\n", 1)[0] ?? "";
-  const m = /^#!\S*env -S node(.*)$/.exec(first);
-  return m ? (m[1] ?? "").trim().split(/\s+/).filter(Boolean) : [];
-}
-
-interface CliRun {
-  seconds: number;
-  carriage: Carriage | null;
-}
-
-/** Runs the built CLI once; resolves with its wall time from spawn to exit and its carriage. */
-function runCli(flags: string[], args: string[]): Promise<CliRun & { stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, [...flags, CLI, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, A2C_LOG_LEVEL: "warn", ...mallocEnv() },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr = (stderr + d).slice(-8000);
-    });
-    child.once("error", reject);
-    child.once("exit", (code) => {
-      const seconds = (performance.now() - t0) / 1000;
-      if (code !== 0) {
-        reject(new Error(`a2c-agent exited ${String(code)}: ${stderr.trim().slice(-600)}`));
-        return;
-      }
-      const m = /verified, (binary|base64) carriage, /.exec(stderr);
-      resolve({ seconds, carriage: (m?.[1] as Carriage | undefined) ?? null, stderr });
-    });
-  });
-}
-
-async function sha256File(path: string): Promise<string> {
-  const h = createHash("sha256");
-  for await (const c of createReadStream(path, { highWaterMark: 1 << 20 })) h.update(c as Buffer);
-  return h.digest("hex");
-}
 
 interface Setup {
   ctx: Ctx;
@@ -200,9 +143,7 @@ async function cliDownload(s: Setup, round: number, extra: string[]): Promise<Sa
   const out = join(s.ctx.dataDir, `user-view-cli-${round}.bin`);
   try {
     const r = await runCli(s.flags, [
-      `--server=${s.stack.url}`,
-      `--office=${s.cliOffice.office}`,
-      `--token=${BENCH_TOKEN}`,
+      ...cliConnection(s.stack.url, s.cliOffice.office, BENCH_TOKEN),
       "--name=user-view-cli",
       "skill",
       s.cliOffice.computer,
@@ -211,10 +152,7 @@ async function cliDownload(s: Setup, round: number, extra: string[]): Promise<Sa
       `--output=${out}`,
       ...extra,
     ]);
-    const digest = await sha256File(out);
-    if (digest !== s.sha256) {
-      throw new IntegrityError(`CLI download: sha256 ${digest}, expected ${s.sha256}`);
-    }
+    await expectFileSha256("CLI download", out, s.sha256);
     s.ctx.ledger.add(0, s.ctx.plan.userView.fileBytes, 1);
     return { seconds: r.seconds, carriage: r.carriage };
   } finally {
@@ -311,19 +249,14 @@ export async function runUserView(ctx: Ctx): Promise<UserViewData> {
       ctx.log(`user view: warm-up round (${formatBytes(fileBytes)})`);
       for (const c of CASES) await c.run(setup, -1);
     }
-    const samples = new Map<UserViewCaseId, Sample[]>(CASES.map((c) => [c.id, []]));
     const starts: number[] = [];
-    for (let round = 0; round < rounds; round++) {
-      starts.push(await cliStart(flags));
-      for (let k = 0; k < CASES.length; k++) {
-        const c = CASES[(k + round) % CASES.length]!;
-        const sample = await c.run(setup, round);
-        samples.get(c.id)!.push(sample);
+    const samples = await rotatingRounds(rounds, CASES, (i, round) => CASES[i]!.run(setup, round), {
+      beforeRound: async () => void starts.push(await cliStart(flags)),
+      onSample: (id, sample, round) =>
         ctx.log(
-          `user view round ${round + 1} ${c.id}: ${mbPerSec(fileBytes, sample.seconds).toFixed(1)} MB/s (${sample.seconds.toFixed(2)} s, ${carriageWords(sample.carriage)})`,
-        );
-      }
-    }
+          `user view round ${round + 1} ${id}: ${mbPerSec(fileBytes, sample.seconds).toFixed(1)} MB/s (${sample.seconds.toFixed(2)} s, ${carriageWords(sample.carriage)})`,
+        ),
+    });
     return summarize(ctx, flags, starts, samples);
   } finally {
     for (const close of closers) await close();

@@ -18,8 +18,11 @@
  *   part and its attachment). Stock, engine.io-client flushes after each: the attachment waits for
  *   the transport's next-tick drain and ws writes each frame on its own. Here the Manager writes
  *   every part before one flush and the WebSocket transport's write runs with the TCP socket
- *   corked: same bytes, same frames, one `writev`.
- * `transport: "stock"` (`--stock-transport`) runs every library exactly as shipped. A live object
+ *   corked: same bytes, same frames, one `writev`. Only for chunks of at most
+ *   `BATCHED_ATTACHMENT_MOST` (64 KiB), where a chunk's fixed costs decide; larger answers go out
+ *   as the libraries send them.
+ * `transport: "stock"` (`--stock-transport`) runs every library exactly as shipped, and
+ * `transport: { off: [name] }` the default without the named paths. A live object
  * that lacks what the probe could not see turns its path `unavailable` from then on.
  *
  * The unsent-bytes reading is not a fast path (the scheduler needs it in both modes): the
@@ -36,9 +39,14 @@ import { NodeWebSocket, Socket as EngineSocket } from "engine.io-client";
 import { Manager } from "socket.io-client";
 import type { Transport } from "@a2c-smcp/protocol";
 
-/** `fast` (default): every fast path the installed libraries support; `stock`: none. */
-export type TransportMode = "fast" | "stock";
 export type FastPathName = "mask_in_place" | "batch_writes";
+
+/**
+ * `"fast"` (default): every fast path the installed libraries support; `"stock"`: none; `{ off }`:
+ * the default without the named ones (the bench's transport section measures each one's gain
+ * that way). The same shape as the Server's option.
+ */
+export type TransportMode = "fast" | "stock" | { readonly off: readonly FastPathName[] };
 export type FastPathState = "on" | "off" | `unavailable: ${string}`;
 export type FastPathReport = Record<FastPathName, FastPathState>;
 
@@ -48,6 +56,13 @@ export const FAST_PATHS: ReadonlyArray<{ name: FastPathName; probe(): string | n
   { name: "batch_writes", probe: () => probeBatchWrites() },
 ];
 
+/** Whether `mode` asks for `name`. */
+export function wants(mode: TransportMode, name: FastPathName): boolean {
+  if (mode === "fast") return true;
+  if (mode === "stock") return false;
+  return !mode.off.includes(name);
+}
+
 /** Each path's state for `mode`, probing the wanted ones (`probe` replaces the real probes). */
 export function decideFastPaths(
   mode: TransportMode,
@@ -55,7 +70,7 @@ export function decideFastPaths(
 ): FastPathReport {
   const report = {} as FastPathReport;
   for (const { name } of FAST_PATHS) {
-    const reason = mode === "stock" ? undefined : probe(name);
+    const reason = wants(mode, name) ? probe(name) : undefined;
     report[name] = reason === undefined ? "off" : reason === null ? "on" : `unavailable: ${reason}`;
   }
   return report;
@@ -248,6 +263,23 @@ const patched = new WeakSet<object>();
 const noop = (): void => undefined;
 
 /**
+ * Batched writes act only on answers whose binary parts are at most this long (D@bench-1): they
+ * save a chunk's fixed costs (a flush, a write), which decide at small chunks; at the SDK's
+ * default 512 KiB the bytes do, and the client libraries run as shipped there.
+ */
+export const BATCHED_ATTACHMENT_MOST = 64 * 1024;
+
+/** Whether `blob` (an answer's) is no binary part longer than BATCHED_ATTACHMENT_MOST. */
+function smallBlob(blob: unknown): boolean {
+  return !(ArrayBuffer.isView(blob) && blob.byteLength > BATCHED_ATTACHMENT_MOST);
+}
+
+/** Whether no engine.io packet among `packets` carries more than BATCHED_ATTACHMENT_MOST bytes. */
+function smallPackets(packets: readonly unknown[]): boolean {
+  return packets.every((p) => smallBlob((p as { data?: unknown } | null)?.data));
+}
+
+/**
  * Makes `manager` hand every part of a packet to its engine before one flush: `_packet` encodes
  * and loops `engine.write(part)`, whose `flush()` (the prototype's) is shadowed by an own no-op
  * for the loop and called once after it.
@@ -259,7 +291,13 @@ function flushPacketsWhole(manager: ClientManager): void {
   const packet = m._packet.bind(m);
   m._packet = (p: unknown): void => {
     const engine = m.engine as unknown as { flush: () => void } | undefined;
-    if (!engine || typeof engine.flush !== "function" || Object.hasOwn(engine, "flush")) {
+    const answer = (p as { data?: unknown[] } | null)?.data?.[0] as { blob?: unknown } | undefined;
+    if (
+      !engine ||
+      typeof engine.flush !== "function" ||
+      Object.hasOwn(engine, "flush") ||
+      !smallBlob(answer?.blob)
+    ) {
       return packet(p);
     }
     engine.flush = noop;
@@ -281,7 +319,7 @@ function corkWrites(t: WsTransport): string | undefined {
   const write = t.write.bind(t);
   (t as { write: (packets: unknown[]) => void }).write = (packets) => {
     const socket = t.ws?._socket;
-    if (!socket || packets.length < 2) return write(packets);
+    if (!socket || packets.length < 2 || !smallPackets(packets)) return write(packets);
     socket.cork();
     try {
       write(packets);

@@ -19,6 +19,8 @@
  * and flushes once after the last part, and (2) the WebSocket transport's `send(packets)` runs with
  * the TCP socket corked, so the frames of one flush reach the kernel in one `writev`. Bytes, their
  * order and the frame boundaries are what stock socket.io sends (the Agent is a stock client).
+ * Both act only where a chunk's fixed costs decide: packets whose binary parts are at most
+ * `BATCHED_ATTACHMENT_MOST` (64 KiB); larger ones go out as stock socket.io writes them.
  *
  * Why this is safe, from the installed code (versions pinned in server/package.json):
  * - `writeToEngine` only loops `conn.write(part, opts)`; engine.io's `write` pushes the packet to
@@ -88,6 +90,22 @@ interface SocketIoClient {
 const patched = new WeakSet<object>();
 const noop = (): void => undefined;
 
+/**
+ * Batched writes act only on packets whose binary parts are at most this long (D@bench-1): they
+ * save a chunk's fixed costs (a write, an event-loop turn), which decide at small chunks; at the
+ * SDK's default 512 KiB the bytes do, and the Server runs socket.io and ws as shipped there.
+ */
+export const BATCHED_ATTACHMENT_MOST = 64 * 1024;
+
+/** Whether every binary part among `parts` (or their `data`) is at most BATCHED_ATTACHMENT_MOST. */
+function smallParts(parts: readonly unknown[]): boolean {
+  for (const part of parts) {
+    const v = typeof part === "object" && part !== null && "data" in part ? part.data : part;
+    if (typeof v !== "string" && byteLength(v) > BATCHED_ATTACHMENT_MOST) return false;
+  }
+  return true;
+}
+
 /** Wraps `transport.send` of a WebSocket transport (once) so one flush is one write. */
 export function corkSends(transport: unknown): boolean {
   const t = transport as SendingTransport | null;
@@ -96,7 +114,7 @@ export function corkSends(transport: unknown): boolean {
   const send = t.send.bind(t);
   t.send = (packets: unknown[]): void => {
     const tcp = t.socket?._socket;
-    if (!tcp || packets.length < 2) return send(packets);
+    if (!tcp || packets.length < 2 || !smallParts(packets)) return send(packets);
     tcp.cork();
     try {
       send(packets);
@@ -122,7 +140,9 @@ export function flushPacketsWhole(client: unknown): boolean {
   patched.add(c);
   const writeToEngine = c.writeToEngine.bind(c);
   c.writeToEngine = (encoded: unknown, opts: unknown): void => {
-    if (!Array.isArray(encoded) || encoded.length < 2) return writeToEngine(encoded, opts);
+    if (!Array.isArray(encoded) || encoded.length < 2 || !smallParts(encoded)) {
+      return writeToEngine(encoded, opts);
+    }
     conn.flush = noop;
     try {
       writeToEngine(encoded, opts);

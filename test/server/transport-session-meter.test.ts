@@ -3,8 +3,9 @@
 // engine.io / ws internals to do it. This holds it to what the installed engine.io really holds:
 // a slow WebSocket Agent's backlog is all counted (write buffer and transport), every count
 // returns to exactly 0 once the Agent has read everything, a polling session is counted too, and
-// a session of another shape is refused (null) rather than miscounted. A dependency update that
-// changes any of it fails here.
+// a session of another shape is refused (null) rather than miscounted; progress reads ws's TCP
+// socket and Node's writeQueueSize, drop() the polling transport's pending GET. A dependency
+// update that changes any of it fails here.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
@@ -28,7 +29,12 @@ interface EnginePacket {
   options?: { wsPreEncodedFrame?: Buffer[] };
 }
 interface EngineSession {
-  transport: { name: string; writable: boolean; socket?: { bufferedAmount: number } };
+  transport: {
+    name: string;
+    writable: boolean;
+    socket?: { bufferedAmount: number; _socket?: { _handle?: { writeQueueSize?: unknown } } };
+    req?: { socket?: unknown } | null;
+  };
   writeBuffer: EnginePacket[];
   on(event: "packetCreate" | "flush", fn: (p: EnginePacket) => void): void;
   off(event: "packetCreate" | "flush", fn: (p: EnginePacket) => void): void;
@@ -90,6 +96,12 @@ void test("a WebSocket Agent that stops reading: its whole backlog is counted, t
   assert.ok(meter.queued >= inBuffer + inWs - 16 * n, `${meter.queued} < ${inBuffer} + ${inWs}`);
   assert.ok(meter.queued <= n * (answerBytes + 512), `${meter.queued}`);
   assert.equal(h.server.outbound.queuedTotal, meter.queued);
+  // Progress reads ws's TCP socket (`_socket`) and Node's `_handle.writeQueueSize`: bytes libuv
+  // holds because the kernel's buffers are full. Renamed, they would read as 0 without an error.
+  const unsent = session.transport.socket?._socket?._handle?.writeQueueSize;
+  assert.ok(typeof unsent === "number" && unsent > 0, `writeQueueSize ${String(unsent)}`);
+  const buffered = session.transport.socket?.bufferedAmount ?? 0;
+  assert.equal(meter.progress(), meter.drained - buffered - unsent);
   const before = meter.progress();
   tcp.resume();
   assert.equal((await Promise.all(answers)).length, n);
@@ -101,6 +113,10 @@ void test("a WebSocket Agent that stops reading: its whole backlog is counted, t
 void test("a polling Agent: counted while its responses are out, 0 when read", async () => {
   const { agent, session, meter } = await pair("office-polling", ["polling"]);
   assert.equal(meter.transport, "polling");
+  // drop() destroys the pending GET's socket (engine.io's private `req`): it must be there while
+  // the client long-polls.
+  for (let i = 0; i < 1000 && !session.transport.req; i++) await new Promise(setImmediate);
+  assert.ok(session.transport.req?.socket, "engine.io's polling transport holds its GET as req");
   let most = 0;
   const onFlush = (): void => void (most = Math.max(most, meter.queued));
   session.on("flush", onFlush); // after the meter's own listener

@@ -1,6 +1,7 @@
 /**
  * The transport's fast-path report (computer/transport/index.ts): with the pinned libraries both
- * fast paths are available and on by default, `transport: "stock"` turns both off, a failing
+ * fast paths are available and on by default, `transport: "stock"` turns both off and
+ * `{ off: [name] }` that one, a failing
  * probe makes one `unavailable: <reason>`; a running Computer reports them as the gauge
  * `a2c_transport_fast_path{name,state}`; the probes looked at the very classes the live
  * connection uses. And `stock` really is stock: no live object of the Computer's socket carries
@@ -36,6 +37,14 @@ void test("fast: every path on; stock: every path off; a failing probe: unavaila
     batch_writes: "unavailable: gone",
   });
   assert.deepEqual(decideFastPaths("stock", probe), decideFastPaths("stock"));
+  assert.deepEqual(decideFastPaths({ off: ["mask_in_place"] }), {
+    mask_in_place: "off",
+    batch_writes: "on",
+  });
+  assert.deepEqual(decideFastPaths({ off: ["batch_writes"] }, probe), {
+    mask_in_place: "on",
+    batch_writes: "off",
+  });
 });
 
 /** The own members of ours on the live objects of `pc`'s WebSocket connection. */
@@ -66,6 +75,15 @@ void test("a running Computer exports each path as a gauge and patches only when
       mode === "fast" ? ["Manager._packet", "transport.write", "sender.dispatch"] : [],
     );
   }
+});
+
+void test("{ off: [name] }: that path off and unpatched, the other on", async () => {
+  const { pc: noMask } = await f.computer("pc-no-mask", { transport: { off: ["mask_in_place"] } });
+  assert.deepEqual(noMask.fastPaths, { mask_in_place: "off", batch_writes: "on" });
+  assert.deepEqual(ownPatches(noMask), ["Manager._packet", "transport.write"]);
+  const { pc: noBatch } = await f.computer("pc-no-batch", { transport: { off: ["batch_writes"] } });
+  assert.deepEqual(noBatch.fastPaths, { mask_in_place: "on", batch_writes: "off" });
+  assert.deepEqual(ownPatches(noBatch), ["sender.dispatch"]);
 });
 
 void test("the probes looked at the classes the live connection uses", async () => {

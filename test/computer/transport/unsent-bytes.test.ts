@@ -6,11 +6,12 @@
  * socket.io Server on port 0 stops reading a Computer-side client's WebSocket; what the client
  * sends must be counted, less what the kernel's buffers took and never twice; two packets sent
  * in one turn (one handed to ws, one left in engine.io's buffer) add exactly their bytes; and
- * the count falls to exactly 0 once the Server reads again.
+ * the count falls to exactly 0 once the Server reads again. The drain wake-ups listen on ws's
+ * TCP socket (`_socket`, private too): it must be there.
  */
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
+import { Socket as NetSocket, type AddressInfo } from "node:net";
 import { test } from "node:test";
 import { Server } from "socket.io";
 import { io as connect } from "socket.io-client";
@@ -52,8 +53,13 @@ void test("unsent bytes count what waits in engine.io's buffer and in ws, once e
   server.on("connection", (socket) => socket.on("part", () => received++));
   const client = connect(`http://127.0.0.1:${port}`, { transports: ["websocket"] });
   const transport = createAnswerTransport(client.io, { mode: "stock" });
+  let wakes = 0;
+  transport.onWritable(() => wakes++);
   try {
     const tcp = await joined;
+    // The drain wake-ups listen on ws's TCP socket (its private `_socket`), in every mode.
+    const live = client.io.engine.transport as unknown as { ws?: { _socket?: unknown } };
+    assert.ok(live.ws?._socket instanceof NetSocket, "ws keeps its TCP socket as _socket");
     tcp.pause();
     const part = "x".repeat(PART);
     for (let i = 0; i < 2 * PARTS; i++) client.emit("part", part);
@@ -79,6 +85,7 @@ void test("unsent bytes count what waits in engine.io's buffer and in ws, once e
       check();
     });
     assert.equal(await settled(() => transport.unsentBytes()), 0);
+    assert.ok(wakes > 0, "the drains woke the scheduler's listeners");
   } finally {
     client.close();
     await server.close();
