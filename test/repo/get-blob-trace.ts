@@ -1,7 +1,8 @@
 /**
  * Runs a Server, a Computer and an Agent in this process, pulls one skill asset (warm-up), then
  * pulls another with V8's precise coverage counting calls, and prints the repository files
- * whose functions ran during that pull (test/repo/trace-calls.ts; one line of JSON). Run by
+ * whose functions ran during that pull and those functions with their lengths in source lines
+ * (test/repo/trace-calls.ts; one line of JSON: `{ files, functions }`). Run by
  * test/repo/get-blob-files.test.ts under the source condition, so module URLs are the sources.
  */
 import { randomBytes } from "node:crypto";
@@ -13,7 +14,7 @@ import { AgentClient, silentLogger } from "@a2c-smcp/agent";
 import { startComputer } from "@a2c-smcp/computer";
 import { startServer } from "@a2c-smcp/server";
 import pino from "pino";
-import { callsDuring, filesThatRan } from "./trace-calls.ts";
+import { filesThatRan, functionsThatRan, traceDuring } from "./trace-calls.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const binary = process.argv[2] !== "base64";
@@ -48,10 +49,12 @@ await agent.readBlob("pc-1", warm.blob_handle!, pull);
 // A resource this Computer has not served yet: its handle opened, its file hashed.
 const handle = (await agent.getSkill("pc-1", "demo", "assets/b.bin")).blob_handle!;
 
-const scripts = await callsDuring(() => agent.readBlob("pc-1", handle, pull));
-const files = filesThatRan(scripts, ROOT).filter((path) => !path.startsWith("test/"));
+const trace = await traceDuring(() => agent.readBlob("pc-1", handle, pull));
+const product = (path: string): boolean => !path.startsWith("test/");
+const files = filesThatRan(trace.scripts, ROOT).filter(product);
+const functions = functionsThatRan(trace, ROOT).filter((f) => product(f.file));
 await agent.close();
 await computer.close();
 await server.close();
 rmSync(dir, { recursive: true, force: true });
-console.log(JSON.stringify(files));
+console.log(JSON.stringify({ files, functions }));
