@@ -16,7 +16,7 @@ import {
   SLIVER_LIMIT,
   SpeedGuard,
   minimumProgress,
-} from "../../agent/pull-guard.ts";
+} from "../../agent/path.ts";
 import { RateLimit, parseRate } from "../../agent/rate-limit.ts";
 
 void test("parseRate reads curl's syntax (powers of 1024) and refuses the rest", () => {
