@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AgentClient, silentLogger } from "@a2c-smcp/agent";
-import { startComputer } from "@a2c-smcp/computer";
+import { createSkillService, startComputer, type ServiceFactory } from "@a2c-smcp/computer";
 import { startServer } from "@a2c-smcp/server";
 import pino from "pino";
 import { filesThatRan, functionsThatRan, traceDuring } from "./trace-calls.ts";
@@ -28,6 +28,21 @@ for (const name of ["a.bin", "b.bin"]) {
 }
 
 const quiet = pino({ level: "silent" });
+/**
+ * The skill service as `skills: home` builds it, without the home's watcher: its periodic scan
+ * would run whenever its timer falls, inside the traced pull or not, and is no part of a pull.
+ */
+const skills: ServiceFactory = (ctx) =>
+  createSkillService({
+    config: ctx.config,
+    home,
+    minter: ctx.minter,
+    log: ctx.log,
+    watch: false,
+    sandboxChecks: ctx.metrics.sandboxChecks,
+    ...(ctx.hashCache ? { fileHasher: ctx.hashCache } : {}),
+    ...(ctx.derived ? { derived: ctx.derived } : {}),
+  });
 const server = await startServer({ port: 0, host: "127.0.0.1", tokens: [token], logger: quiet });
 const computer = await startComputer({
   server: server.url,
@@ -35,7 +50,7 @@ const computer = await startComputer({
   name: "pc-1",
   token,
   stateDir: join(dir, "state"),
-  skills: home,
+  services: [skills],
   workers: 0,
   logger: quiet,
 });
