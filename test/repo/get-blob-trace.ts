@@ -67,7 +67,7 @@ const handle = (await agent.getSkill("pc-1", "demo", "assets/b.bin")).blob_handl
 const trace = await traceDuring(() => agent.readBlob("pc-1", handle, pull));
 const product = (path: string): boolean => !path.startsWith("test/");
 const files = filesThatRan(trace.scripts, ROOT).filter(product);
-const functions = functionsThatRan(trace, ROOT).filter((f) => product(f.file));
+const functions = functionsThatRan(trace, ROOT, product);
 await agent.close();
 await computer.close();
 await server.close();

@@ -124,27 +124,33 @@ function position(code: string, offset: number): { line: number; col: number } {
 }
 
 /**
- * Every function under `root` that was called during the trace (as `filesThatRan` counts them;
- * V8's own class-field initializers aside), with its length in source lines: its start mapped
- * back through the loader's source map to the TypeScript, and the function declared there.
+ * Every function under `root` (in the files `only` takes) that was called during the trace (as
+ * `filesThatRan` counts them; V8's own class-field initializers aside), with its length in source
+ * lines: its start mapped back through the loader's source map to the TypeScript, and the
+ * function declared there. One that cannot be found there is an error, not a function skipped.
  */
-export function functionsThatRan(trace: Trace, root: string): RanFunction[] {
+export function functionsThatRan(
+  trace: Trace,
+  root: string,
+  only: (file: string) => boolean = () => true,
+): RanFunction[] {
   const out: RanFunction[] = [];
   for (const script of trace.scripts) {
     const file = repoPath(script.url, root);
     const code = trace.code.get(script.url);
     const map = findSourceMap(script.url);
-    if (file === undefined || code === undefined || !map) continue;
+    if (file === undefined || !only(file) || code === undefined || !map) continue;
     const spans = functionSpans(fileURLToPath(script.url));
     for (const f of script.functions) {
       if (runsAtImport(f) || f.functionName.startsWith("<")) continue;
       if (!f.ranges.some((r) => r.count > 0)) continue;
       const at = position(code, f.ranges[0]!.startOffset);
       const entry = map.findEntry(at.line, at.col);
-      if (!("originalLine" in entry)) continue;
+      if (!("originalLine" in entry)) throw new Error(`${file}: ${f.functionName} not mapped`);
       const { originalLine: line, originalColumn: col } = entry;
       const here = spans.filter((s) => s.line === line);
-      if (here.length === 0) continue;
+      // A function that ran and is not found would escape the bound on lengths: say so.
+      if (here.length === 0) throw new Error(`${file}:${line + 1}: ${f.functionName} not found`);
       const span = here.reduce((a, b) => (Math.abs(b.col - col) < Math.abs(a.col - col) ? b : a));
       out.push({ file, name: f.functionName, line: line + 1, lines: span.end - span.line + 1 });
     }
