@@ -2,13 +2,15 @@
  * The pull: one routine behind every producer's handle (get_skill handles, tool_call sideband,
  * raw handles; docs/protocol.md §6.9). This file holds its public forms (`pullBlob`, `readBlob`,
  * `readBlobWithInfo`, `downloadBlob`, `blobChunks`), its options and results, and the pull
- * itself: reads until one verifies. Each file it uses sits below it and calls nothing above:
+ * itself: reads until one verifies. The files it uses sit below it and import nothing above
+ * them (D@pull-1); what a lower one needs of an upper one at run time comes through an
+ * interface handed down:
  * - `read.ts`: one logical read, a flow of the path: its offsets, the requests it asks again,
  *   each answer checked against the read's identity;
  * - `sinks.ts`: where the bytes go, hashed and in order (`file-sink.ts` for a file);
  * - `path.ts`: when each request goes and how big, shared by every pull to the same Computer;
  *   it sends them through the client (`ChunkFetcher`: one request, its answer checked and
- *   decoded) and hands each answer back to its read.
+ *   decoded) and hands each answer back to its read (`PathFlow`).
  *
  * A pull goes like this (D16, D18, D19, D42–D44):
  * 1. A read's first chunk is asked ALONE (read.ts). Its identity (`total_size`, `sha256`,
