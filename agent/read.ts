@@ -171,7 +171,7 @@ export class Read<R> implements PathFlow {
   binary: boolean;
   chunkCeiling: number;
 
-  private readonly set: ReadSettings;
+  private readonly settings: ReadSettings;
   private identity: BlobIdentity | undefined;
   private firstAsked = false;
   /** When the chunk at offset 0 may be asked (again). */
@@ -214,7 +214,7 @@ export class Read<R> implements PathFlow {
     /** Begins the read at its first answer (pull.ts): from the cache, a resume, or offset 0. */
     private readonly begin: (id: BlobIdentity, hash: Hash) => Promise<Begun>,
   ) {
-    const s = (this.set = ctx.settings);
+    const s = (this.settings = ctx.settings);
     this.handle = ctx.handle;
     this.signal = ctx.signal;
     this.window = s.window;
@@ -303,7 +303,7 @@ export class Read<R> implements PathFlow {
         stats.timeouts++;
         return this.retry(w, now, err);
       case "retry": {
-        if (++this.retriesInARow > this.set.retries) return this.fail(err);
+        if (++this.retriesInARow > this.settings.retries) return this.fail(err);
         const backoff = Math.min(50 * 2 ** (this.retriesInARow - 1), 2000);
         return this.retry(w, now + backoff, err);
       }
@@ -335,7 +335,7 @@ export class Read<R> implements PathFlow {
     // read asks in base64, at the base64 chunk size unless `chunkBytes` was given.
     if (this.binary && chunk.carriage === "base64") {
       this.binary = false;
-      this.chunkCeiling = Math.min(this.chunkCeiling, this.set.base64Ceiling ?? Infinity);
+      this.chunkCeiling = Math.min(this.chunkCeiling, this.settings.base64Ceiling ?? Infinity);
     }
     this.learnClamp(work, chunk);
     this.begin(id, this.inOrder.running)
@@ -370,7 +370,7 @@ export class Read<R> implements PathFlow {
       this.accepted = this.cursor = end;
       this.inOrder.put(f, chunk.bytes.subarray(f - work.offset));
     } else this.ctx.fetcher.releaseChunk?.(chunk.bytes);
-    this.set.onProgress?.({ bytes: this.accepted, total: this.identity!.total });
+    this.settings.onProgress?.({ bytes: this.accepted, total: this.identity!.total });
     this.checkDone();
   }
 
@@ -440,7 +440,7 @@ export class Read<R> implements PathFlow {
       this.retryQueue.add({ offset: work.offset + len, len: rest, epoch: this.epoch }, 0);
     }
     this.inOrder.put(work.offset, chunk.bytes);
-    this.set.onProgress?.({ bytes: this.accepted, total: id.total });
+    this.settings.onProgress?.({ bytes: this.accepted, total: id.total });
     this.checkDone();
   }
 
@@ -475,7 +475,7 @@ export class Read<R> implements PathFlow {
 
   /** Asks `work` again at `at`, unless requests have failed without a byte for too long. */
   private retry(work: ReadWork, at: number, err: unknown): void {
-    if (performance.now() - this.lastByteAt > this.set.stallTimeoutMs) return this.fail(err);
+    if (performance.now() - this.lastByteAt > this.settings.stallTimeoutMs) return this.fail(err);
     this.queueRetry(work, at);
   }
 
@@ -523,7 +523,7 @@ export class Read<R> implements PathFlow {
   /** The Computer or our socket went away: wait for it, then go on where the read stood. */
   private resume(err: unknown): void {
     if (this.resuming) return;
-    if (++this.resumesInARow > this.set.retries) return this.fail(err);
+    if (++this.resumesInARow > this.settings.retries) return this.fail(err);
     this.resuming = true;
     this.speed.pause();
     this.epoch++;
@@ -532,7 +532,7 @@ export class Read<R> implements PathFlow {
     stats.resumes++;
     log.info({ computer, err: String(err), attempt }, "blob pull resuming");
     fetcher
-      .waitForComputer(computer, { signal, timeoutMs: this.set.resumeTimeoutMs })
+      .waitForComputer(computer, { signal, timeoutMs: this.settings.resumeTimeoutMs })
       // Listed again; a short backoff keeps a flapping peer from burning retries. (An abort
       // ended the read already: the backoff's rejection finds it settled.)
       .then(() => sleep(Math.min(50 * 2 ** (attempt - 1), 2000), undefined, { signal }))
