@@ -41,7 +41,7 @@ import type { Carriage, DownloadOptions, PullInfo, PullOptions, PullStats } from
 import { parseRate } from "./rate-limit.ts";
 import { findSidebandItems } from "./sideband.ts";
 import { drainSkill } from "./skill.ts";
-import { FileSink, type FileSinkResult, type ResumeEvent } from "./sinks.ts";
+import { FileSink, type FileSinkResult, type ResumeEvent } from "./file-sink.ts";
 
 export { EXIT };
 

@@ -51,7 +51,7 @@ import {
 } from "./pull.ts";
 import { restoreSideband } from "./sideband.ts";
 import { drainSkill } from "./skill.ts";
-import type { FileSinkResult } from "./sinks.ts";
+import type { FileSinkResult } from "./file-sink.ts";
 import {
   parsePutAnswer,
   putPayload,

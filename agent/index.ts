@@ -10,7 +10,16 @@ export {
   type SendOptions,
   type SendTicket,
 } from "./path-controller.ts";
-export * from "./sinks.ts";
+export { BufferSink, StreamSink, type ReadStart, type Sink } from "./sinks.ts";
+export {
+  FILE_CHECKPOINT_MS,
+  FILE_WRITEBACK_BYTES,
+  FILE_WRITE_BATCH_BYTES,
+  FileSink,
+  type FileSinkOptions,
+  type FileSinkResult,
+  type ResumeEvent,
+} from "./file-sink.ts";
 export * from "./upload.ts";
 export * from "./sideband.ts";
 export * from "./cache.ts";
@@ -24,4 +33,4 @@ export {
   DEFAULT_SPEED_TIME_MS,
   MIN_CLAMP_BYTES,
   SLIVER_LIMIT,
-} from "./pull-guard.ts";
+} from "./path.ts";

@@ -1,8 +1,9 @@
 /**
- * Where pulled bytes go. The pull hands a sink each chunk's bytes strictly in offset order, once
- * they are hashed (docs/protocol.md §6.9). A sink copies what it keeps before `commit` returns:
- * the pull then gives the chunk's bytes back to the client, which decodes the next ones into
- * them (agent/client.ts, `DecodeBuffers`).
+ * Where pulled bytes go, in order. `InOrder` takes a read's checked chunks in any order and hands
+ * its sink each chunk's bytes strictly in offset order, hashing them as the contiguous prefix
+ * grows (docs/protocol.md §6.9). A sink copies what it keeps before `commit` returns: the chunk's
+ * bytes then go back to the client, which decodes the next ones into them (agent/client.ts,
+ * `DecodeBuffers`).
  * - `BufferSink`: one Buffer allocated once the size is known and fits (D45); chunks copied in.
  * - `FileSink`: a partial file next to the target (`<target>.a2c-part`, partial-file.ts), written
  *   in large batches (one positional write per few MiB), fsync + rename at the end: the target
@@ -13,18 +14,8 @@
  * Memory stays bounded by the pull's window, whatever the blob's size.
  */
 import { constants as bufferConstants } from "node:buffer";
-import type { Hash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { BlobChangedError, BlobTooLargeError, asError } from "./errors.ts";
-
-export {
-  FILE_CHECKPOINT_MS,
-  FILE_WRITEBACK_BYTES,
-  FILE_WRITE_BATCH_BYTES,
-  FileSink,
-  type FileSinkOptions,
-  type FileSinkResult,
-  type ResumeEvent,
-} from "./file-sink.ts";
 
 /** A read's identity, and its running sha256: at each commit, of the bytes before its offset. */
 export interface ReadStart {
@@ -147,5 +138,82 @@ export class StreamSink implements Sink<void> {
       if (this.ended) return;
       await new Promise<void>((resolve) => (this.waiting = resolve));
     }
+  }
+}
+
+/**
+ * A read's chunks put in order: each is held until the bytes before it are in, then committed to
+ * the sink and hashed. `settled` hears of each commit the sink finished later (it answered with a
+ * promise) and of a failed one; `release` takes back the bytes of a chunk once committed.
+ */
+export class InOrder {
+  /** Bytes committed and hashed, in order: the read is whole when this reaches its size. */
+  prefix = 0;
+  /** Commits whose bytes the sink still holds in memory (it answered with a promise). */
+  committing = 0;
+  /** The sha256 of the prefix (a resume hands over one that hashed the partial file's prefix). */
+  private hash: Hash = createHash("sha256");
+  /** Checked chunks waiting for the prefix to reach them. */
+  private readonly held = new Map<number, Buffer>();
+
+  constructor(
+    private readonly sink: Sink<unknown>,
+    private readonly release: (bytes: Buffer) => void,
+    private readonly settled: (err?: unknown) => void,
+  ) {}
+
+  /** Chunks held or still being committed: what the read keeps in memory besides the sink. */
+  get pending(): number {
+    return this.held.size + this.committing;
+  }
+
+  /** The running hash, for a sink that takes digests at its commits (`ReadStart`). */
+  get running(): Hash {
+    return this.hash;
+  }
+
+  /** Goes on from `offset` bytes the sink already holds, hashed by `hash`. */
+  startAt(offset: number, hash: Hash): void {
+    this.prefix = offset;
+    this.hash = hash;
+  }
+
+  /** Holds `bytes` at `offset`, and commits whatever now continues the prefix. */
+  put(offset: number, bytes: Buffer): void {
+    if (bytes.length > 0) this.held.set(offset, bytes);
+    for (let next = this.held.get(this.prefix); next; next = this.held.get(this.prefix)) {
+      this.held.delete(this.prefix);
+      const at = this.prefix;
+      this.prefix += next.length;
+      // Committed before it is hashed: at a commit the sink may take the digest of the bytes
+      // before it (a file sink's resume marks).
+      const p = this.sink.commit(at, next);
+      this.hash.update(next);
+      // The sink copied what it keeps: the client may decode another chunk into these bytes.
+      this.release(next);
+      if (!p) continue;
+      this.committing++;
+      p.then(
+        () => {
+          this.committing--;
+          this.settled();
+        },
+        (err: unknown) => {
+          this.committing--;
+          this.settled(err);
+        },
+      );
+    }
+  }
+
+  /** The hex sha256 of the prefix (once: the hash is spent). */
+  digest(): string {
+    return this.hash.digest("hex");
+  }
+
+  /** Gives back every chunk still held (the read ended). */
+  clear(): void {
+    for (const bytes of this.held.values()) this.release(bytes);
+    this.held.clear();
   }
 }

@@ -15,7 +15,7 @@ import { after, before, test } from "node:test";
 import type { AgentClient } from "../../agent/client.ts";
 import { IntegrityError, TooSlowError } from "../../agent/errors.ts";
 import { TRAILER_SLOT, partialPath, readRecord } from "../../agent/partial-file.ts";
-import type { ResumeEvent } from "../../agent/sinks.ts";
+import type { ResumeEvent } from "../../agent/file-sink.ts";
 import {
   COMPUTER,
   answerFor,

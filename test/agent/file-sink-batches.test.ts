@@ -16,7 +16,7 @@ import {
   FILE_WRITEBACK_BYTES,
   FILE_WRITE_BATCH_BYTES,
   FileSink,
-} from "../../agent/sinks.ts";
+} from "../../agent/file-sink.ts";
 import type { AgentClient } from "../../agent/client.ts";
 import {
   answerFor,

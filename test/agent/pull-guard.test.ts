@@ -1,7 +1,7 @@
 // @pure
 /**
  * The pull's rate cap and progress rules on a simulated clock (agent/rate-limit.ts,
- * agent/pull-guard.ts): curl's rate syntax; a token bucket whose waits are exact and whose
+ * agent/path.ts): curl's rate syntax; a token bucket whose waits are exact and whose
  * long-run rate is the cap whatever the request sizes and short answers; the minimum progress
  * over a sliding window, paused while the Computer is away; and the judgment of short answers
  * (an honest clamp, slivers, a contract error after `SLIVER_LIMIT` in a row).
@@ -16,7 +16,7 @@ import {
   SLIVER_LIMIT,
   SpeedGuard,
   minimumProgress,
-} from "../../agent/pull-guard.ts";
+} from "../../agent/path.ts";
 import { RateLimit, parseRate } from "../../agent/rate-limit.ts";
 
 void test("parseRate reads curl's syntax (powers of 1024) and refuses the rest", () => {

@@ -6,6 +6,7 @@
  * a module's top level is not). The marked block in the doc must be exactly what the two traces
  * (binary and base64 carriage) make of it, so a file that runs cannot be left out of the list
  * and a file that no longer runs cannot stay on it. `A2C_WRITE_DOCS=1` rewrites the block.
+ * Every function that ran in the traced pull is at most `LONGEST` lines of its source.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -25,8 +26,17 @@ const END = "<!-- END get-blob-files -->";
  * states is 25; this bound is where the pull stands, lowered as its legs are shortened.
  */
 const MOST = 34;
+/** The most source lines of a function that runs in a pull (the developers' guide). */
+const LONGEST = 80;
 /** The order a request crosses the roles; files are sorted by path within a role. */
 const ROLES = ["agent/", "protocol/", "server/", "computer/"];
+
+interface RanFunction {
+  file: string;
+  name: string;
+  line: number;
+  lines: number;
+}
 
 async function traced(carriage: "binary" | "base64"): Promise<string[]> {
   const { stdout } = await run(
@@ -34,7 +44,10 @@ async function traced(carriage: "binary" | "base64"): Promise<string[]> {
     ["--conditions=@a2c-smcp/source", "--import", "tsx", "test/repo/get-blob-trace.ts", carriage],
     { cwd: REPO_ROOT, timeout: 120_000 },
   );
-  const files = JSON.parse(stdout.trim().split("\n").at(-1)!) as string[];
+  const { files, functions } = JSON.parse(stdout.trim().split("\n").at(-1)!) as {
+    files: string[];
+    functions: RanFunction[];
+  };
   // A trace that saw nothing of a role would prove nothing.
   for (const role of ROLES) {
     assert.ok(
@@ -42,6 +55,14 @@ async function traced(carriage: "binary" | "base64"): Promise<string[]> {
       `${carriage}: no ${role} file ran: ${files.join(", ")}`,
     );
   }
+  // Every file that ran had its functions found in its source.
+  assert.deepEqual([...new Set(functions.map((f) => f.file))].sort(), files);
+  const long = functions.filter((f) => f.lines > LONGEST);
+  assert.deepEqual(
+    long.map((f) => `${f.file}:${f.line} ${f.name || "(anonymous)"}: ${f.lines} lines`),
+    [],
+    `${carriage}: functions over ${LONGEST} lines ran in the pull`,
+  );
   return files;
 }
 

@@ -1,7 +1,8 @@
 /**
  * Runs a Server, a Computer and an Agent in this process, pulls one skill asset (warm-up), then
  * pulls another with V8's precise coverage counting calls, and prints the repository files
- * whose functions ran during that pull (test/repo/trace-calls.ts; one line of JSON). Run by
+ * whose functions ran during that pull and those functions with their lengths in source lines
+ * (test/repo/trace-calls.ts; one line of JSON: `{ files, functions }`). Run by
  * test/repo/get-blob-files.test.ts under the source condition, so module URLs are the sources.
  */
 import { randomBytes } from "node:crypto";
@@ -10,10 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AgentClient, silentLogger } from "@a2c-smcp/agent";
-import { startComputer } from "@a2c-smcp/computer";
+import { createSkillService, startComputer, type ServiceFactory } from "@a2c-smcp/computer";
 import { startServer } from "@a2c-smcp/server";
 import pino from "pino";
-import { callsDuring, filesThatRan } from "./trace-calls.ts";
+import { filesThatRan, functionsThatRan, traceDuring } from "./trace-calls.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const binary = process.argv[2] !== "base64";
@@ -27,6 +28,21 @@ for (const name of ["a.bin", "b.bin"]) {
 }
 
 const quiet = pino({ level: "silent" });
+/**
+ * The skill service as `skills: home` builds it, without the home's watcher: its periodic scan
+ * would run whenever its timer falls, inside the traced pull or not, and is no part of a pull.
+ */
+const skills: ServiceFactory = (ctx) =>
+  createSkillService({
+    config: ctx.config,
+    home,
+    minter: ctx.minter,
+    log: ctx.log,
+    watch: false,
+    sandboxChecks: ctx.metrics.sandboxChecks,
+    ...(ctx.hashCache ? { fileHasher: ctx.hashCache } : {}),
+    ...(ctx.derived ? { derived: ctx.derived } : {}),
+  });
 const server = await startServer({ port: 0, host: "127.0.0.1", tokens: [token], logger: quiet });
 const computer = await startComputer({
   server: server.url,
@@ -34,7 +50,7 @@ const computer = await startComputer({
   name: "pc-1",
   token,
   stateDir: join(dir, "state"),
-  skills: home,
+  services: [skills],
   workers: 0,
   logger: quiet,
 });
@@ -48,10 +64,12 @@ await agent.readBlob("pc-1", warm.blob_handle!, pull);
 // A resource this Computer has not served yet: its handle opened, its file hashed.
 const handle = (await agent.getSkill("pc-1", "demo", "assets/b.bin")).blob_handle!;
 
-const scripts = await callsDuring(() => agent.readBlob("pc-1", handle, pull));
-const files = filesThatRan(scripts, ROOT).filter((path) => !path.startsWith("test/"));
+const trace = await traceDuring(() => agent.readBlob("pc-1", handle, pull));
+const product = (path: string): boolean => !path.startsWith("test/");
+const files = filesThatRan(trace.scripts, ROOT).filter(product);
+const functions = functionsThatRan(trace, ROOT, product);
 await agent.close();
 await computer.close();
 await server.close();
 rmSync(dir, { recursive: true, force: true });
-console.log(JSON.stringify(files));
+console.log(JSON.stringify({ files, functions }));

@@ -3,7 +3,8 @@
  * was called (test/repo/trace-calls.ts). Proved on fixtures traced as the get_blob trace is (tsx,
  * the source condition): a file with exactly one function, called once, is counted; a file only
  * imported during the trace, or not touched, is not; and V8 still reports a module's top level
- * as the function "" at offset 0, which is what the filter leaves out.
+ * as the function "" at offset 0, which is what the filter leaves out. The function that ran is
+ * found in its TypeScript source, with its length in lines (the get_blob path's bound on them).
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -28,6 +29,7 @@ void test("a file with exactly one function that ran is counted; a module's top 
   const out = JSON.parse(stdout.trim().split("\n").at(-1)!) as {
     answer: number;
     ran: string[];
+    functions: { file: string; name: string; line: number; lines: number }[];
     reported: Record<string, Reported[]>;
   };
   assert.equal(out.answer, 42);
@@ -41,4 +43,5 @@ void test("a file with exactly one function that ran is counted; a module's top 
     count: true,
   });
   assert.deepEqual(out.ran, ["main.ts", "one-function.ts"]);
+  assert.deepEqual(out.functions, [{ file: "one-function.ts", name: "only", line: 2, lines: 3 }]);
 });
