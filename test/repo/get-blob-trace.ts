@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { AgentClient, silentLogger } from "@a2c-smcp/agent";
-import { startComputer } from "@a2c-smcp/computer";
+import { createSkillService, startComputer } from "@a2c-smcp/computer";
 import { startServer } from "@a2c-smcp/server";
 import pino from "pino";
 import { callsDuring, filesThatRan } from "./trace-calls.ts";
@@ -34,7 +34,21 @@ const computer = await startComputer({
   name: "pc-1",
   token,
   stateDir: join(dir, "state"),
-  skills: home,
+  // The default SKILL service without its watcher: the watcher's periodic scan of the home is a
+  // background job, not part of a pull, and one that fell inside the traced pull would be listed.
+  services: [
+    (ctx) =>
+      createSkillService({
+        config: ctx.config,
+        home,
+        minter: ctx.minter,
+        log: ctx.log,
+        sandboxChecks: ctx.metrics.sandboxChecks,
+        watch: false,
+        ...(ctx.hashCache ? { fileHasher: ctx.hashCache } : {}),
+        ...(ctx.derived ? { derived: ctx.derived } : {}),
+      }),
+  ],
   workers: 0,
   logger: quiet,
 });
