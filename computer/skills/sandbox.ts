@@ -1,8 +1,9 @@
 /**
- * The SKILL sandbox (D17, D21): the one check between a skill name and `rel_path` and a file this
- * Computer may serve, run by `client:get_skill` before it mints a handle (`SkillSandbox.check`),
- * by every pull of a skill handle as the `skill` Producer (`SkillSandbox.resolve`), and, its
- * file-system half, by the registry on each SKILL.md (`resolveInPackage`). In this order:
+ * The SKILL sandbox (D17, D21, D@leg-1): the one check between a skill name and `rel_path` and
+ * a file this Computer may serve, run by `client:get_skill` before it mints a handle
+ * (`SkillSandbox.check`), by every pull of a skill handle as the `skill` Producer
+ * (`SkillSandbox.resolve`), and, its file-system half, by the registry on each SKILL.md
+ * (`resolveInPackage`). In this order:
  * 1. The name lexer (docs/protocol.md, SKILL channel): `<skill>` (user), `<plugin>:<skill>`
  *    (marketplace) or `mcp:<bundle_id>:<skill>` (MCP-staged; the head MUST be the literal `mcp`),
  *    before any lookup, so a malformed name never becomes a file-system path (4016 before 4014).
