@@ -17,22 +17,6 @@ export type HandleKind = "skill" | "tool";
 export type HandleFields = Readonly<Record<string, string | number>>;
 
 /**
- * A file's content signature: device, inode, size, mtime ns, ctime ns. Any write, chmod or chown
- * moves ctime and an atomic-rename rewrite changes the inode, so two reads under one signature
- * read the same content: the hash cache's key (D18), the check that a held descriptor still
- * serves what a fresh open would, the worker tasks' check that a file did not change under them.
- */
-export function signatureOf(st: {
-  dev: bigint;
-  ino: bigint;
-  size: bigint;
-  mtimeNs: bigint;
-  ctimeNs: bigint;
-}): string {
-  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-}
-
-/**
  * Where the bytes of a resolved handle live.
  * - `file`: the engine opens the path, takes a consistent snapshot (fstat signature), hashes it
  *   through the hash cache, and reads chunks. With `sha256` (a content-addressed file: the tool

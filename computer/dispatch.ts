@@ -56,8 +56,6 @@ export interface Dispatcher {
 /**
  * One request's context. The signal and the logger are made on first use: a chunk served from a
  * held descriptor needs neither, and both cost measurable CPU at thousands of chunks a second.
- * A class rather than closures: tsx (esbuild's keepNames) names each named closure with a
- * defineProperty call, which would be paid per request.
  */
 class LazyContext implements RequestContext {
   #controller: AbortController | undefined;
@@ -86,110 +84,126 @@ class LazyContext implements RequestContext {
 }
 
 export function dispatch(socket: Socket, options: DispatcherOptions): Dispatcher {
-  const { name, handlers, transport, metrics, log } = options;
-  let closing = false;
-  const isClosing = (): boolean => closing;
+  const dispatcher = new RequestDispatcher(options);
+  dispatcher.listen(socket);
+  return dispatcher;
+}
+
+/** The dispatcher's state and its per-request steps; `listen` wires them to the socket. */
+class RequestDispatcher implements Dispatcher {
+  #closing = false;
+  readonly #isClosing = (): boolean => this.#closing;
   /** The requests being answered. */
-  const inflight = new Set<LazyContext>();
+  readonly #inflight = new Set<LazyContext>();
+  readonly #chunks: ChunkScheduler;
 
-  const run = async (
-    event: ClientEvent,
-    req: { req_id: string },
-    handler: ClientHandler<ClientEvent>,
-    ctx: LazyContext,
-  ): Promise<unknown> => {
-    inflight.add(ctx);
-    try {
-      return await handler(req as never, ctx);
-    } catch (err) {
-      log.error({ err, event }, "handler failed");
-      return internalError();
-    } finally {
-      inflight.delete(ctx);
+  constructor(private readonly options: DispatcherOptions) {
+    const blobHandler = options.handlers.get(Events.GetBlob);
+    this.#chunks = new ChunkScheduler({
+      ...options.chunks,
+      maxHttpBufferSize: options.maxHttpBufferSize,
+      read: (req) => {
+        const ctx = new LazyContext(Events.GetBlob, req.req_id, options.log, this.#isClosing);
+        return this.#run(Events.GetBlob, req, blobHandler!, ctx);
+      },
+      transport: options.transport,
+      answer: (ack, result) => this.#answer(Events.GetBlob, ack, result),
+      metrics: options.metrics,
+    });
+  }
+
+  /** Every `client:*` event to `#handle`, unknown events answered, cancels to the services. */
+  listen(socket: Socket): void {
+    const { log, metrics } = this.options;
+    for (const event of CLIENT_EVENTS) {
+      // The ack is the LAST argument (socket.io appends it): a peer sending extra arguments must
+      // still get its answer, not silence.
+      socket.on(event, (payload: unknown, ...rest: unknown[]) => {
+        const ack = rest.at(-1);
+        if (typeof ack !== "function") {
+          log.warn({ event }, "client:* request without an ack; ignored");
+          return;
+        }
+        this.#handle(event, payload, ack as Ack).catch((err: unknown) => {
+          log.error({ err, event }, "answer failed");
+        });
+      });
     }
-  };
 
-  const answer = (event: ClientEvent, ack: Ack, result: unknown): void => {
-    metrics.requests.inc({ event, outcome: isErrorPayload(result) ? String(result.code) : "ok" });
-    transport.answer(ack, result);
-  };
+    const known = new Set<string>([...CLIENT_EVENTS, Events.ToolCallCancelNotify]);
+    socket.onAny((event: string, ...args: unknown[]) => {
+      if (known.has(event)) return;
+      const ack = args.at(-1);
+      if (typeof ack !== "function") return;
+      metrics.unknownEvents.inc();
+      (ack as Ack)(unknownEvent(event));
+    });
 
-  const blobHandler = handlers.get(Events.GetBlob);
-  const chunks = new ChunkScheduler({
-    ...options.chunks,
-    maxHttpBufferSize: options.maxHttpBufferSize,
-    read: (req) => {
-      const ctx = new LazyContext(Events.GetBlob, req.req_id, log, isClosing);
-      return run(Events.GetBlob, req, blobHandler!, ctx);
-    },
-    transport,
-    answer: (ack, result) => answer(Events.GetBlob, ack, result),
-    metrics,
-  });
+    socket.on(Events.ToolCallCancelNotify, (payload: unknown) => this.#cancel(payload));
+  }
 
-  const handle = async (event: ClientEvent, payload: unknown, ack: Ack): Promise<void> => {
+  abortAll(): void {
+    this.#closing = true;
+    this.#chunks.close();
+    for (const ctx of this.#inflight) ctx.abort();
+  }
+
+  async #handle(event: ClientEvent, payload: unknown, ack: Ack): Promise<void> {
     let req: { computer: string; req_id: string };
     if (event === Events.GetBlob && plainGetBlob(payload)) req = payload;
     else {
       const parsed = CLIENT_REQUEST_SCHEMAS[event].safeParse(payload);
-      if (!parsed.success) return answer(event, ack, badRequest());
+      if (!parsed.success) return this.#answer(event, ack, badRequest());
       req = parsed.data as { computer: string; req_id: string };
     }
-    if (req.computer !== name) return answer(event, ack, computerNotFound(req.computer));
+    const { name, handlers, log, maxHttpBufferSize } = this.options;
+    if (req.computer !== name) return this.#answer(event, ack, computerNotFound(req.computer));
     const handler = handlers.get(event);
-    if (!handler)
-      return answer(event, ack, internalError(`${event} is not served by this Computer`));
-    if (event === Events.GetBlob) return chunks.submit(req as GetBlobReq, ack);
-    const ctx = new LazyContext(event, req.req_id, log, isClosing);
-    const result = await run(event, req, handler, ctx);
-    if (encodedAckBytes(result) > options.maxHttpBufferSize) {
-      ctx.log.error("answer larger than the Server's maxHttpBufferSize; not sent");
-      return answer(event, ack, internalError("Answer too large for the Server's buffer"));
+    if (!handler) {
+      return this.#answer(event, ack, internalError(`${event} is not served by this Computer`));
     }
-    answer(event, ack, result);
-  };
-
-  for (const event of CLIENT_EVENTS) {
-    // The ack is the LAST argument (socket.io appends it): a peer sending extra arguments must
-    // still get its answer, not silence.
-    socket.on(event, (payload: unknown, ...rest: unknown[]) => {
-      const ack = rest.at(-1);
-      if (typeof ack !== "function") {
-        log.warn({ event }, "client:* request without an ack; ignored");
-        return;
-      }
-      handle(event, payload, ack as Ack).catch((err: unknown) => {
-        log.error({ err, event }, "answer failed");
-      });
-    });
+    if (event === Events.GetBlob) return this.#chunks.submit(req as GetBlobReq, ack);
+    const ctx = new LazyContext(event, req.req_id, log, this.#isClosing);
+    const result = await this.#run(event, req, handler, ctx);
+    if (encodedAckBytes(result) > maxHttpBufferSize) {
+      ctx.log.error("answer larger than the Server's maxHttpBufferSize; not sent");
+      return this.#answer(event, ack, internalError("Answer too large for the Server's buffer"));
+    }
+    this.#answer(event, ack, result);
   }
 
-  const known = new Set<string>([...CLIENT_EVENTS, Events.ToolCallCancelNotify]);
-  socket.onAny((event: string, ...args: unknown[]) => {
-    if (known.has(event)) return;
-    const ack = args.at(-1);
-    if (typeof ack !== "function") return;
-    metrics.unknownEvents.inc();
-    (ack as Ack)(unknownEvent(event));
-  });
+  async #run(
+    event: ClientEvent,
+    req: { req_id: string },
+    handler: ClientHandler<ClientEvent>,
+    ctx: LazyContext,
+  ): Promise<unknown> {
+    this.#inflight.add(ctx);
+    try {
+      return await handler(req as never, ctx);
+    } catch (err) {
+      this.options.log.error({ err, event }, "handler failed");
+      return internalError();
+    } finally {
+      this.#inflight.delete(ctx);
+    }
+  }
 
-  socket.on(Events.ToolCallCancelNotify, (payload: unknown) => {
+  #answer(event: ClientEvent, ack: Ack, result: unknown): void {
+    const outcome = isErrorPayload(result) ? String(result.code) : "ok";
+    this.options.metrics.requests.inc({ event, outcome });
+    this.options.transport.answer(ack, result);
+  }
+
+  #cancel(payload: unknown): void {
     const parsed = ToolCallCancelSchema.safeParse(payload);
-    if (!parsed.success) return log.warn("malformed notify:tool_call_cancel ignored");
-    for (const service of options.services) {
+    if (!parsed.success) return this.options.log.warn("malformed notify:tool_call_cancel ignored");
+    for (const service of this.options.services) {
       try {
         service.cancel?.(parsed.data.req_id);
       } catch (err) {
-        log.error({ err }, "cancel failed");
+        this.options.log.error({ err }, "cancel failed");
       }
     }
-  });
-
-  return {
-    abortAll() {
-      closing = true;
-      chunks.close();
-      for (const ctx of inflight) ctx.abort();
-    },
-  };
+  }
 }

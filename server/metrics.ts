@@ -5,7 +5,6 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { OfficeCounts } from "./offices.ts";
-import type { Carried } from "./transport/index.ts";
 
 /** Outcome label of `a2c_relay_requests_total`. */
 export type RelayOutcome =
@@ -107,10 +106,5 @@ export class ServerMetrics {
       registers,
     });
     if (processMetrics) collectDefaultMetrics({ register: this.registry });
-  }
-
-  /** Counts what one ack carried (nothing for answers that carry no resource bytes). */
-  countResourceBytes(event: string, { bytes, carriage }: Carried): void {
-    if (carriage !== null && bytes > 0) this.resourceBytes.inc({ event, carriage }, bytes);
   }
 }

@@ -10,8 +10,8 @@
  *   payload → relay the ack unchanged,
  *   with 408 on relay timeout, an immediate 404 `disconnected` when the Computer drops, a 500 when
  *   the request or its answer cannot be encoded, and a silent drop when the Agent itself drops.
- * Every one of those paths settles the request's in-flight entry and gives back the bytes
- * reserved for its answer (outbound.ts).
+ * Every one of those paths settles the request's in-flight entry (`InflightTable`, below) and
+ * gives back the bytes reserved for its answer (outbound.ts).
  * The relay never parses or rebuilds an answer (D13): it hands the Agent's ack the arguments the
  * Computer's ack delivered, whatever form the transport gave them (transport/: a text ack may
  * arrive as its JSON text, binary attachments (D19) as the Buffers socket.io decoded).
@@ -30,8 +30,8 @@ import {
   type ClientEvent,
   type ErrorPayload,
 } from "@a2c-smcp/protocol";
-import { InflightTable, type Settlement } from "./inflight.ts";
 import { limitRefusal, type LimitMetrics } from "./limits.ts";
+import type { SmcpNamespace } from "./connection.ts";
 import type { Logger } from "./log.ts";
 import type { RelayOutcome, ServerMetrics } from "./metrics.ts";
 import type { Member, OfficeRegistry } from "./offices.ts";
@@ -57,6 +57,18 @@ export interface ComputerLink {
     payload: unknown,
     onAck: (args: unknown[], how?: "answered" | "disconnected") => void,
   ): boolean;
+}
+
+/** The in-process ComputerLink: emit on the local socket with a plain ack (timeouts are ours). */
+export function localLink(nsp: SmcpNamespace): ComputerLink {
+  return {
+    send(sid, event, payload, onAck) {
+      const socket = nsp.sockets.get(sid);
+      if (!socket?.connected) return false;
+      socket.emit(event, payload, (...args: unknown[]) => onAck(args));
+      return true;
+    },
+  };
 }
 
 /** The sending socket as the relay needs to see it. */
@@ -312,7 +324,11 @@ export class Relay {
       case "answered": {
         const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
         this.opts.metrics.latency.observe({ event }, seconds);
-        this.opts.metrics.countResourceBytes(event, this.opts.carried(ackArgs));
+        // Decoded resource bytes by carriage (nothing for answers that carry none).
+        const { bytes, carriage } = this.opts.carried(ackArgs);
+        if (carriage !== null && bytes > 0) {
+          this.opts.metrics.resourceBytes.inc({ event, carriage }, bytes);
+        }
         try {
           ack(...ackArgs); // D13: relayed unchanged, every argument as the Computer sent it
         } catch (err) {
@@ -352,4 +368,120 @@ export class Relay {
   private count(event: ClientEvent, outcome: RelayOutcome): void {
     this.opts.metrics.relayed.inc({ event, outcome });
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The in-flight table
+
+/** How a request ended, as counted in metrics (`unsendable`: it could not be encoded). */
+export type Settlement =
+  "answered" | "timeout" | "disconnected" | "origin_gone" | "shutdown" | "unsendable";
+
+export interface InflightEntry {
+  readonly id: number;
+  readonly event: ClientEvent;
+  readonly originSid: string;
+  readonly targetSid: string;
+  readonly computerName: string;
+  timer: NodeJS.Timeout | undefined;
+  /** Called exactly once, with the way the request ended and the Computer's ack arguments. */
+  readonly settle: (how: Settlement, args: unknown[]) => void;
+}
+
+/**
+ * The requests forwarded to a Computer and not yet answered. socket.io never rejects a
+ * server-side pending ack when the peer disconnects, so the relay keeps its own table, indexed
+ * three ways:
+ * - by id, to settle one request exactly once (answer, timeout, Computer gone, Agent gone);
+ * - by target Computer sid, so a Computer drop answers every request to it at once (D11);
+ * - by origin Agent sid, so an Agent drop discards its requests (D12) and so the per-Agent cap
+ *   on requests in flight is a size lookup.
+ * Each entry owns one timer (D10), cleared on every settle path, so nothing outlives `clear()`.
+ */
+export class InflightTable {
+  private nextId = 1;
+  private readonly byId = new Map<number, InflightEntry>();
+  private readonly byTarget = new Map<string, Set<InflightEntry>>();
+  private readonly byOrigin = new Map<string, Set<InflightEntry>>();
+
+  get size(): number {
+    return this.byId.size;
+  }
+
+  countForOrigin(originSid: string): number {
+    return this.byOrigin.get(originSid)?.size ?? 0;
+  }
+
+  /** Records a request; `timeoutMs` later it settles as `timeout` unless settled before. */
+  add(fields: Omit<InflightEntry, "id" | "timer">, timeoutMs: number): InflightEntry {
+    // Field by field: V8 takes a slow path for a spread into a literal with more keys.
+    const entry: InflightEntry = {
+      id: this.nextId++,
+      event: fields.event,
+      originSid: fields.originSid,
+      targetSid: fields.targetSid,
+      computerName: fields.computerName,
+      timer: undefined,
+      settle: fields.settle,
+    };
+    this.byId.set(entry.id, entry);
+    index(this.byTarget, entry.targetSid, entry);
+    index(this.byOrigin, entry.originSid, entry);
+    entry.timer = setTimeout(() => this.settle(entry.id, "timeout", []), timeoutMs);
+    return entry;
+  }
+
+  /** Settles one request if it is still open; returns false for a late or duplicate answer. */
+  settle(id: number, how: Settlement, args: unknown[]): boolean {
+    const entry = this.remove(id);
+    if (!entry) return false;
+    entry.settle(how, args);
+    return true;
+  }
+
+  /** Forgets one request without settling it (it was never sent); returns it if it was open. */
+  remove(id: number): InflightEntry | undefined {
+    const entry = this.byId.get(id);
+    if (!entry) return undefined;
+    this.byId.delete(id);
+    unindex(this.byTarget, entry.targetSid, entry);
+    unindex(this.byOrigin, entry.originSid, entry);
+    clearTimeout(entry.timer);
+    return entry;
+  }
+
+  /** Settles every open request to one Computer (it disconnected). Returns how many. */
+  settleTarget(targetSid: string, how: Settlement): number {
+    return this.settleAll(this.byTarget.get(targetSid), how);
+  }
+
+  /** Settles every open request from one Agent (it disconnected). Returns how many. */
+  settleOrigin(originSid: string, how: Settlement): number {
+    return this.settleAll(this.byOrigin.get(originSid), how);
+  }
+
+  /** Settles everything (server shutdown). */
+  clear(how: Settlement): number {
+    return this.settleAll(new Set(this.byId.values()), how);
+  }
+
+  private settleAll(entries: Set<InflightEntry> | undefined, how: Settlement): number {
+    if (!entries) return 0;
+    let n = 0;
+    for (const entry of [...entries]) if (this.settle(entry.id, how, [])) n += 1;
+    return n;
+  }
+}
+
+function index(map: Map<string, Set<InflightEntry>>, key: string, entry: InflightEntry): void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(entry);
+}
+
+function unindex(map: Map<string, Set<InflightEntry>>, key: string, entry: InflightEntry): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(entry);
+  if (set.size === 0) map.delete(key);
 }

@@ -32,7 +32,7 @@ import { Membership } from "./membership.ts";
 import { sendMetrics, startMetricsListener, type MetricsListenOptions } from "./metrics-http.ts";
 import { ServerMetrics } from "./metrics.ts";
 import { MemoryOfficeRegistry, type OfficeRegistry } from "./offices.ts";
-import { Relay, type ComputerLink } from "./relay.ts";
+import { localLink, Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
 import { attachSmcp, refuseOtherNamespaces } from "./namespace-handlers.ts";
@@ -463,16 +463,4 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
     "Content-Length": Buffer.byteLength(text),
   });
   res.end(text);
-}
-
-/** The in-process ComputerLink: emit on the local socket with a plain ack (timeouts are ours). */
-function localLink(nsp: SmcpNamespace): ComputerLink {
-  return {
-    send(sid, event, payload, onAck) {
-      const socket = nsp.sockets.get(sid);
-      if (!socket?.connected) return false;
-      socket.emit(event, payload, (...args: unknown[]) => onAck(args));
-      return true;
-    },
-  };
 }

@@ -41,7 +41,7 @@ import {
 import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
-import { signatureOf, type BlobSource } from "../contracts.ts";
+import type { BlobSource } from "../contracts.ts";
 import type { ComputerMetrics } from "../metrics.ts";
 import deriveFile, {
   DERIVATIONS,
@@ -51,7 +51,7 @@ import deriveFile, {
 import type { HashPool } from "../workers/pool.ts";
 import { DEFAULT_SETTLE_MS } from "./engine.ts";
 import type { HashCache } from "./hash-cache.ts";
-import { descriptorLocation } from "./descriptors.ts";
+import { descriptorLocation, signatureOf } from "./descriptors.ts";
 import { shareFlight } from "./single-flight.ts";
 import { StorageFaultError, StorageHealth, type StorageReason } from "./storage-faults.ts";
 

@@ -31,7 +31,23 @@
  * its space anyway and is left to the idle timer.
  */
 import { closeSync, fstatSync, lstatSync, readlinkSync, type BigIntStats } from "node:fs";
-import { signatureOf, type BlobSource, type HeldFiles } from "../contracts.ts";
+import type { BlobSource, HeldFiles } from "../contracts.ts";
+
+/**
+ * A file's content signature: device, inode, size, mtime ns, ctime ns. Any write, chmod or chown
+ * moves ctime and an atomic-rename rewrite changes the inode, so two reads under one signature
+ * read the same content: the hash cache's key (D18), the check that a held descriptor still
+ * serves what a fresh open would, the worker tasks' check that a file did not change under them.
+ */
+export function signatureOf(st: {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}): string {
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+}
 
 export interface CachedFd {
   readonly fd: number;

@@ -55,7 +55,6 @@ import {
   type Transport,
 } from "@a2c-smcp/protocol";
 import {
-  signatureOf,
   type BlobSource,
   type HandleFields,
   type HandleKind,
@@ -64,18 +63,18 @@ import {
   type RequestContext,
 } from "../contracts.ts";
 import type { ComputerMetrics } from "../metrics.ts";
-import { HashBusyError } from "../workers/pool.ts";
 import { ChunkCoder, type ChunkCoderOptions } from "./content-coding.ts";
 import {
   descriptorLocation,
   FdCache,
+  signatureOf,
   HeldSlot,
   reusable,
   type CachedFd,
   type CheckedFd,
 } from "./descriptors.ts";
 import type { HandleCodec } from "./handle.ts";
-import type { HashCache } from "./hash-cache.ts";
+import { HashBusyError, type HashCache } from "./hash-cache.ts";
 
 /**
  * Default chunk when `max_chunk_bytes` is absent or <= 0: 90 KiB. Per chunk, base64 +
@@ -374,7 +373,7 @@ export class BlobEngine implements HandleMinter {
       if (signatureOf(after) !== signature) return RETRY;
       // The bytes served so far show the content changed under its digest with no timestamp
       // moving (a shared mmap): the digest is gone from the cache, serve the chunk again under
-      // the new one (served-check.ts).
+      // the new one (hash-cache.ts, `Coverage`).
       if (this.#cache.served(signature, offset, buf.subarray(0, n), total)) {
         this.#log?.warn(
           { sha256 },

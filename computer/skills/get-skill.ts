@@ -8,6 +8,7 @@ import {
   busy,
   encodedAckBytes,
   invalidSkillName,
+  isTextMime,
   skillNotFound,
   skillResourceNotAccessible,
   type ErrorPayload,
@@ -20,7 +21,6 @@ import { posix, win32 } from "node:path";
 import type { DerivedStore } from "../blob/derived.ts";
 import { DEFAULT_SETTLE_MS } from "../blob/engine.ts";
 import type { ComputerConfig, HandleMinter } from "../contracts.ts";
-import { isSkillMd, isTextMime, lexSkillName, mimeForPath } from "./names.ts";
 import type { SkillRegistry } from "./registry.ts";
 import {
   openRegular,
@@ -30,7 +30,7 @@ import {
   skillMdLimits,
   type OpenedFile,
 } from "./resource.ts";
-import { DEFAULT_REL_PATH, resolveInPackage } from "./sandbox.ts";
+import { DEFAULT_REL_PATH, type SkillHandleFields, type SkillSandbox } from "./sandbox.ts";
 
 export interface SkillDeps {
   readonly config: ComputerConfig;
@@ -39,6 +39,8 @@ export interface SkillDeps {
   readonly derived: DerivedStore;
   /** The current registry (replaced on every rebuild). */
   registry(): SkillRegistry;
+  /** The check of a name and a rel_path, the same the `skill` producer runs on every pull. */
+  readonly sandbox: Pick<SkillSandbox, "check">;
   /** The blob engine's hash cache: a file hashed at mint is not re-hashed at pull. */
   readonly fileHasher: FileHasher;
   /** The engine's settle window (default `DEFAULT_SETTLE_MS`): younger content is not recorded. */
@@ -50,12 +52,6 @@ export interface FileHasher {
   fileSha256(fd: number, signature: string, size: number): Promise<string | null>;
   fileBytesSha256(signature: string | null, bytes: Buffer): string;
 }
-
-/** The fields of a `skill` handle record: the registry name and the normalized rel_path. */
-export type SkillHandleFields = {
-  n: string;
-  p: string;
-};
 
 export async function getSkills(req: GetSkillsReq, deps: SkillDeps): Promise<GetSkillsRet> {
   // Orphans are dropped; refs never carry bodies (docs/protocol.md, SKILL channel).
@@ -169,24 +165,23 @@ export async function getSkill(
   deps: SkillDeps,
 ): Promise<GetSkillRet | ErrorPayload> {
   const { config } = deps;
-  // 1. The name is lexed before any registry lookup: a malformed name is 4016.
-  if (lexSkillName(req.name) === null) return invalidSkillName(req.name);
-  // 2. Exact registry match; unknown or orphaned → 4014 (D22).
-  const found = await deps.registry().lookup(req.name);
-  if (!found || found.orphaned) return skillNotFound(req.name);
-  // 3. Sandbox. details.rel_path is the raw requested value unless absolute (echoRelPath).
-  const sandboxed = await resolveInPackage(found.entry.root, req.rel_path, config);
-  if (!sandboxed.ok) {
-    if (sandboxed.reason === "root_gone") return skillNotFound(req.name);
-    return skillResourceNotAccessible(sandboxed.reason, echoRelPath(req.rel_path));
+  // 1–3. The sandbox's check (sandbox.ts): the name lexer (4016), the registry, unknown or
+  // orphaned → 4014 (D22), then the rel_path; details.rel_path is the raw requested value
+  // unless absolute (echoRelPath).
+  const file = await deps.sandbox.check(req.name, req.rel_path);
+  if (file === null) return invalidSkillName(req.name);
+  if (!file.ok) {
+    if (file.reason === "unknown" || file.reason === "orphaned" || file.reason === "root_gone") {
+      return skillNotFound(req.name);
+    }
+    return skillResourceNotAccessible(file.reason, echoRelPath(req.rel_path));
   }
-  const relPath = sandboxed.relPath;
-  const mime = mimeForPath(relPath);
+  const mime = file.mimeType;
   const text = isTextMime(mime);
   // 4–5. Resource bytes and the hard cap.
-  const resource = isSkillMd(relPath)
-    ? await skillMdResource(sandboxed.target, req, deps)
-    : await rawResource(sandboxed.target, req, text, deps);
+  const resource = file.skillMd
+    ? await skillMdResource(file.target, req, deps)
+    : await rawResource(file.target, req, text, deps);
   if ("code" in resource) return resource;
   const { totalSize, sha256, bytes } = resource;
   const base = {
@@ -206,6 +201,6 @@ export async function getSkill(
       if (encodedAckBytes(ret) <= config.maxHttpBufferSize) return ret;
     }
   }
-  const fields: SkillHandleFields = { n: req.name, p: relPath };
+  const fields: SkillHandleFields = { n: req.name, p: file.relPath };
   return { ...base, blob_handle: deps.minter.mint("skill", fields), req_id: req.req_id };
 }

@@ -7,7 +7,8 @@
  *   marketplace/<repo>/<plugin>/<skill>/SKILL.md   name `<plugin>:<skill>`   source `marketplace:<repo>`
  *   mcp/<bundle_id>/<skill>/SKILL.md               name `mcp:<bundle_id>:<skill>` source `mcp:<bundle_id>`
  * `mcp/<bundle_id>/.orphaned` (any file type) orphans every skill of that bundle. It is checked
- * live on every lookup, not only at rebuild, so an orphan is never served in the debounce window.
+ * live (`refs`, and the sandbox's check of every get_skill and pull), not only at rebuild, so an
+ * orphan is never served in the debounce window.
  *
  * Discovery order (what `client:get_skills` returns): `user`, then `marketplace`, then `mcp`;
  * inside each level, directory entries in ascending code-unit order of their names (JS string
@@ -17,7 +18,7 @@
  * sandbox works on its realpath).
  *
  * A package is left out, with an ERROR log line, when: its directory name is not a valid name
- * segment (names.ts), `SKILL.md` is missing or not servable by the sandbox, the frontmatter is
+ * segment (sandbox.ts, the name lexer), `SKILL.md` is missing or not servable by the sandbox, the frontmatter is
  * missing or invalid, the frontmatter `name` differs from the directory name, or its full name is
  * claimed by more than one package (possible only across marketplace repos: then ALL claimants
  * are left out, since picking one would depend on directory order rather than on intent).
@@ -30,7 +31,7 @@
  *   JSON, other keys ignored). `uri` is the `skill://` resource URI, `version` the resource's
  *   `_meta.version`. Missing or malformed → both fields absent (malformed: WARN log).
  */
-import { lstat, readFile, readdir, stat } from "node:fs/promises";
+import { readFile, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import type { A2CSkillRef } from "@a2c-smcp/protocol";
@@ -40,9 +41,14 @@ import {
   splitFrontmatter,
   type FrontmatterResult,
 } from "./frontmatter.ts";
-import { isBundleId, isKebabName } from "./names.ts";
 import { openRegular, readAt } from "./resource.ts";
-import { resolveInPackage, type SandboxPolicy } from "./sandbox.ts";
+import {
+  exists,
+  isBundleId,
+  isKebabName,
+  resolveInPackage,
+  type SandboxPolicy,
+} from "./sandbox.ts";
 
 export const ORPHAN_MARKER = ".orphaned";
 export const MCP_SIDECAR = ".a2c-source.json";
@@ -59,30 +65,14 @@ export interface SkillEntry {
   readonly orphanMarker?: string;
 }
 
-export type Lookup = { entry: SkillEntry; orphaned: boolean } | null;
-
-/** Any directory entry counts (a file, a directory, even a dangling symlink). */
-async function exists(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export class SkillRegistry {
-  private readonly byName: ReadonlyMap<string, SkillEntry>;
+  /**
+   * Exact match only. Whether an entry is orphaned is decided live by whoever serves it (the
+   * sandbox's check, `refs`), not here.
+   */
+  readonly byName: ReadonlyMap<string, SkillEntry>;
   constructor(readonly entries: readonly SkillEntry[]) {
     this.byName = new Map(entries.map((e) => [e.name, e]));
-  }
-
-  /** O(1) exact match, plus the live orphan check. */
-  async lookup(name: string): Promise<Lookup> {
-    const entry = this.byName.get(name);
-    if (!entry) return null;
-    const orphaned = entry.orphanMarker !== undefined && (await exists(entry.orphanMarker));
-    return { entry, orphaned };
   }
 
   /** Refs of every non-orphaned skill, in discovery order. */

@@ -9,8 +9,8 @@
 import { constants, fstatSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import type { DeriveLimits } from "../blob/derived.ts";
-import { descriptorLocation } from "../blob/descriptors.ts";
-import { signatureOf, type ComputerConfig } from "../contracts.ts";
+import { descriptorLocation, signatureOf } from "../blob/descriptors.ts";
+import type { ComputerConfig } from "../contracts.ts";
 import { MAX_FRONTMATTER_BYTES } from "./frontmatter.ts";
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;

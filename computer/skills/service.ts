@@ -12,9 +12,9 @@ import type { ComputerConfig, ComputerService, HandleMinter } from "../contracts
 import type { SandboxCheckCounter } from "../metrics.ts";
 import { HashBusyError } from "../workers/pool.ts";
 import { getSkill, getSkills, type SkillDeps } from "./get-skill.ts";
-import { createSkillProducer } from "./producer.ts";
 import { RegistryBuilder, type SkillRegistry } from "./registry.ts";
 import { skillMdLimits } from "./resource.ts";
+import { SkillSandbox } from "./sandbox.ts";
 import { HomeWatcher } from "./watcher.ts";
 
 export interface SkillServiceOptions {
@@ -106,11 +106,20 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
       log,
       ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}),
     }));
+  // One check of a name and a rel_path, at mint (get_skill) and on every pull (the producer).
+  const sandbox = new SkillSandbox({
+    live,
+    derived,
+    limits: skillMdLimits(opts.config),
+    policy: opts.config,
+    sandboxChecks: opts.sandboxChecks,
+  });
   const deps: SkillDeps = {
     config: opts.config,
     minter: opts.minter,
     derived,
     registry: () => live.registry,
+    sandbox,
     fileHasher: hashes,
     ...(opts.settleMs !== undefined ? { settleMs: opts.settleMs } : {}),
   };
@@ -164,15 +173,7 @@ export async function createSkillService(opts: SkillServiceOptions): Promise<Ski
       "client:get_skills": (req) => guard("get_skills", () => getSkills(req, deps)),
       "client:get_skill": (req) => guard("get_skill", () => getSkill(req, deps)),
     },
-    producers: [
-      createSkillProducer({
-        live,
-        derived,
-        limits: skillMdLimits(opts.config),
-        policy: opts.config,
-        ...(opts.sandboxChecks ? { sandboxChecks: opts.sandboxChecks } : {}),
-      }),
-    ],
+    producers: [sandbox],
     attach(notify) {
       notifyFn = notify;
     },

@@ -25,7 +25,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { isMainThread } from "node:worker_threads";
 import { MAX_FRONTMATTER_BYTES, splitFrontmatter } from "../skills/frontmatter.ts";
-import { signatureOf } from "../contracts.ts";
+import { signatureOf } from "../blob/descriptors.ts";
 import { applyNice } from "./hash-file.ts";
 
 export interface Derivation {

@@ -31,7 +31,7 @@ import { getPriority, setPriority } from "node:os";
 import { isMainThread } from "node:worker_threads";
 import zlib from "node:zlib";
 import { promisify } from "node:util";
-import { signatureOf } from "../contracts.ts";
+import { signatureOf } from "../blob/descriptors.ts";
 
 /** `zlib.crc32` (Node >= 20.15), where this Node has it: the served-bytes check needs it. */
 export const crc32: ((data: Uint8Array, value?: number) => number) | undefined = (
@@ -53,7 +53,7 @@ export interface HashFileTask {
   nice?: number;
 }
 
-/** `crc32`: of the same bytes, for the served-bytes check (blob/served-check.ts), where Node has it. */
+/** `crc32`: of the same bytes, for the served-bytes check (blob/hash-cache.ts, `Coverage`), where Node has it. */
 export type HashFileResult = { sha256: string; crc32?: number } | { changed: true };
 
 const READ_BYTES = 1024 * 1024;

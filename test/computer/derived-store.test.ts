@@ -15,7 +15,7 @@ import { after, before, test } from "node:test";
 import { DerivedStore, type DeriveResult } from "../../computer/blob/derived.ts";
 import { HashCache } from "../../computer/blob/hash-cache.ts";
 import { createHashPool, type HashPool } from "../../computer/workers/pool.ts";
-import { signatureOf } from "../../computer/contracts.ts";
+import { signatureOf } from "../../computer/blob/descriptors.ts";
 import { versionBytes } from "./support/rewriter.ts";
 
 const MiB = 1024 * 1024;

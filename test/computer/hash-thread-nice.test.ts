@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { HashCache } from "../../computer/blob/hash-cache.ts";
 import { createHashPool } from "../../computer/workers/pool.ts";
-import { signatureOf } from "../../computer/contracts.ts";
+import { signatureOf } from "../../computer/blob/descriptors.ts";
 
 const pool = createHashPool(1)!;
 const dir = mkdtempSync(join(tmpdir(), "a2c-hash-nice-"));

@@ -1,6 +1,6 @@
 // @pure
 /**
- * The served-bytes check (computer/blob/served-check.ts, D71): CRC-32 pieces joined
+ * The served-bytes check (computer/blob/hash-cache.ts, D71): CRC-32 pieces joined
  * with the combine rule equal zlib's CRC-32 of the whole, in any serving order; overlaps are
  * ignored, a read starting again at 0 starts the coverage again, and a content whose bytes
  * changed under its cached digest is dropped from the hash cache once the served chunks cover it.
@@ -9,8 +9,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import zlib from "node:zlib";
-import { HashCache } from "../../computer/blob/hash-cache.ts";
-import { Coverage, crc32Combine } from "../../computer/blob/served-check.ts";
+import { Coverage, crc32Combine, HashCache } from "../../computer/blob/hash-cache.ts";
 
 const crc = (b: Uint8Array): number => zlib.crc32(b);
 

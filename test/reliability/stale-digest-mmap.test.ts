@@ -1,5 +1,5 @@
 /**
- * No stale digest twice (computer/blob/served-check.ts, D71), against the Server and
+ * No stale digest twice (computer/blob/hash-cache.ts, D71), against the Server and
  * the Computer as their own processes: a skill file rewritten through a shared mmap by a python3
  * process. The first write dirties the pages and moves the timestamps; the Computer hashes that
  * content and a pull verifies. The second write lands on pages that are still dirty, so neither

@@ -9,7 +9,8 @@ import {
   parseFrontmatter,
   stripFrontmatter,
 } from "../../../computer/skills/frontmatter.ts";
-import { isTextMime, lexSkillName, mimeForPath } from "../../../computer/skills/names.ts";
+import { isTextMime } from "../../../protocol/index.ts";
+import { lexSkillName, mimeForPath } from "../../../computer/skills/sandbox.ts";
 
 void test("name lexer: 1/2/3 segments, kebab leaves, bundle ids verbatim", () => {
   assert.deepEqual(lexSkillName("pdf"), { kind: "user", skill: "pdf" });
