@@ -3,8 +3,9 @@
  * connections below socket.io, and one of them may carry an Agent's join that is in flight. The
  * SDK's client reconnects by itself, so the join goes on over the new connection within
  * `retryForMs` instead of failing with `DisconnectedError` (seen once in the Redis-faults test,
- * where the fence fell between two tries of a refused join). The real Server closes the
- * connection the moment the join arrives, so the interleaving is forced, not hoped for.
+ * where the fence fell between two tries of a refused join: "Not connected to the Server"). The
+ * real Server closes the connection the moment the join arrives, or before the join is asked,
+ * so each interleaving is forced, not hoped for.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -55,6 +56,24 @@ void test("a join whose connection drops is sent again after the reconnect, and 
     assert.equal(joins.get("office-drop"), 2, "the join was sent again");
     assert.equal(a.officeId, "office-drop");
     assert.deepEqual(await a.refreshComputers(), []);
+  } finally {
+    await a.close();
+  }
+});
+
+void test("a join asked while the client reconnects is sent once it has, and lands", async () => {
+  dropJoins = 0;
+  const a = agent("late-joiner");
+  try {
+    await a.connect();
+    const disconnected = new Promise<void>((r) => a.once("disconnected", () => r()));
+    const id = [...h.server.io.of(NAMESPACE).sockets.keys()].at(-1)!;
+    h.server.io.of(NAMESPACE).sockets.get(id)!.conn.close();
+    await disconnected;
+    assert.equal(a.connected, false);
+    await a.joinOffice("office-late", undefined, { retryForMs: 10_000 });
+    assert.equal(joins.get("office-late"), 1, "sent once, on the new connection");
+    assert.equal(a.officeId, "office-late");
   } finally {
     await a.close();
   }
