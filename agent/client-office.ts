@@ -34,7 +34,8 @@ export const JOIN_RETRY_MAX_MS = 2_000;
 export interface JoinOfficeOptions {
   /**
    * How long a join refused for a reason that passes (`registry_unavailable`, ...: D55) is tried
-   * again, with a backoff of 250 ms doubling to `JOIN_RETRY_MAX_MS`. Default: the client's
+   * again, with a backoff of 250 ms doubling to `JOIN_RETRY_MAX_MS`; a join lost to a dropped
+   * connection is tried again once socket.io has reconnected. Default: the client's
    * `requestTimeoutMs`; 0 = no retry. Other refusals are thrown at once.
    */
   retryForMs?: number;
@@ -100,6 +101,12 @@ export abstract class OfficeClient extends ClientConnection {
         await this.sendJoin(officeId);
         break;
       } catch (err) {
+        // A Server node that fences (D56) closes our connection while a refused join waits for
+        // its next try: socket.io reconnects by itself, so the join goes on over the new one.
+        if (err instanceof DisconnectedError && !this.fatal && this.socket) {
+          if (await this.reconnectedBy(deadline, opts.signal)) continue;
+          throw err;
+        }
         const delayMs = joinRetryDelay(attempt);
         if (!this.refusedForNow(err, attempt, delayMs) || Date.now() + delayMs > deadline) {
           throw err;
@@ -110,6 +117,35 @@ export abstract class OfficeClient extends ClientConnection {
     this.office = officeId;
     this.joined = true;
     await this.refreshComputers();
+  }
+
+  /**
+   * Resolves true once the socket is connected again, false at `deadline`; rejects when the
+   * client stops for good or `signal` aborts.
+   */
+  private reconnectedBy(deadline: number, signal?: AbortSignal): Promise<boolean> {
+    const socket = this.socket;
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    if (socket?.connected) return Promise.resolve(true);
+    if (!socket || Date.now() >= deadline) return Promise.resolve(false);
+    return new Promise<boolean>((resolve, reject) => {
+      const done = (err: Error | null, connected = false): void => {
+        clearTimeout(timer);
+        socket.off("connect", onConnect);
+        this.off("closed", onClosed);
+        signal?.removeEventListener("abort", onAbort);
+        if (err) reject(err);
+        else resolve(connected);
+      };
+      const onConnect = (): void => done(null, true);
+      const onClosed = (err: unknown): void =>
+        done(err === undefined ? new DisconnectedError("client closed") : asError(err));
+      const onAbort = (): void => done(abortError(signal!));
+      const timer = setTimeout(() => done(null), deadline - Date.now());
+      socket.on("connect", onConnect);
+      this.on("closed", onClosed);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
   }
 
   private async sendJoin(officeId: string): Promise<void> {

@@ -98,6 +98,13 @@ export interface SweepData {
   sdkAtBest: SdkRun[];
 }
 
+/** A quick run's processes, kept from one carriage for the next (`own`: not a shared stack). */
+interface KeptProcesses {
+  stack: Stack;
+  relay: BareRelay;
+  own: boolean;
+}
+
 export function ceilingPoint(
   ceiling: CeilingData | null,
   carriage: Carriage,
@@ -133,17 +140,25 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
     const sizes = {} as Record<Carriage, SizePoint[]>;
     const points: SweepPoint[] = [];
     const options = { maxHttpBufferSize: buffer, offices: 1 };
+    // A quick run keeps the first carriage's processes for the others (one set per buffer): the
+    // allocator history set apart below moves speeds, which a quick run does not judge.
+    let kept = null as KeptProcesses | null;
     for (const carriage of plan.carriages) {
-      // Each carriage runs on fresh processes, on both sides. Page faults cost 14-20 µs each on
-      // this VM, so a process's speed with big Buffers depends on its allocator's history: the
-      // bare Computer reads every base64 chunk into a fresh Buffer, and after the big base64
-      // chunks glibc serves the binary chunks from memory it already has (measured: the bare
-      // relay at 976.6 KiB binary w4 ran 141-145 MB/s after 2.8 MiB base64 chunks, 33-87 MB/s
-      // fresh), while our Computer's base64 path reuses pooled Buffers. The base64 stack is the
-      // shared one (later sections reuse it); the other carriages get their own.
-      const shared = carriage === "base64";
-      const stack = shared ? await sharedStack(ctx, options) : await startStack(ctx, options);
-      let relay: BareRelay | null = null;
+      const reused: KeptProcesses | null = kept;
+      // In a full run each carriage runs on fresh processes, on both sides. Page faults cost
+      // 14-20 µs each on this VM, so a process's speed with big Buffers depends on its
+      // allocator's history: the bare Computer reads every base64 chunk into a fresh Buffer, and
+      // after the big base64 chunks glibc serves the binary chunks from memory it already has
+      // (measured: the bare relay at 976.6 KiB binary w4 ran 141-145 MB/s after 2.8 MiB base64
+      // chunks, 33-87 MB/s fresh), while our Computer's base64 path reuses pooled Buffers. The
+      // base64 stack is the shared one (later sections reuse it); the other carriages get their
+      // own.
+      const shared: boolean = reused ? !reused.own : carriage === "base64";
+      const stack: Stack =
+        reused?.stack ??
+        (shared ? await sharedStack(ctx, options) : await startStack(ctx, options));
+      let relay: BareRelay | null = reused?.relay ?? null;
+      const keep = plan.quick && carriage !== plan.carriages.at(-1);
       try {
         const seat = stack.seats[0]!;
         const h = await checkedHandle(seat, source);
@@ -151,7 +166,7 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
         // Each point's ceiling is measured next to it, not taken from the ceiling section
         // minutes earlier: on a shared VM the machine's load drifts between the two sections by
         // more than the effect judged.
-        relay = await startBareRelay(path, handleLength);
+        relay ??= await startBareRelay(path, handleLength);
         const bare = relay;
         const envelope = envelopeOf(h);
         caps[carriage] = await seat.child.call<number>("stack-probe-cap", {
@@ -240,7 +255,14 @@ export async function runSweep(ctx: Ctx): Promise<SweepData> {
             );
           }
         }
-      } finally {
+      } catch (err) {
+        await relay?.close();
+        if (!shared) await stack.close();
+        throw err;
+      }
+      if (keep && relay) {
+        kept = { stack, relay, own: !shared };
+      } else {
         await relay?.close();
         if (!shared) await stack.close();
       }

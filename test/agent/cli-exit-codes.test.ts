@@ -7,10 +7,9 @@
  * scripted fake Computer (a real socket.io server), so each outcome is exact.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { runCli } from "../support/agent-stack.ts";
 import {
   OFFICE,
@@ -18,7 +17,8 @@ import {
   blobError,
   serve,
   sha256,
-  startFakeServer,
+  useFakeServer,
+  useTempDir,
   testBytes,
   type FakeServer,
 } from "../support/agent-fake-computer.ts";
@@ -26,14 +26,8 @@ import {
 let fake: FakeServer;
 let dir: string;
 
-before(async () => {
-  fake = await startFakeServer();
-  dir = await mkdtemp(join(tmpdir(), "agent-cli-codes-"));
-});
-after(async () => {
-  await fake.close();
-  await rm(dir, { recursive: true, force: true });
-});
+useFakeServer((f) => (fake = f));
+useTempDir("agent-cli-codes-", (d) => (dir = d));
 
 const base = (): string[] => ["--server", fake.url, "--office", OFFICE, "--json"];
 

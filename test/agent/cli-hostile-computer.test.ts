@@ -10,16 +10,17 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { REPO_ROOT } from "../support/agent-stack.ts";
 import {
   OFFICE,
   answerFor,
   sha256,
-  startFakeServer,
+  skillAnswer,
+  useFakeServer,
+  useTempDir,
   testBytes,
   type FakeServer,
 } from "../support/agent-fake-computer.ts";
@@ -40,34 +41,22 @@ function text(size: number): Buffer {
   return out;
 }
 
-before(async () => {
-  fake = await startFakeServer();
-  dir = await mkdtemp(join(tmpdir(), "cli-hostile-"));
-  served.set("big-text", { bytes: text(256 * MiB), mime: "text/plain" });
-  served.set("small-text", { bytes: text(MiB), mime: "text/plain" });
-  served.set("four-mib", { bytes: testBytes(4 * MiB, 3), mime: "text/plain" });
-  served.set("claims-huge", { bytes: text(MiB), total: 300 * MiB, mime: "text/plain" });
+served.set("big-text", { bytes: text(256 * MiB), mime: "text/plain" });
+served.set("small-text", { bytes: text(MiB), mime: "text/plain" });
+served.set("four-mib", { bytes: testBytes(4 * MiB, 3), mime: "text/plain" });
+served.set("claims-huge", { bytes: text(MiB), total: 300 * MiB, mime: "text/plain" });
+useFakeServer((f) => {
+  fake = f;
   fake.on("client:get_skill", (req) => {
     const s = served.get(req.rel_path as string)!;
-    return {
-      name: req.name,
-      rel_path: req.rel_path,
-      mime_type: s.mime,
-      total_size: s.total ?? s.bytes.length,
-      sha256: sha256(s.bytes),
-      blob_handle: req.rel_path,
-      req_id: req.req_id,
-    };
+    return skillAnswer(req, s.bytes, { mime: s.mime, ...(s.total ? { total: s.total } : {}) });
   });
   fake.on("client:get_blob", (req) => {
     const s = served.get(req.blob_handle as string)!;
     return answerFor(s.bytes, req, { mime: s.mime });
   });
 });
-after(async () => {
-  await fake.close();
-  await rm(dir, { recursive: true, force: true });
-});
+useTempDir("cli-hostile-", (d) => (dir = d));
 
 interface Run {
   code: number | null;

@@ -7,16 +7,16 @@
  * one slower than `--speed-limit` over `--speed-time` ends with one line and exit 4.
  */
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import { runCli } from "../support/agent-stack.ts";
 import {
   OFFICE,
   answerFor,
   sha256,
-  startFakeServer,
+  useFakeServer,
+  useTempDir,
   testBytes,
   type FakeServer,
 } from "../support/agent-fake-computer.ts";
@@ -30,15 +30,11 @@ let dir: string;
 /** How the Computer answers each handle: a function of the request. */
 const scripts = new Map<string, (req: Record<string, unknown>) => unknown>();
 
-before(async () => {
-  fake = await startFakeServer();
-  dir = await mkdtemp(join(tmpdir(), "cli-stingy-"));
+useFakeServer((f) => {
+  fake = f;
   fake.on("client:get_blob", (req) => scripts.get(req.blob_handle as string)!(req));
 });
-after(async () => {
-  await fake.close();
-  await rm(dir, { recursive: true, force: true });
-});
+useTempDir("cli-stingy-", (d) => (dir = d));
 
 /** An answer of `len(asked)` bytes of `bytes` at the asked offset (never `eof` short of it). */
 function shortAnswer(req: Record<string, unknown>, len: (asked: number) => number) {

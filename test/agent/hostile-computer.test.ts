@@ -7,10 +7,9 @@
  */
 import assert from "node:assert/strict";
 import { constants as bufferConstants } from "node:buffer";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import type { AgentClient } from "../../agent/client.ts";
 import { BlobChangedError, BlobTooLargeError, SidebandRestoreError } from "../../agent/errors.ts";
 import { DEFAULT_MAX_IN_MEMORY_BYTES } from "../../agent/pull.ts";
@@ -19,8 +18,10 @@ import {
   COMPUTER,
   type FakeServer,
   sha256,
+  skillAnswer,
   testBytes,
   useFakeComputer,
+  useTempDir,
 } from "../support/agent-fake-computer.ts";
 
 let fake: FakeServer;
@@ -31,12 +32,7 @@ useFakeComputer((f, a) => {
   fake = f;
   agent = a;
 });
-before(async () => {
-  dir = await mkdtemp(join(tmpdir(), "agent-hostile-"));
-});
-after(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+useTempDir("agent-hostile-", (d) => (dir = d));
 
 const bytes = testBytes(64 * 1024, 1);
 
@@ -108,15 +104,9 @@ void test("downloadBlob of a size that is not a safe integer: BlobTooLargeError 
 
 void test("get_skill names a small text, get_blob a huge one: BlobChangedError, nothing allocated", async () => {
   const text = Buffer.from("# a small skill\n".repeat(4000));
-  fake.on("client:get_skill", (req) => ({
-    name: "s",
-    rel_path: "notes.md",
-    mime_type: "text/markdown",
-    total_size: text.length,
-    sha256: sha256(text),
-    blob_handle: "text-1",
-    req_id: req.req_id,
-  }));
+  fake.on("client:get_skill", (req) =>
+    skillAnswer(req, text, { mime: "text/markdown", handle: "text-1" }),
+  );
   claims(200 * 1024 * 1024);
   const held = heldBuffers();
   await assert.rejects(agent.getSkill(COMPUTER, "s", "notes.md"), BlobChangedError);
@@ -124,30 +114,22 @@ void test("get_skill names a small text, get_blob a huge one: BlobChangedError, 
 });
 
 void test("get_skill names a text over the bound: BlobTooLargeError before any get_blob", async () => {
-  fake.on("client:get_skill", (req) => ({
-    name: "s",
-    rel_path: "big.md",
-    mime_type: "text/markdown",
-    total_size: DEFAULT_MAX_IN_MEMORY_BYTES + 1,
-    sha256: sha256(Buffer.from("x")),
-    blob_handle: "text-2",
-    req_id: req.req_id,
-  }));
+  fake.on("client:get_skill", (req) =>
+    skillAnswer(req, Buffer.from("x"), {
+      mime: "text/markdown",
+      handle: "text-2",
+      total: DEFAULT_MAX_IN_MEMORY_BYTES + 1,
+    }),
+  );
   const asked = await requestsDuring(() =>
     assert.rejects(agent.getSkill(COMPUTER, "s", "big.md"), BlobTooLargeError),
   );
   assert.equal(asked, 0);
   // A caller that expects it raises the bound (and then the pull runs as usual).
   const small = Buffer.from("fits now");
-  fake.on("client:get_skill", (req) => ({
-    name: "s",
-    rel_path: "small.md",
-    mime_type: "text/markdown",
-    total_size: small.length,
-    sha256: sha256(small),
-    blob_handle: "text-3",
-    req_id: req.req_id,
-  }));
+  fake.on("client:get_skill", (req) =>
+    skillAnswer(req, small, { mime: "text/markdown", handle: "text-3" }),
+  );
   fake.on("client:get_blob", (req) => answerFor(small, req));
   const ret = await agent.getSkill(COMPUTER, "s", "small.md", { pull: { maxBytes: 8 } });
   assert.equal(ret.body, "fits now");

@@ -2,8 +2,10 @@
  * Hash work is fair (D59), through the real Server and a Computer with one large-lane hashing
  * thread (the pool size of a 2-core machine) and a raised `maxSize`:
  * - while a 256 GiB file (sparse: reading it costs only sha256's CPU) holds that thread, 2 MiB
- *   mints are answered at their usual latency, on the small lane (before, they waited behind
- *   the huge hash until the Server's relay timeout, 408);
+ *   mints are hashed on the small lane without waiting for a thread (the lane's own wait
+ *   histogram), and answered long before the Server's relay timeout (before, they waited behind
+ *   the huge hash until it, 408); their latency is reported, and bounded loosely, since what
+ *   else the machine runs moves it;
  * - the large lane's queue is bounded: with its thread busy and 16 jobs waiting, one more huge
  *   mint is answered `busy` at once and counted; a pull that needs a hash the lane cannot queue
  *   is answered the same (the blob engine, with a lane that queues nothing).
@@ -24,8 +26,10 @@ import { blobReq, engineFixture } from "./support/test-producer.ts";
 const HUGE = 256 * 1024 ** 3;
 const SMALL = 2 * 1024 * 1024;
 const SMALL_FILES = 5;
-/** A 2 MiB mint answered within this is "its usual latency" on a loaded 2-core machine. */
-const SMALL_MINT_BOUND_MS = 2_000;
+/** Every 2 MiB hash job waits less than this for the small lane's thread (a histogram bucket). */
+const SMALL_WAIT_BOUND_S = 2;
+/** A 2 MiB mint is answered within this, however loaded the machine (the relay's is 30 s). */
+const SMALL_MINT_BOUND_MS = 10_000;
 
 let stack: AgentStack;
 let pc: RunningComputer;
@@ -110,10 +114,19 @@ void test("2 MiB mints are answered at their usual latency while a 256 GiB file 
   assert.equal(hugeDone, false, "the huge hash is still running");
   for (const t of times) assert.ok(t < SMALL_MINT_BOUND_MS, `a small mint took ${t} ms`);
   const waits = (await pc.metrics.hashWaitSeconds.get()).values;
-  const smallCount = waits.find(
-    (v) => v.labels.lane === "small" && v.metricName?.endsWith("_count"),
-  )?.value;
-  assert.equal(smallCount, SMALL_FILES, "every 2 MiB file was hashed on the small lane");
+  const small = (suffix: string, le?: number): number | undefined =>
+    waits.find(
+      (v) =>
+        v.labels.lane === "small" &&
+        v.metricName?.endsWith(suffix) &&
+        (le === undefined || (v.labels as { le?: number }).le === le),
+    )?.value;
+  assert.equal(small("_count"), SMALL_FILES, "every 2 MiB file was hashed on the small lane");
+  assert.equal(
+    small("_bucket", SMALL_WAIT_BOUND_S),
+    SMALL_FILES,
+    `every one waited less than ${SMALL_WAIT_BOUND_S} s for a thread (sum ${small("_sum")} s)`,
+  );
 });
 
 void test("with the large lane's thread busy and its queue full, one more huge mint is busy at once", async () => {

@@ -2,12 +2,13 @@
  * The slow-consumer attack against a Server and two Computers started as processes: a raw
  * WebSocket client (hand-written frames, none of our SDK) joins office A, mints a handle for a
  * 32 MiB file, stops reading its TCP socket and asks for ~200 chunks a second with a huge
- * `max_chunk_bytes`, reconnecting whenever the Server drops it, for 20 s. Meanwhile an Agent of
- * office B pulls 64 KiB chunks one at a time.
+ * `max_chunk_bytes`, reconnecting whenever the Server drops it, for 20 s (longer than the drop
+ * bound below, so a drop is seen however slow the machine). Meanwhile an Agent of office B pulls
+ * 64 KiB chunks one at a time.
  *
  * Bounds held (the Server runs with its default 64 MiB per connection, and a 5 s stall):
  * - Server RSS stays within 256 MiB above its level before the attack, during it and in the
- *   30 s after it;
+ *   10 s after it (by then the Server must hold nothing for it, asserted below);
  * - each attacking connection is dropped within the stall time plus 10 s of slack;
  * - office B's Agent completes chunks throughout (no 5 s window without one), none fails;
  * - within 10 s after the attack the Server holds nothing for it: no byte queued, no request in
@@ -35,6 +36,8 @@ const TOKEN = "slow-consumer-token-0123456789";
 const MiB = 1024 * 1024;
 const STALL_MS = 5_000;
 const ATTACK_MS = 20_000;
+/** How long RSS is watched after the attack (the Server has released everything by then). */
+const AFTER_MS = 10_000;
 const RSS_BOUND = 256 * MiB;
 const EXTERNAL_NEAR = 32 * MiB;
 
@@ -112,7 +115,7 @@ void test("a non-reading flooder: memory bounded, dropped, others served, memory
   const rss: [number, number][] = [];
   const sampler = setInterval(() => rss.push([Date.now(), rssOf(server.child.pid ?? 0)]), 200);
   try {
-    await sleep(6_000); // warm-up and the unloaded baseline
+    await sleep(5_000); // warm-up and the unloaded baseline (the last 4 s of it)
     const attackFrom = Date.now();
     const start = median(rss.filter(([at]) => at >= attackFrom - 3_000).map(([, b]) => b));
     const before = await held();
@@ -145,10 +148,10 @@ void test("a non-reading flooder: memory bounded, dropped, others served, memory
         break;
       }
     }
-    // 30 s more of office B's traffic: RSS stays bounded; when does external memory come back?
+    // More of office B's traffic: RSS stays bounded; when does external memory come back?
     let externalBackMs: number | undefined;
     let external = before.external;
-    for (const until = attackTo + 30_000; Date.now() < until; await sleep(1_000)) {
+    for (const until = attackTo + AFTER_MS; Date.now() < until; await sleep(1_000)) {
       external = (await held()).external;
       if (externalBackMs === undefined && external <= before.external + EXTERNAL_NEAR)
         externalBackMs = Date.now() - attackTo;
@@ -162,13 +165,13 @@ void test("a non-reading flooder: memory bounded, dropped, others served, memory
     const dropped = rounds.filter((r) => r.dropped);
     t.diagnostic(
       `server RSS start ${mb(start)}, peak during the attack ${mb(peak)} (+${mb(peak - start)}), ` +
-        `peak in the 30 s after it ${mb(peakAfter)} (+${mb(peakAfter - start)})`,
+        `peak in the ${AFTER_MS / 1000} s after it ${mb(peakAfter)} (+${mb(peakAfter - start)})`,
     );
     t.diagnostic(
       `nothing held for the attacker ${freedMs ?? "(not within 10 s)"} ms after the attack; ` +
         `external memory ${mb(before.external)} before, ` +
         (externalBackMs === undefined
-          ? `${mb(external)} 30 s after (no full GC yet)`
+          ? `${mb(external)} ${AFTER_MS / 1000} s after (no full GC yet)`
           : `within ${mb(EXTERNAL_NEAR)} of it ${externalBackMs} ms after`),
     );
     t.diagnostic(

@@ -5,6 +5,9 @@
  * can make a "Computer" misbehave in exactly one way. Every request is recorded.
  */
 import { createHash } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before } from "node:test";
 import { createServer, type Server as HttpServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -211,6 +214,26 @@ export function serve(bytes: Buffer, o: ServeOptions = {}): Script {
   return (req) => answerFor(bytes, req, withSha);
 }
 
+/**
+ * The `client:get_skill` answer for `req` naming `bytes` as a blob (`blob_handle` the asked
+ * `rel_path` unless `o.handle`); `o.total` and `o.sha` make it claim what it does not serve.
+ */
+export function skillAnswer(
+  req: Record<string, unknown>,
+  bytes: Buffer,
+  o: ServeOptions & { handle?: string } = {},
+): Record<string, unknown> {
+  return {
+    name: req.name,
+    rel_path: req.rel_path,
+    mime_type: o.mime ?? "application/octet-stream",
+    total_size: o.total ?? bytes.length,
+    sha256: o.sha ?? sha256(bytes),
+    blob_handle: o.handle ?? req.rel_path,
+    req_id: req.req_id,
+  };
+}
+
 export function blobError(reason: string): Record<string, unknown> {
   return { code: 4018, message: "Blob not accessible", details: { reason } };
 }
@@ -224,6 +247,36 @@ export async function connectAgent(
   await client.connect();
   await client.joinOffice(OFFICE);
   return client;
+}
+
+/**
+ * The file-level setup of a CLI test against a scripted Computer: the fake Server alone (the CLI
+ * is the Agent), started in `before` and closed in `after`; `use` receives it once it is up.
+ */
+export function useFakeServer(
+  use: (fake: FakeServer) => void,
+  opts?: Parameters<typeof startFakeServer>[0],
+): void {
+  let fake: FakeServer | undefined;
+  before(async () => {
+    fake = await startFakeServer(opts);
+    use(fake);
+  });
+  after(async () => {
+    await fake?.close();
+  });
+}
+
+/** A temporary folder for a test file's outputs: made in `before`, removed in `after`. */
+export function useTempDir(prefix: string, use: (dir: string) => void): void {
+  let dir: string | undefined;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), prefix));
+    use(dir);
+  });
+  after(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
 }
 
 /**

@@ -104,16 +104,17 @@ async function acquireLock(): Promise<void> {
 }
 
 /**
- * `npm run build` (tsc -b, incremental; the CLI bundle), then `fn` on the fresh dist/ trees. Test files run in
- * parallel processes, and a build rewrites dist/ under a concurrent `npm pack`: one at a time.
+ * `npm run build` (scripts/build.mjs: what is stale only), then `fn` on the fresh dist/ trees.
+ * Test files run in parallel processes, and a build rewrites dist/ under a concurrent `npm pack`:
+ * one at a time. Only what is stale: the CLI bundle rewritten under other test files that start
+ * the CLI from it would fail them.
  */
 export async function withBuild<T>(fn: () => Promise<T>): Promise<T> {
   await acquireLock();
   try {
-    const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
-    await sh(process.execPath, [tsc, "-b", "tsconfig.build.json"], { cwd: REPO_ROOT });
-    // The rest of `npm run build`: the a2c-agent bin is the CLI bundled into one file.
-    await sh(process.execPath, [join(REPO_ROOT, "agent/bundle-cli.mjs")], { cwd: REPO_ROOT });
+    await sh(process.execPath, [join(REPO_ROOT, "scripts/build.mjs"), "--quiet"], {
+      cwd: REPO_ROOT,
+    });
     return await fn();
   } finally {
     unlinkSync(LOCK);

@@ -1,5 +1,5 @@
 /**
- * Memory bound of derived resources: 32 parallel pulls of a 64 MiB SKILL.md body (the SDK's
+ * Memory bound of derived resources: 32 parallel pulls of a 16 MiB SKILL.md body (the SDK's
  * base64 carriage and chunk size, one chunk in flight each, each pull verified) keep the
  * Computer's RSS growth under 128 MiB, and an unrelated small get_skill is still answered while
  * they run. The Computer runs as its own process (`computer/main.ts` with the
@@ -25,7 +25,11 @@ import {
   type AgentStack,
 } from "../../support/agent-stack.ts";
 
-const BODY = 64 * 1024 * 1024;
+/**
+ * Big enough that requests each holding a whole body (the failure this guards against) would
+ * take four times the bound (32 × 16 MiB = 512 MiB); a bigger body only moves more bytes.
+ */
+const BODY = 16 * 1024 * 1024;
 const PULLS = 32;
 /**
  * One chunk in flight per pull: 32 requests at once, the Computer's read limit, each of which
@@ -53,7 +57,7 @@ before(async () => {
   stack = await startAgentStack();
   const root = await writeSkill(stack.home, "huge", "");
   await writeSkill(stack.home, "small", "A small skill.\n");
-  // The body: 64 MiB after the frontmatter writeSkill wrote.
+  // The body: BODY bytes after the frontmatter writeSkill wrote.
   const body = join(stack.dir, "body.bin");
   bodySha = await writeRandomFile(body, BODY);
   skillMd = join(root, "SKILL.md");
@@ -101,7 +105,7 @@ async function pullAndHash(handle: string): Promise<string> {
   return h.digest("hex");
 }
 
-void test("32 parallel pulls of a 64 MiB SKILL.md: Computer RSS growth < 128 MiB, a small get_skill still answered", async () => {
+void test("32 parallel pulls of a 16 MiB SKILL.md: Computer RSS growth < 128 MiB, a small get_skill still answered", async () => {
   const pid = computer!.pid!;
   const minted = await agent.getSkillRaw("pc", "huge");
   assert.equal(minted.sha256, bodySha);
