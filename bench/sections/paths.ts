@@ -8,6 +8,8 @@
  * - A rate step during a download: the link drops and comes back.
  * - A latecomer: two pulls on one uplink, the second started later.
  * - Long answers: every answer of the Computer comes a constant round trip later (unshaped).
+ * - Uploads (paths-upload.ts): on a shaped Agent uplink with and without a round trip, and to a
+ *   Computer behind a slow downlink.
  * `npm run bench -- --only paths` runs this section alone.
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -27,9 +29,11 @@ import {
 } from "../../scripts/links/stack.ts";
 import { linksUnavailable } from "../../scripts/links/system.ts";
 import {
+  DIRECTIONS,
   openLinks,
   type DelaySide,
   type Direction,
+  type Host,
   type Links,
   type ShapeReport,
 } from "../../scripts/links/topology.ts";
@@ -41,6 +45,7 @@ import type { PathsPlan } from "../lib/plan.ts";
 import { MiB, formatBytes } from "../lib/stats.ts";
 import { jainIndex, latencyStats, type LatencyStats } from "./links.ts";
 import { FULL_FRAME_PAYLOAD, bytesAt, rounds, secondsToRate } from "../lib/progress.ts";
+import { uploadPathCases, type UploadPathCase } from "./paths-upload.ts";
 
 const SKILL = "paths-data";
 /** The same Agent's small requests during a download: one every 300 ms (issue's user). */
@@ -154,10 +159,11 @@ export interface PathsData {
   steps: StepCase[];
   latecomers: LatecomerCase[];
   longAnswers: LongAnswerCase[];
+  uploads: UploadPathCase[];
   notes: string[];
 }
 
-interface St {
+export interface St {
   ctx: Ctx;
   links: Links;
   home: string;
@@ -201,15 +207,16 @@ function sideOf(direction: Direction): DelaySide {
 }
 
 /** Shapes `direction` (the other one unshaped) and sets the delay lines for `rttMs` on its side. */
-async function setPath(
+export async function setPath(
   links: Links,
   direction: Direction | null,
   rateMbit: number | null,
   rttMs: number,
   side: DelaySide,
 ): Promise<ShapeReport | null> {
-  await links.shape("uplink", direction === "uplink" && rateMbit ? { rateMbit } : null);
-  await links.shape("downlink", direction === "downlink" && rateMbit ? { rateMbit } : null);
+  for (const d of DIRECTIONS) {
+    await links.shape(d, direction === d && rateMbit ? { rateMbit } : null);
+  }
   for (const s of ["computers", "agents"] as const) {
     const want = s === side ? rttMs / 2 : 0;
     if (links.delays()[s] !== want) await links.delay(s, want);
@@ -217,11 +224,17 @@ async function setPath(
   return direction ? (await links.shapes())[direction] : null;
 }
 
-async function withStack<T>(st: St, build: Build, fn: (s: StackOnLinks) => Promise<T>): Promise<T> {
+export async function withStack<T>(
+  st: St,
+  build: Build,
+  fn: (s: StackOnLinks) => Promise<T>,
+  computerArgs: string[] = [],
+): Promise<T> {
   const stack = await startStackOnLinks(st.links, {
     build,
     skills: st.home,
     workDir: join(st.work, `stack-${build.label}-${st.seq++}`),
+    computerArgs,
   });
   try {
     return await fn(stack);
@@ -231,13 +244,23 @@ async function withStack<T>(st: St, build: Build, fn: (s: StackOnLinks) => Promi
 }
 
 /** The plain TCP flow of `seconds` at the link's rate on the path as it is set now. */
-async function ceilingFlow(st: St, direction: Direction, rateMbit: number, seconds: number) {
+export async function ceilingFlow(
+  st: St,
+  direction: Direction,
+  rateMbit: number,
+  seconds: number,
+): Promise<Ceiling> {
   const links = st.links;
-  const [sender, receiver] = await Promise.all(
-    direction === "uplink"
-      ? [startNsTool(links, links.computers[0]!), startNsTool(links, links.server)]
-      : [startNsTool(links, links.server), startNsTool(links, links.agents[0]!)],
-  );
+  const ends: Record<Direction, [Host, Host]> = {
+    uplink: [links.computers[0]!, links.server],
+    downlink: [links.server, links.agents[0]!],
+    agentUplink: [links.agents[0]!, links.server],
+    computerDownlink: [links.server, links.computers[0]!],
+  };
+  const [sender, receiver] = await Promise.all([
+    startNsTool(links, ends[direction][0]),
+    startNsTool(links, ends[direction][1]),
+  ]);
   try {
     const bytes = Math.max(MiB, Math.round(((rateMbit * 1e6) / 8) * seconds));
     const flow = await plainFlow(links, direction, { sender, receiver }, bytes, 0);
@@ -508,10 +531,15 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
     steps: [],
     latecomers: [],
     longAnswers: [],
+    uploads: [],
     notes: [],
   };
   const empty =
-    plan.roundTrips.rttsMs.length === 0 && !plan.step && !plan.latecomer && !plan.longAnswers;
+    plan.roundTrips.rttsMs.length === 0 &&
+    !plan.step &&
+    !plan.latecomer &&
+    !plan.longAnswers &&
+    !plan.uploads;
   if (empty) return data;
   const unavailable = linksUnavailable();
   if (unavailable) throw new SkipSection(unavailable);
@@ -559,6 +587,7 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
         );
       }
     }
+    if (plan.uploads) data.uploads = await uploadPathCases(st, plan.uploads, builds);
   } finally {
     await links.close();
   }
