@@ -6,7 +6,8 @@
  *   path (the ceiling) and with the same Agent's small requests every 300 ms during it;
  * - to a Computer behind a slow downlink (the Agent's side unshaped), the Server's largest
  *   per-connection queue (its session meter, `a2c_outbound_largest_queue_bytes`) sampled all
- *   along: what the Server holds while the Agent could send far faster than the Computer takes.
+ *   along: what the Server holds while the Agent could send far faster than the Computer takes,
+ *   and its kernel's send queue toward the Computer beside it (what TCP holds for the process).
  * Every stored file is checked against the source's sha256, then removed.
  */
 import { rmSync } from "node:fs";
@@ -14,7 +15,8 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import type { UploadRunResult } from "../../scripts/links/agent-driver.ts";
 import type { Build, StackOnLinks } from "../../scripts/links/stack.ts";
-import type { Direction } from "../../scripts/links/topology.ts";
+import { run } from "../../scripts/links/system.ts";
+import type { Direction, Host } from "../../scripts/links/topology.ts";
 import { writeContent, fileDigests } from "../lib/data.ts";
 import { expectDigest } from "../lib/integrity.ts";
 import type { PathsPlan } from "../lib/plan.ts";
@@ -49,6 +51,10 @@ export interface UploadPathCase {
   /** The most the Server held queued for one connection while the upload ran (sampled). */
   serverHeldMaxBytes: number;
   serverHeldSamples: number;
+  /** The most the Server's kernel held unsent or unacknowledged toward the Computer (`ss` Send-Q). */
+  serverSendQMaxBytes: number;
+  /** The same in the Agent's kernel toward the Server: what a small request queues behind. */
+  agentSendQMaxBytes: number;
   /** The SDK's UploadStats. */
   stats: Record<string, number | boolean>;
 }
@@ -77,6 +83,29 @@ function checkStored(st: St, src: { sha256: string }, up: UploadRunResult): void
   }
 }
 
+/** Samples the Send-Q of `host`'s connections to `peer` every 100 ms until stopped; the most. */
+function sendQueue(host: Host, peer: string): () => Promise<number> {
+  let most = 0;
+  let stopped = false;
+  const loop = (async (): Promise<void> => {
+    while (!stopped) {
+      const out = await run("ip", [
+        ...["netns", "exec", host.ns, "ss", "-tnH", "state", "established", "dst", peer],
+      ]).catch(() => "");
+      for (const line of out.split("\n")) {
+        const sendQ = Number(line.trim().split(/\s+/)[1]);
+        if (Number.isFinite(sendQ)) most = Math.max(most, sendQ);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return async () => {
+    stopped = true;
+    await loop;
+    return most;
+  };
+}
+
 async function uploadRun(
   st: St,
   stack: StackOnLinks,
@@ -95,6 +124,9 @@ async function uploadRun(
     "a2c_outbound_largest_queue_bytes",
     100,
   );
+  const links = st.links;
+  const serverQ = sendQueue(links.server, links.computers[0]!.address);
+  const agentQ = sendQueue(links.agents[0]!, links.server.addressForAgents);
   const probe = await a0.probeStart(PROBE_MS);
   const expected = (c.assetBytes * 8) / (c.rateMbit * 1e6);
   const up = await a0.upload({
@@ -105,6 +137,7 @@ async function uploadRun(
   const end = up.startedAt + up.seconds * 1000;
   const samples = (await a0.probeStop(probe)).filter((s) => s.at <= end);
   const held = await stack.serverTool.gaugeStop(gauge);
+  const [serverSendQMaxBytes, agentSendQMaxBytes] = [await serverQ(), await agentQ()];
   const c1 = await st.links.counters();
   checkStored(st, src, up);
   const bps = up.ok ? (up.totalSize * 8) / up.seconds : 0;
@@ -125,6 +158,8 @@ async function uploadRun(
     during: latencyStats(samples),
     serverHeldMaxBytes: held.max,
     serverHeldSamples: held.samples,
+    serverSendQMaxBytes,
+    agentSendQMaxBytes,
     stats: up.stats,
   };
 }
@@ -140,6 +175,8 @@ type UploadRunStats = Pick<
   | "wirePerPayloadByte"
   | "serverHeldMaxBytes"
   | "serverHeldSamples"
+  | "serverSendQMaxBytes"
+  | "agentSendQMaxBytes"
 >;
 
 async function uploadCase(
@@ -173,7 +210,7 @@ async function uploadCase(
       (c.ok
         ? `${formatBytes(assetBytes)} in ${c.seconds.toFixed(1)} s, ${(100 * c.utilization).toFixed(1)}% of the link, ${(100 * c.ofCeiling).toFixed(1)}% of the plain flow (${(100 * (ceiling.steadyUtilization ?? 0)).toFixed(1)}% of the link), ${c.carriage}`
         : `FAILED: ${c.error}`) +
-      `, small requests p95 ${c.during.p95.toFixed(0)} ms (idle ${c.idle.p95.toFixed(0)}), Server held at most ${formatBytes(c.serverHeldMaxBytes)} (${c.serverHeldSamples} samples); busy ${String(c.stats.busy ?? 0)}, rewinds ${String(c.stats.rewinds ?? 0)}, restarts ${String(c.stats.restarts ?? 0)}`,
+      `, small requests p95 ${c.during.p95.toFixed(0)} ms (idle ${c.idle.p95.toFixed(0)}), Server held at most ${formatBytes(c.serverHeldMaxBytes)} (${c.serverHeldSamples} samples; its kernel's Send-Q to the Computer ${formatBytes(c.serverSendQMaxBytes)}, the Agent's to the Server ${formatBytes(c.agentSendQMaxBytes)}); busy ${String(c.stats.busy ?? 0)}, rewinds ${String(c.stats.rewinds ?? 0)}, restarts ${String(c.stats.restarts ?? 0)}`,
   );
   return c;
 }
