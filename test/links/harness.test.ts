@@ -140,7 +140,7 @@ void describe("link harness", { skip: unavailable ?? false }, () => {
         "agentUplink",
         { sender: agents[0]!, receiver: server },
         5 * MB,
-        9005,
+        9011,
       );
       assert.equal(up.bytes, 5 * MB);
       t.diagnostic(`Agent uplink: ${assertRate(up, 10e6, defaultBurstBytes(10))}`);
@@ -149,7 +149,7 @@ void describe("link harness", { skip: unavailable ?? false }, () => {
         "computerDownlink",
         { sender: server, receiver: computer },
         3 * MB,
-        9006,
+        9012,
       );
       assert.equal(down.bytes, 3 * MB);
       t.diagnostic(`Computer downlink: ${assertRate(down, 5e6, defaultBurstBytes(5))}`);
