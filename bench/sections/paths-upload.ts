@@ -20,6 +20,7 @@ import type { Direction, Host } from "../../scripts/links/topology.ts";
 import { writeContent, fileDigests } from "../lib/data.ts";
 import { expectDigest } from "../lib/integrity.ts";
 import type { PathsPlan } from "../lib/plan.ts";
+import { bytesAt } from "../lib/progress.ts";
 import { MiB, formatBytes } from "../lib/stats.ts";
 import { latencyStats, type LatencyStats } from "./links.ts";
 import { PROBE_MS, ceilingFlow, setPath, withStack, type Ceiling, type St } from "./paths.ts";
@@ -55,6 +56,8 @@ export interface UploadPathCase {
   serverSendQMaxBytes: number;
   /** The same in the Agent's kernel toward the Server: what a small request queues behind. */
   agentSendQMaxBytes: number;
+  /** Payload Mbit/s acknowledged in each second of the upload (its first hashes the source). */
+  perSecondMbit: number[];
   /** The SDK's UploadStats. */
   stats: Record<string, number | boolean>;
 }
@@ -160,6 +163,10 @@ async function uploadRun(
     serverHeldSamples: held.samples,
     serverSendQMaxBytes,
     agentSendQMaxBytes,
+    perSecondMbit: Array.from({ length: Math.ceil(up.seconds) }, (_, i) => {
+      const bytes = bytesAt(up.progress, (i + 1) * 1000) - bytesAt(up.progress, i * 1000);
+      return Math.round((bytes * 8) / 1e4) / 100;
+    }),
     stats: up.stats,
   };
 }
@@ -177,6 +184,7 @@ type UploadRunStats = Pick<
   | "serverHeldSamples"
   | "serverSendQMaxBytes"
   | "agentSendQMaxBytes"
+  | "perSecondMbit"
 >;
 
 async function uploadCase(
@@ -210,7 +218,7 @@ async function uploadCase(
       (c.ok
         ? `${formatBytes(assetBytes)} in ${c.seconds.toFixed(1)} s, ${(100 * c.utilization).toFixed(1)}% of the link, ${(100 * c.ofCeiling).toFixed(1)}% of the plain flow (${(100 * (ceiling.steadyUtilization ?? 0)).toFixed(1)}% of the link), ${c.carriage}`
         : `FAILED: ${c.error}`) +
-      `, small requests p95 ${c.during.p95.toFixed(0)} ms (idle ${c.idle.p95.toFixed(0)}), Server held at most ${formatBytes(c.serverHeldMaxBytes)} (${c.serverHeldSamples} samples; its kernel's Send-Q to the Computer ${formatBytes(c.serverSendQMaxBytes)}, the Agent's to the Server ${formatBytes(c.agentSendQMaxBytes)}); busy ${String(c.stats.busy ?? 0)}, rewinds ${String(c.stats.rewinds ?? 0)}, restarts ${String(c.stats.restarts ?? 0)}`,
+      `, small requests p95 ${c.during.p95.toFixed(0)} ms (idle ${c.idle.p95.toFixed(0)}), Server held at most ${formatBytes(c.serverHeldMaxBytes)} (${c.serverHeldSamples} samples; its kernel's Send-Q to the Computer ${formatBytes(c.serverSendQMaxBytes)}, the Agent's to the Server ${formatBytes(c.agentSendQMaxBytes)}); busy ${String(c.stats.busy ?? 0)}, rewinds ${String(c.stats.rewinds ?? 0)}, restarts ${String(c.stats.restarts ?? 0)}; Mbit/s per second ${c.perSecondMbit.join(" ")}`,
   );
   return c;
 }

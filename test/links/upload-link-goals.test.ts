@@ -60,6 +60,7 @@ function upload(
     serverHeldSamples: 100,
     serverSendQMaxBytes: 300 * 1024,
     agentSendQMaxBytes: 200 * 1024,
+    perSecondMbit: [],
     stats: { busy: 0, rewinds: 0, restarts: 0 },
   };
 }
