@@ -45,19 +45,12 @@ import {
   run,
   runSync,
   tc,
+  type IpLinkStats,
+  type TcQdisc,
 } from "./system.ts";
 
-/**
- * `uplink`: Computers → Server; `downlink`: Server → Agents (what a download crosses);
- * `agentUplink`: Agents → Server; `computerDownlink`: Server → Computers (what an upload crosses).
- */
+/** `uplink` Computers → Server, `downlink` Server → Agents; the other two the way uploads go. */
 export type Direction = "uplink" | "downlink" | "agentUplink" | "computerDownlink";
-export const DIRECTIONS: readonly Direction[] = [
-  "uplink",
-  "downlink",
-  "agentUplink",
-  "computerDownlink",
-];
 /** Where a delay line sits: router-c (Computers ↔ Server) or router-a (Server ↔ Agents). */
 export type DelaySide = "computers" | "agents";
 
@@ -184,6 +177,7 @@ const QUEUE_DEVICE: Record<Direction, { router: "routerC" | "routerA"; dev: stri
   agentUplink: { router: "routerA", dev: "up0" },
   computerDownlink: { router: "routerC", dev: "br0" },
 };
+export const DIRECTIONS = Object.keys(QUEUE_DEVICE) as Direction[];
 /** A full Ethernet frame (1500 MTU + 14 bytes of header). */
 const FRAME_BYTES = 1514;
 /** Queue bound of the counting-only qdisc of an unshaped direction (never reached). */
@@ -194,6 +188,12 @@ const TCP_BUFFERS = [
   "net.ipv4.tcp_rmem=4096 131072 33554432",
   "net.ipv4.tcp_wmem=4096 16384 33554432",
 ];
+
+/** `f` of every direction, as a record. */
+async function byDirection<T>(f: (d: Direction) => Promise<T>): Promise<Record<Direction, T>> {
+  const all = await Promise.all(DIRECTIONS.map(f));
+  return Object.fromEntries(DIRECTIONS.map((d, i) => [d, all[i]])) as Record<Direction, T>;
+}
 
 export function defaultBurstBytes(rateMbit: number): number {
   return Math.max(10 * FRAME_BYTES, Math.ceil((rateMbit * 1e6) / 8 / 250));
@@ -444,11 +444,7 @@ class LinksImpl implements Links {
   }
 
   async shapes(): Promise<Record<Direction, ShapeReport>> {
-    const all = await Promise.all(DIRECTIONS.map((d) => this.readShape(d)));
-    return Object.fromEntries(DIRECTIONS.map((d, i) => [d, all[i]!])) as Record<
-      Direction,
-      ShapeReport
-    >;
+    return byDirection((d) => this.readShape(d));
   }
 
   private async rootQdisc(direction: Direction, stats: boolean): Promise<TcQdisc> {
@@ -497,11 +493,7 @@ class LinksImpl implements Links {
         backlogBytes: q.backlog ?? 0,
       };
     };
-    const all = await Promise.all(DIRECTIONS.map(read));
-    return Object.fromEntries(DIRECTIONS.map((d, i) => [d, all[i]!])) as Record<
-      Direction,
-      QueueCounters
-    >;
+    return byDirection(read);
   }
 
   async portBytes(): Promise<{ computers: number[]; agents: number[] }> {
@@ -546,22 +538,6 @@ class LinksImpl implements Links {
   }
 }
 
-interface TcQdisc {
-  kind: string;
-  root?: boolean;
-  options?: { rate?: number; burst?: number; lat?: number };
-  bytes?: number;
-  packets?: number;
-  drops?: number;
-  overlimits?: number;
-  backlog?: number;
-}
-
-interface IpLinkStats {
-  ifname: string;
-  stats64?: { rx?: { bytes?: number }; tx?: { bytes?: number } };
-}
-
 /**
  * The one way the harness starts a process: `ip netns exec NS command…` as the leader of its own
  * process group (a Computer's MCP servers are its children), through the stack's `ChildSet`, so
@@ -584,7 +560,8 @@ export function spawnIn(
 }
 
 /**
- * Builds the topology with every direction unshaped (counted) unless its option says otherwise. Throws with the reason when the machine cannot (`linksUnavailable`).
+ * Builds the topology with every direction unshaped (counted) unless its option says otherwise.
+ * Throws with the reason when the machine cannot (`linksUnavailable`).
  */
 export async function openLinks(opts: LinksOptions): Promise<Links> {
   const why = linksUnavailable();
