@@ -1,5 +1,5 @@
 /**
- * Issue 37's link goals for uploads, judged on the paths section's upload cases
+ * The link goals for uploads, judged on the paths section's upload cases
  * (bench/sections/paths-upload.ts): the share of the plain TCP flow an upload reaches on a shaped
  * Agent uplink, the same Agent's small requests meanwhile, and what the Server holds for an
  * upload to a Computer behind a slow downlink.

@@ -1,5 +1,5 @@
 /**
- * Uploads on the paths section's links (issue 37's link goals): SDK `uploadBlob` with default
+ * Uploads on the paths section's links (the upload link goals): SDK `uploadBlob` with default
  * options from agent-0 to computer-0,
  * - on an Agent uplink shaped to each rate, with and without a round trip (the packet delay line
  *   on the Agents' side), each beside a plain TCP flow from the Agent to the Server on the same

@@ -1,5 +1,5 @@
 /**
- * Uploads when the Server process dies (issue 37's faults): `a2c-server` is stopped (SIGSTOP, so
+ * Uploads when the Server process dies: `a2c-server` is stopped (SIGSTOP, so
  * nothing more is relayed after the chosen moment) and SIGKILLed mid-upload. Without restarts the
  * Agent gets a typed `DisconnectedError` and the landing root holds no file; once the Server is
  * back on the same port (the Agent and the Computer reconnect by themselves) a retry stores the

@@ -1,5 +1,5 @@
 /**
- * A download resumes across Server nodes (issue 36, D85): the CLI (the shipped build) pulls a
+ * A download resumes across Server nodes (D85): the CLI (the shipped build) pulls a
  * 12 MiB skill file from a real Computer on node A through node A at `--limit-rate 2M`, is killed
  * (SIGKILL) when its progress line says 50 %, and `-c` continues it through node B of the same
  * Redis-backed cluster (the chunks cross the adapter): the rerun moves at most 0.55× the file,
