@@ -10,6 +10,7 @@ import { DEPARTURES, gainOf } from "./report/build-transport.ts";
 import type { UserViewData, UserViewRow } from "./sections/user-view.ts";
 import { linkGoals, pathGoals } from "./goals-links.ts";
 import { uploadGoals } from "./goals-upload.ts";
+import { uploadLinkGoals } from "./goals-upload-links.ts";
 import type { Goal, Report } from "./report/types.ts";
 import { formatBytes, KiB, median } from "./lib/stats.ts";
 
@@ -359,6 +360,7 @@ export function evaluateGoals(r: Report): Goal[] {
     loopbackRatiosGoal(r),
     ...linkGoals(r),
     ...pathGoals(r),
+    ...uploadLinkGoals(r),
     fastPathsGoal(r),
   ];
 }

@@ -19,7 +19,8 @@
  *   chunks forwarded to that Computer and not answered yet (in the Server's queue, on the wire,
  *   or read and not yet written by the Computer). An Agent that sends faster than the Computer
  *   takes them gets `busy` (`upload_bytes_in_flight`) instead of the Server, or the Computer,
- *   holding whatever it sends.
+ *   holding whatever it sends. For a Computer on another node the bound applies to what this
+ *   node forwarded to it (`remoteUploadTarget`, D@uplinks-1).
  * A connection that has bytes queued and moves none of them for `stallMs`, or stays over its
  * bound for `stallMs`, is dropped: its socket is destroyed and what it held is freed at once. The
  * Computer-side relay never waits on an Agent: answers go to the Agent's queue, whose growth the
@@ -129,8 +130,13 @@ export function answerReserve(
   return maxHttpBufferSize;
 }
 
+/** What a refusal's warning reads of a connection, a local one or another node's. */
+type Warned = OutboundAccount & Pick<Account, "refusedSinceLog" | "lastLogAt">;
+
 export class OutboundGuard {
   readonly #accounts = new Map<object, Account>();
+  /** Upload chunks this node forwarded to Computer sockets on other nodes, by sid (D@uplinks-1). */
+  readonly #remoteUploads = new Map<string, Warned>();
   readonly #timer: NodeJS.Timeout | undefined;
   #queued = 0;
   #reserved = 0;
@@ -257,17 +263,35 @@ export class OutboundGuard {
     if (target.uploading > 0 && target.uploading + bytes > bound) {
       const limit = "upload_bytes_in_flight";
       this.limitMetrics.refusals.inc({ limit });
-      this.#warnRefused(target as Account, limit);
+      this.#warnRefused(target as Warned, limit);
       return { refused: limit, answer: this.refusal(limit) };
     }
     target.uploading += bytes;
     let held = true;
     return {
       release: () => {
-        if (held) target.uploading -= bytes;
+        if (!held) return;
         held = false;
+        target.uploading -= bytes;
+        if (target.uploading === 0 && this.#remoteUploads.get(target.sid) === target) {
+          this.#remoteUploads.delete(target.sid);
+        }
       },
     };
+  }
+
+  /**
+   * The upload tally of Computer socket `sid` on another node of a cluster: this node bounds what
+   * it forwards there as it does for its own sockets (D@uplinks-1). Kept while chunks are in
+   * flight, forgotten when the last one settles.
+   */
+  remoteUploadTarget(sid: string): OutboundAccount {
+    let t = this.#remoteUploads.get(sid);
+    if (!t) {
+      t = { sid, meter: null, reserved: 0, uploading: 0, refusedSinceLog: 0, lastLogAt: 0 };
+      this.#remoteUploads.set(sid, t);
+    }
+    return t;
   }
 
   /** The flat `busy` of a refusal: which bound, and how large it is (D52). */
@@ -400,7 +424,7 @@ export class OutboundGuard {
     clearInterval(this.#timer);
   }
 
-  #warnRefused(a: Account, limit: QueuedLimit): void {
+  #warnRefused(a: Warned, limit: QueuedLimit): void {
     a.refusedSinceLog += 1;
     const now = Date.now();
     if (now - a.lastLogAt < LOG_EVERY_MS) return;

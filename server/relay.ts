@@ -100,7 +100,10 @@ export interface RelayOptions {
   maxHttpBufferSize: number;
   /** What an answer carried, from its ack arguments (the transport's `carried`). */
   carried: (ackArgs: readonly unknown[]) => Carried;
-  /** The outbound account of a Computer socket on this node (upload bounds), if any. */
+  /**
+   * The account that bounds upload chunks to a Computer socket (outbound.ts): its own on this
+   * node, a tally of what this node forwarded for one on another node.
+   */
   targetAccount?: (sid: string) => OutboundAccount | undefined;
 }
 

@@ -267,7 +267,12 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     limitMetrics,
     maxHttpBufferSize,
     carried: transport.carried,
-    targetAccount: (sid) => outbound.accountOf(nsp.sockets.get(sid)?.conn),
+    targetAccount: (sid) => {
+      const socket = nsp.sockets.get(sid);
+      // A sid this node does not hold is another node's Computer (cluster.ts), or one that just
+      // left (then nothing is sent and the reservation is given back at once).
+      return socket ? outbound.accountOf(socket.conn) : outbound.remoteUploadTarget(sid);
+    },
   });
   const eventRate = options.maxEventsPerSecond ?? 0;
   const exemptLoopback = options.exemptLoopback ?? true;

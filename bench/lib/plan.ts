@@ -135,6 +135,22 @@ export interface PathsPlan {
   } | null;
   /** Every answer a constant round trip later, unshaped (the delay line on the Computers' side). */
   longAnswers: { rttsMs: number[]; assetBytes: number; deadlineSeconds: number } | null;
+  /**
+   * Uploads (bench/sections/paths-upload.ts): SDK uploads of clamp(rate × seconds, min, max) on a
+   * shaped Agent uplink at each rate and round trip (the delay line on the Agents' side), the
+   * same Agent's small requests every 300 ms during them; then one to a Computer behind a
+   * `computerDownlinkMbit` downlink, what the Server holds sampled meanwhile.
+   */
+  uploads: {
+    ratesMbit: number[];
+    rttsMs: number[];
+    seconds: number;
+    minAssetBytes: number;
+    maxAssetBytes: number;
+    ceilingSeconds: number;
+    idleSamplesPerKind: number;
+    computerDownlinkMbit: number | null;
+  } | null;
 }
 
 /** Fairness: two pulls sharing one shaped bottleneck. */
@@ -274,6 +290,7 @@ export function makePlan(quick: boolean): Plan {
         step: null,
         latecomer: null,
         longAnswers: null,
+        uploads: null,
       },
       codecs: {
         bytesPerKind: MiB,
@@ -397,6 +414,17 @@ export function makePlan(quick: boolean): Plan {
         secondBytes: 32 * MiB,
       },
       longAnswers: { rttsMs: [600, 1800], assetBytes: 48 * MiB, deadlineSeconds: 120 },
+      // About 5 minutes: 6 uploads of 10 s (the largest 64 MiB) and one of 4 MiB at 2 Mbit/s.
+      uploads: {
+        ratesMbit: [2, 20, 200],
+        rttsMs: [0, 100],
+        seconds: 10,
+        minAssetBytes: 4 * MiB,
+        maxAssetBytes: 64 * MiB,
+        ceilingSeconds: 6,
+        idleSamplesPerKind: 10,
+        computerDownlinkMbit: 2,
+      },
     },
     codecs: {
       bytesPerKind: 4 * MiB,

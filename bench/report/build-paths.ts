@@ -1,4 +1,4 @@
-/** The paths section's part of the report: round trips beside their plain TCP flow, the rate step, the latecomer, long answers. */
+/** The paths section's part of the report: round trips beside their plain TCP flow, the rate step, the latecomer, long answers, uploads. */
 import { formatBytes } from "../lib/stats.ts";
 import type { PathsData } from "../sections/paths.ts";
 import type { LatencyStats } from "../sections/links.ts";
@@ -146,7 +146,54 @@ export function pathsBlocks(d: PathsData): Block[] {
       ),
     );
   }
+  if (d.uploads.length > 0) blocks.push(...uploadBlocks(d));
   if (blocks.length === 0)
     blocks.push({ kind: "para", text: "The run's plan has no case of this section." });
   return blocks;
+}
+
+/** Uploads on a shaped Agent uplink and to a Computer behind a slow downlink. */
+function uploadBlocks(d: PathsData): Block[] {
+  return [
+    { kind: "heading", level: 3, text: "Uploads beside a plain TCP flow on the same path" },
+    {
+      kind: "para",
+      text: `SDK uploadBlob with default options (hashing the source included) of clamp(rate × ${d.plan.uploads?.seconds ?? "?"} s, ${formatBytes(d.plan.uploads?.minAssetBytes ?? 0)}, ${formatBytes(d.plan.uploads?.maxAssetBytes ?? 0)}) from agent-0 to computer-0, on fresh processes after a plain TCP flow on the same path (Agent → Server for the Agent's uplink, Server → Computer for the Computer's downlink); the delay line on the Agents' side. Held: the Server's largest per-connection queue (its session meter) and, beside it, the kernel's Send-Q of the Server toward the Computer and of the Agent toward the Server, each the most seen in samples every 100 ms.`,
+    },
+    {
+      kind: "table",
+      head: [
+        "case",
+        "plain flow past slow start, min RTT",
+        "file",
+        "upload",
+        "of the link",
+        "of the plain flow",
+        "wire B/B",
+        "busy / rewinds / restarts",
+        "small requests idle",
+        "during",
+        "Server queue / Send-Q",
+        "Agent Send-Q",
+        "load",
+      ],
+      rows: d.uploads.map((c) => [
+        c.id,
+        `${pct(c.ceiling.steadyUtilization ?? 0)}, ${c.ceiling.minRttMs ?? "?"} ms`,
+        formatBytes(c.assetBytes),
+        c.ok
+          ? `${c.seconds.toFixed(1)} s, ${mbit(c.bps)} Mbit/s (${c.carriage ?? "?"})`
+          : `FAILED: ${c.error ?? "?"}`,
+        pct(c.utilization),
+        pct(c.ofCeiling),
+        c.wirePerPayloadByte.toFixed(3),
+        `${String(c.stats.busy ?? 0)} / ${String(c.stats.rewinds ?? 0)} / ${String(c.stats.restarts ?? 0)}`,
+        lat(c.idle),
+        lat(c.during),
+        `${formatBytes(c.serverHeldMaxBytes)} / ${formatBytes(c.serverSendQMaxBytes)}`,
+        formatBytes(c.agentSendQMaxBytes),
+        c.loadAvg.map((x) => x.toFixed(1)).join(" "),
+      ]),
+    },
+  ];
 }

@@ -8,6 +8,8 @@
  * - A rate step during a download: the link drops and comes back.
  * - A latecomer: two pulls on one uplink, the second started later.
  * - Long answers: every answer of the Computer comes a constant round trip later (unshaped).
+ * - Uploads (paths-upload.ts): on a shaped Agent uplink with and without a round trip, and to a
+ *   Computer behind a slow downlink.
  * `npm run bench -- --only paths` runs this section alone.
  */
 import { loadavg } from "node:os";
@@ -23,8 +25,10 @@ import {
 } from "../../scripts/links/stack.ts";
 import { linksUnavailable } from "../../scripts/links/system.ts";
 import {
+  DIRECTIONS,
   type DelaySide,
   type Direction,
+  type Host,
   type Links,
   type ShapeReport,
 } from "../../scripts/links/topology.ts";
@@ -42,6 +46,7 @@ import type { PathsPlan } from "../lib/plan.ts";
 import { MiB, formatBytes } from "../lib/stats.ts";
 import { jainIndex, latencyStats, type LatencyStats } from "./links.ts";
 import { FULL_FRAME_PAYLOAD, bytesAt, rounds, secondsToRate } from "../lib/progress.ts";
+import { uploadPathCases, type UploadPathCase } from "./paths-upload.ts";
 
 /** The same Agent's small requests during a download: one every 300 ms (issue's user). */
 export const PROBE_MS = 300;
@@ -154,10 +159,11 @@ export interface PathsData {
   steps: StepCase[];
   latecomers: LatecomerCase[];
   longAnswers: LongAnswerCase[];
+  uploads: UploadPathCase[];
   notes: string[];
 }
 
-type St = LinksWorkspace;
+export type St = LinksWorkspace;
 
 const now = (): number => performance.timeOrigin + performance.now();
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -177,15 +183,16 @@ function sideOf(direction: Direction): DelaySide {
 }
 
 /** Shapes `direction` (the other one unshaped) and sets the delay lines for `rttMs` on its side. */
-async function setPath(
+export async function setPath(
   links: Links,
   direction: Direction | null,
   rateMbit: number | null,
   rttMs: number,
   side: DelaySide,
 ): Promise<ShapeReport | null> {
-  await links.shape("uplink", direction === "uplink" && rateMbit ? { rateMbit } : null);
-  await links.shape("downlink", direction === "downlink" && rateMbit ? { rateMbit } : null);
+  for (const d of DIRECTIONS) {
+    await links.shape(d, direction === d && rateMbit ? { rateMbit } : null);
+  }
   for (const s of ["computers", "agents"] as const) {
     const want = s === side ? rttMs / 2 : 0;
     if (links.delays()[s] !== want) await links.delay(s, want);
@@ -193,18 +200,33 @@ async function setPath(
   return direction ? (await links.shapes())[direction] : null;
 }
 
-function withStack<T>(st: St, build: Build, fn: (s: StackOnLinks) => Promise<T>): Promise<T> {
-  return withBuildStack(st, build, "stack", fn);
+export function withStack<T>(
+  st: St,
+  build: Build,
+  fn: (s: StackOnLinks) => Promise<T>,
+  computerArgs: string[] = [],
+): Promise<T> {
+  return withBuildStack(st, build, "stack", fn, computerArgs);
 }
 
 /** The plain TCP flow of `seconds` at the link's rate on the path as it is set now. */
-async function ceilingFlow(st: St, direction: Direction, rateMbit: number, seconds: number) {
+export async function ceilingFlow(
+  st: St,
+  direction: Direction,
+  rateMbit: number,
+  seconds: number,
+): Promise<Ceiling> {
   const links = st.links;
-  const [sender, receiver] = await Promise.all(
-    direction === "uplink"
-      ? [startNsTool(links, links.computers[0]!), startNsTool(links, links.server)]
-      : [startNsTool(links, links.server), startNsTool(links, links.agents[0]!)],
-  );
+  const ends: Record<Direction, [Host, Host]> = {
+    uplink: [links.computers[0]!, links.server],
+    downlink: [links.server, links.agents[0]!],
+    agentUplink: [links.agents[0]!, links.server],
+    computerDownlink: [links.server, links.computers[0]!],
+  };
+  const [sender, receiver] = await Promise.all([
+    startNsTool(links, ends[direction][0]),
+    startNsTool(links, ends[direction][1]),
+  ]);
   try {
     const bytes = Math.max(MiB, Math.round(((rateMbit * 1e6) / 8) * seconds));
     const flow = await plainFlow(links, direction, { sender, receiver }, bytes, 0);
@@ -473,10 +495,15 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
     steps: [],
     latecomers: [],
     longAnswers: [],
+    uploads: [],
     notes: [],
   };
   const empty =
-    plan.roundTrips.rttsMs.length === 0 && !plan.step && !plan.latecomer && !plan.longAnswers;
+    plan.roundTrips.rttsMs.length === 0 &&
+    !plan.step &&
+    !plan.latecomer &&
+    !plan.longAnswers &&
+    !plan.uploads;
   if (empty) return data;
   const unavailable = linksUnavailable();
   if (unavailable) throw new SkipSection(unavailable);
@@ -512,6 +539,7 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
         );
       }
     }
+    if (plan.uploads) data.uploads = await uploadPathCases(st, plan.uploads, builds);
   } finally {
     await links.close();
   }

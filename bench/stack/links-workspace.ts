@@ -116,11 +116,13 @@ export async function withBuildStack<T>(
   build: Build,
   label: string,
   fn: (s: StackOnLinks) => Promise<T>,
+  computerArgs: string[] = [],
 ): Promise<T> {
   const stack = await startStackOnLinks(ws.links, {
     build,
     skills: ws.home,
     workDir: join(ws.work, `${label}-${build.label}-${ws.seq++}`),
+    computerArgs,
   });
   try {
     return await fn(stack);

@@ -3,7 +3,7 @@
  * the Agent SDK loaded from a build's `agent/dist` (ours, or a baseline checkout's: the SDK under
  * test, never its source), driven by the harness over IPC (`bench/lib/ipc.ts`). It downloads
  * skill files the way an application does (`getSkillRaw` for the handle, `downloadBlob` with the
- * SDK's defaults) and times small requests (`tool_call` of a trivial MCP tool, `get_skills`) to a
+ * SDK's defaults), uploads files (`uploadBlob`, defaults too) and times small requests (`tool_call` of a trivial MCP tool, `get_skills`) to a
  * Computer, alone or while downloads run, on the same client.
  *
  * What an honest client must never see is counted from the SDK's public surface, independently
@@ -83,6 +83,33 @@ export interface DownloadResult {
   /** Lines the SDK logged during the download, by message (shared by concurrent downloads). */
   logs: Record<string, number>;
   /** [ms since startedAt, bytes delivered], at most every 50 ms. */
+  progress: Array<[number, number]>;
+}
+
+export interface UploadArgs {
+  computer: string;
+  /** The file to upload (written by the caller). */
+  source: string;
+  nameHint: string;
+  /** The upload is aborted after this long and reported incomplete. */
+  deadlineMs: number;
+}
+
+export interface UploadRunResult {
+  ok: boolean;
+  error: string | null;
+  /** Epoch ms of the call (as `DownloadResult.startedAt`). */
+  startedAt: number;
+  seconds: number;
+  totalSize: number;
+  /** Bytes the Computer acknowledged (the SDK's progress), `totalSize` on success. */
+  bytes: number;
+  landingPath: string | null;
+  sha256: string | null;
+  carriage: string | null;
+  /** The SDK's `UploadStats`. */
+  stats: Record<string, number | boolean>;
+  /** [ms since startedAt, bytes acknowledged], at most every 50 ms. */
   progress: Array<[number, number]>;
 }
 
@@ -296,6 +323,64 @@ async function download(a: DownloadArgs): Promise<DownloadResult> {
   }
 }
 
+/** `uploadBlob` of a file with the SDK's defaults, as an application would call it. */
+async function upload(a: UploadArgs): Promise<UploadRunResult> {
+  const c = theClient();
+  const progress: Array<[number, number]> = [[0, 0]];
+  const startedAt = now();
+  let bytes = 0;
+  let total = 0;
+  let lastMark = 0;
+  const signal = AbortSignal.timeout(a.deadlineMs);
+  const seconds = (): number => (now() - startedAt) / 1000;
+  try {
+    const r = await c.uploadBlob(a.computer, a.source, {
+      nameHint: a.nameHint,
+      signal,
+      onProgress: (p) => {
+        bytes = p.bytes;
+        total = p.total;
+        const t = now() - startedAt;
+        if (t - lastMark >= 50) {
+          lastMark = t;
+          progress.push([t, p.bytes]);
+        }
+      },
+    });
+    progress.push([seconds() * 1000, r.totalSize]);
+    return {
+      ok: true,
+      error: null,
+      startedAt,
+      seconds: seconds(),
+      totalSize: r.totalSize,
+      bytes: r.totalSize,
+      landingPath: r.landingPath,
+      sha256: r.sha256,
+      carriage: r.carriage,
+      stats: statsOf(r.stats),
+      progress,
+    };
+  } catch (err) {
+    const why = signal.aborted
+      ? `not complete after ${(a.deadlineMs / 1000).toFixed(0)} s (${describe(err)})`
+      : describe(err);
+    return {
+      ok: false,
+      error: why,
+      startedAt,
+      seconds: seconds(),
+      totalSize: total,
+      bytes,
+      landingPath: null,
+      sha256: null,
+      carriage: null,
+      stats: {},
+      progress,
+    };
+  }
+}
+
 async function once(kind: ProbeKind, a: ProbeArgs): Promise<ProbeSample> {
   const c = theClient();
   const at = now();
@@ -348,6 +433,7 @@ serve({
   connect: async (raw) => connectClient(raw as ConnectArgs),
   handle: async (raw) => handleOf(raw as HandleArgs),
   download: async (raw) => download(raw as DownloadArgs),
+  upload: async (raw) => upload(raw as UploadArgs),
   "probe-start": async (raw) => startProbe(raw as ProbeArgs & { intervalMs: number }),
   "probe-stop": async (raw) => {
     const p = probes.get(raw as number);

@@ -46,9 +46,23 @@ export function steadyRate(marks: ReadonlyArray<[number, number]>, from = STEADY
   return ((last[1] - first[1]) * 8) / ((last[0] - first[0]) / 1000);
 }
 
+/** Who sends a direction's flow (computer-0, agent-0 or the Server), and the address its receiver connects to. */
+function flowEnds(links: Links, direction: Direction): { sender: Host; target: string } {
+  switch (direction) {
+    case "uplink":
+      return { sender: links.computers[0]!, target: links.computers[0]!.address };
+    case "downlink":
+      return { sender: links.server, target: links.server.addressForAgents };
+    case "agentUplink":
+      return { sender: links.agents[0]!, target: links.agents[0]!.address };
+    case "computerDownlink":
+      return { sender: links.server, target: links.server.addressForComputers };
+  }
+}
+
 /**
  * Runs one plain flow of `bytes` over `direction`; `tools` are ns-tools of the direction's
- * sender and receiver (`sender` in computer-0 for the uplink, in the Server for the downlink).
+ * sender and receiver (`flowEnds`).
  */
 export async function plainFlow(
   links: Links,
@@ -57,9 +71,7 @@ export async function plainFlow(
   bytes: number,
   port: number,
 ): Promise<PlainFlowResult> {
-  const sender: Host = direction === "uplink" ? links.computers[0]! : links.server;
-  const target =
-    direction === "uplink" ? links.computers[0]!.address : links.server.addressForAgents;
+  const { sender, target } = flowEnds(links, direction);
   const listening = await tools.sender.tcpSource(port, bytes);
   const c0 = (await links.counters())[direction];
   const samples: TcpInfo[] = [];

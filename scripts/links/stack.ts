@@ -20,6 +20,8 @@ import type {
   HandleInfo,
   ProbeArgs,
   ProbeSample,
+  UploadArgs,
+  UploadRunResult,
 } from "./agent-driver.ts";
 import type { GaugeSampling, SinkResult } from "./ns-tool.ts";
 import type { Host, Links } from "./topology.ts";
@@ -164,6 +166,9 @@ export class AgentDriver {
   }
   download(a: Omit<DownloadArgs, "computer"> & { computer?: string }): Promise<DownloadResult> {
     return this.child.call("download", { computer: this.computer, ...a });
+  }
+  upload(a: Omit<UploadArgs, "computer"> & { computer?: string }): Promise<UploadRunResult> {
+    return this.child.call("upload", { computer: this.computer, ...a });
   }
   probeStart(
     intervalMs: number,

@@ -133,3 +133,21 @@ export async function tcpInfo(ns: string, localPort: number): Promise<TcpInfo | 
   const lines = out.split("\n");
   return lines.length >= 2 ? parseTcpInfo(`${lines[0]}\n${lines[1]}`) : null;
 }
+
+/** A qdisc as `tc -j -s qdisc show` reports it (the fields the harness reads). */
+export interface TcQdisc {
+  kind: string;
+  root?: boolean;
+  options?: { rate?: number; burst?: number; lat?: number };
+  bytes?: number;
+  packets?: number;
+  drops?: number;
+  overlimits?: number;
+  backlog?: number;
+}
+
+/** A link as `ip -j -s link show` reports it (the fields the harness reads). */
+export interface IpLinkStats {
+  ifname: string;
+  stats64?: { rx?: { bytes?: number }; tx?: { bytes?: number } };
+}

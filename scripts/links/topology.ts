@@ -10,9 +10,11 @@
  *
  * The Computers' uplink is router-c's egress toward the Server (`up0`), shared by every Computer;
  * the Agents' downlink is router-a's egress toward the Agents (its bridge `br0`), shared by every
- * Agent. Each direction carries a `tbf` (rate, burst and latency, as the kernel reports them back)
- * or, unshaped, a `pfifo` that only counts; the other directions are never shaped. Wire bytes come
- * from those qdiscs' counters: every frame, headers and retransmissions included.
+ * Agent. Uploads go the other way: the Agents' uplink is router-a's egress toward the Server
+ * (`up0`), the Computers' downlink router-c's egress toward the Computers (`br0`). Each direction
+ * carries a `tbf` (rate, burst and latency, as the kernel reports them back) or, unshaped, a
+ * `pfifo` that only counts. Wire bytes come from those qdiscs' counters: every frame, headers and
+ * retransmissions included.
  *
  * Round trips come from a packet delay line in a router (delay.ts, `delay(side, oneWayMs)`):
  * router-c delays what crosses between the Computers and the Server, router-a what crosses
@@ -43,9 +45,12 @@ import {
   run,
   runSync,
   tc,
+  type IpLinkStats,
+  type TcQdisc,
 } from "./system.ts";
 
-export type Direction = "uplink" | "downlink";
+/** `uplink` Computers → Server, `downlink` Server → Agents; the other two the way uploads go. */
+export type Direction = "uplink" | "downlink" | "agentUplink" | "computerDownlink";
 /** Where a delay line sits: router-c (Computers ↔ Server) or router-a (Server ↔ Agents). */
 export type DelaySide = "computers" | "agents";
 
@@ -96,6 +101,8 @@ export interface LinksOptions {
   prefix?: string;
   uplink?: Shape | null;
   downlink?: Shape | null;
+  agentUplink?: Shape | null;
+  computerDownlink?: Shape | null;
   /** One-way delay of each side's delay line, ms (0 or absent: none). */
   delayMs?: Partial<Record<DelaySide, number>>;
 }
@@ -167,7 +174,10 @@ const MAX_HOSTS = 240;
 const QUEUE_DEVICE: Record<Direction, { router: "routerC" | "routerA"; dev: string }> = {
   uplink: { router: "routerC", dev: "up0" },
   downlink: { router: "routerA", dev: "br0" },
+  agentUplink: { router: "routerA", dev: "up0" },
+  computerDownlink: { router: "routerC", dev: "br0" },
 };
+export const DIRECTIONS = Object.keys(QUEUE_DEVICE) as Direction[];
 /** A full Ethernet frame (1500 MTU + 14 bytes of header). */
 const FRAME_BYTES = 1514;
 /** Queue bound of the counting-only qdisc of an unshaped direction (never reached). */
@@ -178,6 +188,12 @@ const TCP_BUFFERS = [
   "net.ipv4.tcp_rmem=4096 131072 33554432",
   "net.ipv4.tcp_wmem=4096 16384 33554432",
 ];
+
+/** `f` of every direction, as a record. */
+async function byDirection<T>(f: (d: Direction) => Promise<T>): Promise<Record<Direction, T>> {
+  const all = await Promise.all(DIRECTIONS.map(f));
+  return Object.fromEntries(DIRECTIONS.map((d, i) => [d, all[i]])) as Record<Direction, T>;
+}
 
 export function defaultBurstBytes(rateMbit: number): number {
   return Math.max(10 * FRAME_BYTES, Math.ceil((rateMbit * 1e6) / 8 / 250));
@@ -428,7 +444,7 @@ class LinksImpl implements Links {
   }
 
   async shapes(): Promise<Record<Direction, ShapeReport>> {
-    return { uplink: await this.readShape("uplink"), downlink: await this.readShape("downlink") };
+    return byDirection((d) => this.readShape(d));
   }
 
   private async rootQdisc(direction: Direction, stats: boolean): Promise<TcQdisc> {
@@ -477,8 +493,7 @@ class LinksImpl implements Links {
         backlogBytes: q.backlog ?? 0,
       };
     };
-    const [uplink, downlink] = await Promise.all([read("uplink"), read("downlink")]);
-    return { uplink, downlink };
+    return byDirection(read);
   }
 
   async portBytes(): Promise<{ computers: number[]; agents: number[] }> {
@@ -523,22 +538,6 @@ class LinksImpl implements Links {
   }
 }
 
-interface TcQdisc {
-  kind: string;
-  root?: boolean;
-  options?: { rate?: number; burst?: number; lat?: number };
-  bytes?: number;
-  packets?: number;
-  drops?: number;
-  overlimits?: number;
-  backlog?: number;
-}
-
-interface IpLinkStats {
-  ifname: string;
-  stats64?: { rx?: { bytes?: number }; tx?: { bytes?: number } };
-}
-
 /**
  * The one way the harness starts a process: `ip netns exec NS command…` as the leader of its own
  * process group (a Computer's MCP servers are its children), through the stack's `ChildSet`, so
@@ -561,8 +560,8 @@ export function spawnIn(
 }
 
 /**
- * Builds the topology with both directions unshaped (counted) unless `uplink` / `downlink` say
- * otherwise. Throws with the reason when the machine cannot (`linksUnavailable`).
+ * Builds the topology with every direction unshaped (counted) unless its option says otherwise.
+ * Throws with the reason when the machine cannot (`linksUnavailable`).
  */
 export async function openLinks(opts: LinksOptions): Promise<Links> {
   const why = linksUnavailable();
@@ -582,8 +581,7 @@ export async function openLinks(opts: LinksOptions): Promise<Links> {
   live.add(links);
   try {
     await links.build();
-    await links.shape("uplink", opts.uplink ?? null);
-    await links.shape("downlink", opts.downlink ?? null);
+    for (const d of DIRECTIONS) await links.shape(d, opts[d] ?? null);
     for (const side of ["computers", "agents"] as const) {
       const ms = opts.delayMs?.[side];
       if (ms) await links.delay(side, ms);

@@ -1,6 +1,6 @@
 /**
- * The link harness itself (scripts/links/): each direction is shaped at its rate on its router's
- * forwarding hop and counted there, Agents share their downlink's queue, the delay line adds
+ * The link harness itself (scripts/links/): each direction (downloads' and uploads') is shaped at
+ * its rate on its router's forwarding hop and counted there, Agents share their downlink's queue, the delay line adds
  * its round trip to TCP's own and a plain flow still fills the link through it, and nothing of a topology outlives it: not on close, not when its owner exits
  * without closing, not when its owner is killed (the next harness removes what it left).
  */
@@ -91,7 +91,9 @@ void describe("link harness", { skip: unavailable ?? false }, () => {
     assert.match(shapes.uplink.at, /-rc\/up0$/);
     assert.equal(shapes.downlink.rateBitsPerSecond, 20e6);
     assert.match(shapes.downlink.at, /-ra\/br0$/);
-    for (const s of Object.values(shapes)) {
+    assert.equal(shapes.agentUplink.qdisc, "pfifo", "the upload directions are counted only");
+    assert.equal(shapes.computerDownlink.qdisc, "pfifo");
+    for (const s of [shapes.uplink, shapes.downlink]) {
       assert.equal(s.latencyMs, 100);
       assert.ok(s.burstBytes !== null && s.burstBytes >= 10 * 1514, `burst ${s.burstBytes}`);
     }
@@ -127,6 +129,34 @@ void describe("link harness", { skip: unavailable ?? false }, () => {
     );
     assert.equal(flow.bytes, 6 * MB);
     t.diagnostic(assertRate(flow, 10e6, defaultBurstBytes(10)));
+  });
+
+  void test("the upload directions (Agent uplink, Computer downlink) forward at their rates", async (t) => {
+    try {
+      await links.shape("agentUplink", { rateMbit: 10 });
+      await links.shape("computerDownlink", { rateMbit: 5 });
+      const up = await plainFlow(
+        links,
+        "agentUplink",
+        { sender: agents[0]!, receiver: server },
+        5 * MB,
+        9011,
+      );
+      assert.equal(up.bytes, 5 * MB);
+      t.diagnostic(`Agent uplink: ${assertRate(up, 10e6, defaultBurstBytes(10))}`);
+      const down = await plainFlow(
+        links,
+        "computerDownlink",
+        { sender: server, receiver: computer },
+        3 * MB,
+        9012,
+      );
+      assert.equal(down.bytes, 3 * MB);
+      t.diagnostic(`Computer downlink: ${assertRate(down, 5e6, defaultBurstBytes(5))}`);
+    } finally {
+      await links.shape("agentUplink", null);
+      await links.shape("computerDownlink", null);
+    }
   });
 
   void test("Agents share one downlink queue", async () => {

@@ -128,6 +128,7 @@ function clean(): PathsData {
       roundsToCeiling: 3,
       stats: {},
     })),
+    uploads: [],
     notes: [],
   };
 }

@@ -49,6 +49,8 @@ export interface NodeOptions {
   nodeTtlMs?: number;
   heartbeatIntervalMs?: number;
   commandTimeoutMs?: number;
+  /** The node's `maxUnreadBytes` (also its bound on upload chunks in flight to one Computer). */
+  maxUnreadBytes?: number;
 }
 
 export interface TestNode {
@@ -70,6 +72,7 @@ export async function startNode(redisUrl: string, opts: NodeOptions): Promise<Te
     // process exits only when those have run out.
     relayTimeoutMs: opts.relayTimeoutMs ?? 5_000,
     toolCallGraceMs: 1_000,
+    ...(opts.maxUnreadBytes !== undefined ? { maxUnreadBytes: opts.maxUnreadBytes } : {}),
     redis: {
       url: redisUrl,
       prefix: opts.prefix,
