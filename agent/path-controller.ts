@@ -291,10 +291,14 @@ export class PathController {
     return Math.max(1, Math.min(paged, Math.floor(ceiling)));
   }
 
-  /** Whether a request of `bytes` fits the budget now (all of it must fit). */
+  /**
+   * Whether a request of `bytes` fits the budget now (all of it must fit). With nothing in flight
+   * one request always may: no answer is coming to wake the caller again, and a budget that
+   * shrank since the chunk was sized (a slowdown that begins on this call) must not strand it.
+   */
   maySend(now: number, bytes: number): boolean {
     this.tick(now);
-    return this.inflight + bytes <= this.budgetBytes;
+    return this.inflight === 0 || this.inflight + bytes <= this.budgetBytes;
   }
 
   /**

@@ -188,23 +188,37 @@ async function slow(s: Schedule, stallMs: number): Promise<void> {
 
 async function many(agents: AgentClient[], s: Schedule): Promise<void> {
   while (await untilLoaded(s)) {
+    // Which pulls make no progress, reported while the round lasts (the run's end stops a hung
+    // process, test/soak/main.ts; these lines say where it hung).
+    const state = agents.map(() => ({ stage: "getSkill", bytes: 0, at: Date.now() }));
+    const watchdog = setInterval(() => {
+      const stuck = state
+        .map((x, k) => ({ k, ...x, idleMs: Date.now() - x.at }))
+        .filter((x) => x.stage !== "done" && x.idleMs > 30_000);
+      if (stuck.length > 0) process.stderr.write(`many stuck: ${JSON.stringify(stuck)}\n`);
+    }, 30_000);
     await active(() =>
       Promise.all(
-        agents.map(async (agent) => {
+        agents.map(async (agent, k) => {
+          const st = state[k]!;
           try {
             const ret = await agent.getSkill("pc", "data", "f300k.bin");
+            Object.assign(st, { stage: "readBlob", at: Date.now() });
             const data = await agent.readBlob("pc", ret.blob_handle!, {
               expectedSha256: sums.f300k,
+              onProgress: (p) => Object.assign(st, { bytes: p.bytes, at: Date.now() }),
             });
             if (createHash("sha256").update(data).digest("hex") !== sums.f300k)
               throw new Error("sha");
             inc("many_pulls");
           } catch (err) {
             fail("many", err);
+          } finally {
+            st.stage = "done";
           }
         }),
       ),
-    );
+    ).finally(() => clearInterval(watchdog));
     inc("many_rounds");
     await sleep(2_000);
   }

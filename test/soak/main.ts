@@ -65,6 +65,8 @@ const FD_SLACK = 16;
 /** The Server's outbound stall time in the soak: a loaded phase (20-40 s) sees several drops. */
 const SLOW_STALL_MS = 10_000;
 const TRACE = join(ROOT, "test", "soak", "trace.ts");
+/** How long after the run's end an Agent may take to finish its last operation and exit. */
+const EXIT_GRACE_MS = 150_000;
 
 const { values } = parseArgs({
   options: {
@@ -232,9 +234,20 @@ async function main(): Promise<number> {
   const fdTimers = schedule.phases
     .filter((p, i) => !p.loaded && i >= 2)
     .map((p) => setTimeout(() => fdQuiet.push(fdsAt()), p.to - 500 - Date.now()));
+  // An Agent still running this long after the run's end is hung (every operation it starts has
+  // its own bound): it is stopped and reported, so the soak always ends with a verdict.
+  const overdue: string[] = [];
   const exits = await Promise.all(
     Object.entries(agents).map(async ([k, p]) => {
+      const late = setTimeout(
+        () => {
+          overdue.push(`${k} still running ${EXIT_GRACE_MS / 1000} s after the run's end`);
+          void p.kill("SIGKILL");
+        },
+        schedule.end + EXIT_GRACE_MS - Date.now(),
+      );
       await p.exited;
+      clearTimeout(late);
       return [k, p.child.exitCode] as const;
     }),
   );
@@ -242,7 +255,7 @@ async function main(): Promise<number> {
   fdTimers.forEach(clearTimeout);
   await sleep(1_500); // the last trace flush of the server and Computers
 
-  const verdicts: string[] = [];
+  const verdicts: string[] = [...overdue];
   const results: AgentResult[] = [];
   for (const [k, code] of exits) {
     if (code !== 0) {
