@@ -422,8 +422,7 @@ export class PathController {
     if (this.mode === "startup") {
       // Out at the first answer that queued ¾ of the target: the budget doubles each round trip,
       // so waiting for a filtered delay would leave twice the queue behind.
-      // The least of the last two: the second of two chunks sent at once waits for the first's
-      // transmission, which is no standing queue.
+      // The least of the last two: a chunk sent with another waits its transmission, no queue.
       const prev = this.delays.length >= 2 ? this.delays[this.delays.length - 2]! : queued;
       if (Math.min(queued, prev) < 0.75 * T) {
         // BBR's startup gain: more than doubling a round trip while no queue shows at all.
@@ -431,8 +430,7 @@ export class PathController {
         if (!t.appLimited) this.budget = Math.min(this.budget + gain * bytes, this.limit);
         return;
       }
-      // Down in proportion to the queue seen, as a steady cut: the rate measured in startup is
-      // what the budget let through a round trip ago, too low to set the budget from.
+      // A cut in proportion to the queue: startup's rate (the budget's of a round trip ago) is low.
       this.mode = "steady";
       const base = this.baseRttMs;
       const factor = Math.min(1, (base + CUT * T) / (base + Math.min(queued, prev)));
