@@ -3,8 +3,11 @@
  * deadlines after scripted answers, and on a simulated link (test/support/link-sim.ts) the goals
  * of docs/decisions.md D99..4: a long round trip is filled and never traps the budget
  * at two minimum chunks, a round trip that is long from the first answer on reaches the window
- * ceiling within 10 round trips, a rate drop causes no chunk timeout, and separate controllers on
- * one link (one starting 10 s later) share it evenly. The pre-controller law fails every group.
+ * ceiling within 10 round trips, a rate drop causes no chunk timeout and the budget follows it at
+ * once, and separate controllers on one link (one starting 10 s later) share it evenly. The
+ * simulated Computer bounds its unsent answers in time (D@ctl-1), so small requests stay within
+ * idle + 150 ms, and within 260 ms 3 s after the drop. The pre-controller law fails every group;
+ * the law before D@ctl-2 fails the 200 ms whole download and the budget after the drop.
  */
 // @pure
 import assert from "node:assert/strict";
