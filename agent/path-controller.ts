@@ -22,8 +22,9 @@
  *   A round trip that is long from the first answer on is base, never queue.
  *
  * The control law, by state:
- * - `startup`: the budget starts at two initial chunks and grows by every answered byte (doubling
- *   each round trip) while the queue delay stays under ¾ of the target (LEDBAT++'s exit).
+ * - `startup`: the budget starts at two initial chunks and grows by 1.5× every answered byte while
+ *   the least queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut in
+ *   proportion to it. A link that slowed under the transfer (D@ctl-2) is seen at one answer.
  * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip
  *   on an empty queue: a rise of the link rate is found in a few round trips), near it by a fixed
  *   step a round trip, the same for every flow (additive increase); over it, it drops at once to
@@ -104,7 +105,7 @@ export interface SendTicket {
   readonly sentAt: number;
   /** A read's first chunk: its answer may wait for the Computer to hash; no deadline, no delay. */
   readonly first: boolean;
-  /** @internal BBR's snapshot at the send: delivered bytes, last delivery, its send time. */
+  /** @internal BBR's snapshot at the send. */
   readonly delivered: number;
   readonly deliveredAt: number;
   readonly firstSentAt: number;
@@ -158,7 +159,10 @@ export class PathController {
   readonly targetMs: number;
   private mode: PathState = "startup";
   private budget = 2 * INITIAL_CHUNK_BYTES;
-  /** The budget the transfer may not exceed (the scheduler's windows × chunk ceilings). */
+  /**
+   * The budget the transfer may not exceed (the scheduler's windows × chunk ceilings). None
+   * from the rate: while the budget is the limit the rate is what it lets through.
+   */
   private limit = Number.POSITIVE_INFINITY;
   private inflight = 0;
   /** Delivery-rate samples (bytes/ms), BBR's. */
@@ -367,14 +371,13 @@ export class PathController {
     this.delivered += bytes;
     this.deliveredAt = now;
     this.firstSentAt = t.sentAt;
-    if (this.appLimitedUntil !== 0 && this.delivered > this.appLimitedUntil) {
+    if (this.appLimitedUntil !== 0 && this.delivered >= this.appLimitedUntil) {
       this.appLimitedUntil = 0;
     }
     this.backoff = 1;
     this.rateSample(now, t, bytes);
     if (bytes > 0) this.addFloor(rtt, bytes);
-    // A read's first answer may have waited for the peer to hash the file: its round trip says
-    // nothing about the queue.
+    // A read's first answer may have waited for the peer to hash: its round trip is no queue.
     if (t.first) return this.tick(now);
     this.addRtt(rtt);
     const r = this.linkRate();
@@ -419,25 +422,28 @@ export class PathController {
     if (this.mode === "startup") {
       // Out at the first answer that queued ¾ of the target: the budget doubles each round trip,
       // so waiting for a filtered delay would leave twice the queue behind.
-      if (queued < 0.75 * T) {
+      // The least of the last two: a chunk sent with another waits its transmission, no queue.
+      const prev = this.delays.length >= 2 ? this.delays[this.delays.length - 2]! : queued;
+      if (Math.min(queued, prev) < 0.75 * T) {
         // BBR's startup gain: more than doubling a round trip while no queue shows at all.
         const gain = queued < T / 4 ? STARTUP_GAIN : 1;
-        if (!t.appLimited) this.budget = Math.min(this.budget + gain * bytes, this.ceiling());
+        if (!t.appLimited) this.budget = Math.min(this.budget + gain * bytes, this.limit);
         return;
       }
+      // A cut in proportion to the queue: startup's rate (the budget's of a round trip ago) is low.
       this.mode = "steady";
-      this.budget = Math.min(this.budget, this.steady(this.maxRate()));
+      const base = this.baseRttMs;
+      const factor = Math.min(1, (base + CUT * T) / (base + Math.min(queued, prev)));
+      this.budget = Math.max(this.steady(this.maxRate()), this.budget * factor);
       this.cutAt = now;
       return;
     }
     const arriving = this.lastAck;
-    const over = this.delays.length >= 2 && this.delays.slice(-2).every((d) => d > 2 * T);
-    if (over && arriving > 0 && arriving < this.maxRate() / 3) {
-      // Far over twice running, and answers come at under a third of the rate: the link
-      // slowed under us. The
-      // rate is what answers arrive at now (with a standing queue, the link's), and the
-      // budget halves with every such answer down to what that rate moves in the base round trip
-      // plus the target, so the queue drains within a few round trips.
+    if (queued > 2 * T && arriving > 0 && arriving < this.maxRate() / 3) {
+      // Far over, and answers come at under a third of the rate: the link slowed under us
+      // (at its first answer: at the new rate answers are few). The rate is what answers arrive
+      // at now (with a standing queue, the link's), and the budget halves with every such answer
+      // down to what that rate moves in the base round trip plus the target.
       this.rates.reset(now, arriving);
       this.budget = Math.max(this.steady(arriving), Math.min(this.budget, this.budgetBytes) / 2);
     }
@@ -459,7 +465,7 @@ export class PathController {
     // The step grows with the base round trip (the same for every flow on the path): a long
     // path's round trips are few.
     const step = STEP_BYTES * (1 + this.baseRttMs / 50);
-    this.budget = Math.min(this.budget + bytes * mult + frac * step, this.ceiling());
+    this.budget = Math.min(this.budget + bytes * mult + frac * step, this.limit);
   }
 
   private decrease(now: number): void {
@@ -523,8 +529,7 @@ export class PathController {
     const got = this.delivered - t.delivered;
     // A request sent alone says how long one answer took, not how fast answers arrive.
     if (!t.alone && now > t.deliveredAt) {
-      this.lastAck = got / (now - t.deliveredAt);
-      this.acks.add(now, this.lastAck);
+      this.acks.add(now, (this.lastAck = got / (now - t.deliveredAt)));
     }
     // Bytes delivered while this request was out, over the longer of the send and the answer
     // intervals (a burst of answers read at once must not inflate it).
@@ -554,14 +559,6 @@ export class PathController {
   /** `rate × (base + target)`: the bytes that keep the path full with the target's queue. */
   private steady(rate: number): number {
     return Math.max(2 * MIN_CHUNK_BYTES, rate * (this.baseRttMs + this.targetMs));
-  }
-
-  /**
-   * The scheduler's limit. No ceiling from the rate: while the budget is the limit, the rate is
-   * what the budget lets through, and a ceiling from it would hold the budget where it is.
-   */
-  private ceiling(): number {
-    return this.limit;
   }
 
   /**

@@ -4,7 +4,8 @@
  * `get_skill(s)`, `get_tools`, ...) are handed to the socket the moment they are ready. Chunk
  * requests wait in the `ChunkScheduler`: one queue per flow (requesting Agent + handle), served
  * deficit round robin on the bytes each answer puts on the wire, and read only while what the
- * socket holds unsent plus the chunks being read stays below `maxUnsentBytes`. So a small answer
+ * socket holds unsent plus the chunks being read stays below `maxUnsentBytes` and below what the
+ * socket drains in `UNSENT_TARGET_MS` at its measured rate (D@ctl-1). So a small answer
  * waits behind at most that bound, and two pulls get equal shares of the uplink whatever their
  * chunk size or carriage. A chunk request that has waited so long that its answer would reach
  * the Server after the relay gave up on it (D10, 408) is answered `busy` instead (D50).
@@ -19,6 +20,12 @@ import type { Ack, AnswerTransport } from "./transport/index.ts";
  * (D48 has the measurements it was chosen from).
  */
 export const DEFAULT_MAX_UNSENT_BYTES = 256 * 1024;
+/**
+ * ... and what the socket drains in this many ms at the rate it was seen draining, not under
+ * `MIN_UNSENT_BYTES` (D@ctl-1): a small answer waits behind about this much, whatever the link.
+ */
+export const UNSENT_TARGET_MS = 50;
+export const MIN_UNSENT_BYTES = 16 * 1024;
 /** Chunk reads at once (bounds descriptors and buffers; the byte bound usually binds first). */
 export const DEFAULT_MAX_IN_FLIGHT = 32;
 /** Chunk requests queued over all flows before `busy` at once. */
@@ -35,6 +42,8 @@ export const RELAY_MARGIN_MS = 2_000;
 export interface ChunkSchedulerTuning {
   /** Unsent bytes (socket + chunks being read) before no further chunk is read. */
   maxUnsentBytes?: number;
+  /** ... and the time (ms) they may take to drain at the measured rate; 0: bytes only. */
+  unsentTargetMs?: number;
   /** Chunk reads at once. */
   maxInFlight?: number;
   /** Chunk requests queued over all flows before `busy` at once. */
@@ -101,6 +110,7 @@ const RECHECK_MS = 25;
 export class ChunkScheduler {
   readonly #o: ChunkSchedulerOptions;
   readonly #maxUnsent: number;
+  readonly #bound: UnsentBound;
   readonly #maxInFlight: number;
   readonly #maxQueue: number;
   readonly #relayTimeoutMs: number;
@@ -133,6 +143,11 @@ export class ChunkScheduler {
     this.#relayTimeoutMs = o.relayTimeoutMs ?? DEFAULT_RELAY_TIMEOUT_MS;
     this.#defaultChunk = o.defaultChunkBytes ?? DEFAULT_CHUNK_BYTES;
     this.#quantum = o.maxHttpBufferSize;
+    this.#bound = new UnsentBound({
+      maxBytes: this.#maxUnsent,
+      minBytes: Math.min(this.#maxUnsent, MIN_UNSENT_BYTES),
+      targetMs: (o.unsentTargetMs ?? UNSENT_TARGET_MS) || Number.POSITIVE_INFINITY,
+    });
     o.transport.onWritable(() => this.#pump());
   }
 
@@ -185,7 +200,7 @@ export class ChunkScheduler {
   /** True when a read may start now; else what holds it back. */
   #canStart(): true | "reads" | "bytes" {
     if (this.#reading >= this.#maxInFlight) return "reads";
-    if (this.#o.transport.unsentBytes() + this.#promised >= this.#maxUnsent) return "bytes";
+    if (this.#o.transport.unsentBytes() + this.#promised >= this.#bound.limitBytes) return "bytes";
     return true;
   }
 
@@ -195,6 +210,7 @@ export class ChunkScheduler {
     try {
       const now = performance.now();
       this.#measure(now);
+      this.#bound.look(now, this.#handed, this.#o.transport.unsentBytes());
       for (;;) {
         if (this.#queued === 0) break;
         const can = this.#canStart();
@@ -368,4 +384,89 @@ function wireBytes(result: unknown, req: GetBlobReq): number {
   const blob = (result as { blob?: unknown } | null)?.blob;
   const body = typeof blob === "string" ? blob.length : Buffer.isBuffer(blob) ? blob.length : 0;
   return body + envelopeBytes(req);
+}
+
+/**
+ * How many answer bytes the socket may hold unsent, bounded in time as well as in bytes
+ * (D@ctl-1): what it drains in `targetMs` at the rate it was last seen draining, never under
+ * `minBytes` nor over `maxBytes`. Chunk requests beyond it wait in the scheduler, where a small
+ * answer overtakes them; so when the link slows, the buffered answers follow within the rate
+ * window, not after the old rate's bytes drained at the new one. Passive (the caller passes the
+ * time and the socket's counts), so tests drive it on a simulated clock and link.
+ *
+ * The drain rate: bytes that left the socket between two looks over the time between them, when
+ * it held unsent bytes at the first (it sent as fast as the path took them). If it ran empty by
+ * the second the sample says less than the path, and counts only when it raises the rate. The
+ * rate is the largest sample of the last `DRAIN_RATE_WINDOW_MS`.
+ */
+/** How long a drain-rate sample counts toward the rate (a max filter). */
+export const DRAIN_RATE_WINDOW_MS = 1000;
+/** The least span (ms) between two looks that gives a sample: a write's burst is no rate. */
+const MIN_SPAN_MS = 10;
+
+export interface UnsentBoundOptions {
+  /** The bound in bytes (the socket may hold this much whatever the rate). */
+  maxBytes: number;
+  /** The least bound: one answer of about this size always fits. */
+  minBytes: number;
+  /** The time (ms) the socket's unsent bytes may take to drain at the measured rate. */
+  targetMs: number;
+}
+
+export class UnsentBound {
+  readonly #o: UnsentBoundOptions;
+  /** Samples (bytes/ms) of the window, a monotonic deque: the first is the largest. */
+  #samples: { at: number; v: number }[] = [];
+  #lookAt = Number.NaN;
+  #drained = 0;
+  #busy = false;
+
+  constructor(o: UnsentBoundOptions) {
+    this.#o = o;
+  }
+
+  /** The drain rate in bytes/ms (0 before a sample). */
+  get rate(): number {
+    return this.#samples[0]?.v ?? 0;
+  }
+
+  /** The bytes the socket may hold unsent now (chunks being read included). */
+  get limitBytes(): number {
+    const { maxBytes, minBytes, targetMs } = this.#o;
+    const r = this.rate;
+    if (r === 0) return maxBytes;
+    return Math.min(maxBytes, Math.max(minBytes, r * targetMs));
+  }
+
+  /**
+   * A look at the socket at `now`: `handed` answer bytes handed to it so far, `unsent` of them
+   * (or of anything else it carries) not yet sent.
+   */
+  look(now: number, handed: number, unsent: number): void {
+    const drained = handed - unsent;
+    if (Number.isNaN(this.#lookAt)) {
+      this.#start(now, drained, unsent);
+      return;
+    }
+    const span = now - this.#lookAt;
+    // A look too soon after the last one waits for a later; one after an idle socket restarts.
+    if (!this.#busy) return this.#start(now, drained, unsent);
+    if (span < MIN_SPAN_MS) return;
+    const sample = Math.max(0, drained - this.#drained) / span;
+    if (unsent > 0 || sample > this.rate) this.#add(now, sample);
+    this.#start(now, drained, unsent);
+  }
+
+  #start(now: number, drained: number, unsent: number): void {
+    this.#lookAt = now;
+    this.#drained = drained;
+    this.#busy = unsent > 0;
+  }
+
+  #add(now: number, v: number): void {
+    const q = this.#samples;
+    while (q.length > 0 && q[q.length - 1]!.v <= v) q.pop();
+    q.push({ at: now, v });
+    while (q.length > 1 && q[0]!.at < now - DRAIN_RATE_WINDOW_MS) q.shift();
+  }
 }

@@ -50,7 +50,7 @@ export { defaultServices, type ServiceContext, type ServiceFactory } from "./ser
 
 /** Chunk serving settings (`StartComputerOptions.blob`). */
 export type BlobTuning = BlobEngineTuning &
-  Pick<ChunkSchedulerTuning, "maxInFlight" | "maxQueue" | "maxUnsentBytes">;
+  Pick<ChunkSchedulerTuning, "maxInFlight" | "maxQueue" | "maxUnsentBytes" | "unsentTargetMs">;
 
 export interface StartComputerOptions {
   /** Server base URL, e.g. `http://127.0.0.1:7000` (the `/smcp` namespace is appended). */
@@ -163,7 +163,8 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     log,
     gauge: metrics.fastPaths,
   });
-  const { maxInFlight, maxQueue, maxUnsentBytes, ...engineTuning } = options.blob ?? {};
+  const { maxInFlight, maxQueue, maxUnsentBytes, unsentTargetMs, ...engineTuning } =
+    options.blob ?? {};
   const blob = await startBlobService({
     config,
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
@@ -210,6 +211,7 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
       ...(maxInFlight !== undefined ? { maxInFlight } : {}),
       ...(maxQueue !== undefined ? { maxQueue } : {}),
       ...(maxUnsentBytes !== undefined ? { maxUnsentBytes } : {}),
+      ...(unsentTargetMs !== undefined ? { unsentTargetMs } : {}),
       ...(options.relayTimeoutMs !== undefined ? { relayTimeoutMs: options.relayTimeoutMs } : {}),
       ...(engineTuning.defaultChunkBytes !== undefined
         ? { defaultChunkBytes: engineTuning.defaultChunkBytes }

@@ -62,6 +62,8 @@ void test("two backlogged flows get equal wire bytes whatever their chunks and c
   const scheduler = new ChunkScheduler({
     maxHttpBufferSize: 1_000_000,
     maxUnsentBytes: bound,
+    // The bytes bound only: this link drains as the event loop turns, at no rate of its own.
+    unsentTargetMs: 0,
     read,
     transport: link.transport,
     answer: (ack, result) => {

@@ -12,6 +12,8 @@
  * lost (never answered) or `busy` (answered at once with no bytes).
  */
 
+import { UnsentBound, type UnsentBoundOptions } from "../../computer/chunk-scheduler.ts";
+
 /** What the simulation drives: `PathController`'s shape (the tests also drive other laws). */
 export interface SimController<T> {
   readonly budgetBytes: number;
@@ -64,6 +66,12 @@ export interface SimSpec {
   until: number;
   /** Sample the controllers' budgets and chunks every this many ms. Default 100. */
   traceEveryMs?: number;
+  /**
+   * The Computer's bound on its unsent answer bytes (computer/chunk-scheduler.ts `UnsentBound`): chunk answers
+   * beyond it wait at the Computer, where small answers overtake them. Default: none (every
+   * answer goes straight into the link's queue).
+   */
+  computer?: UnsentBoundOptions;
 }
 
 export interface SimFlowResult {
@@ -182,6 +190,20 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
   // --- the bottleneck: a FIFO of packets, served at the rate of the moment a packet starts
   const fifo: { bytes: number; done?: () => void }[] = [];
   let serving = false;
+  /** Bytes in the FIFO (the packet in service included), and all that ever entered it. */
+  let fifoBytes = 0;
+  let handed = 0;
+  /** Chunk answers the Computer holds back (its bound), oldest first. */
+  const held: { bytes: number; done: () => void }[] = [];
+  const bound = spec.computer ? new UnsentBound(spec.computer) : undefined;
+  const admit = (): void => {
+    if (!bound) return;
+    bound.look(now, handed, fifoBytes);
+    while (held.length > 0 && fifoBytes < bound.limitBytes) {
+      const a = held.shift()!;
+      enqueue(a.bytes, a.done);
+    }
+  };
   const rateAt = (t: number): number => {
     let r = spec.rates[0]!.mbit;
     for (const s of spec.rates) if (s.at <= t) r = s.mbit;
@@ -195,14 +217,19 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     }
     serving = true;
     ev.push(now + p.bytes / rateAt(now), () => {
+      fifoBytes -= p.bytes;
       if (p.done) ev.push(now + half, p.done);
       serve();
+      admit();
     });
   };
   const enqueue = (bytes: number, done: () => void): void => {
     for (let left = bytes; left > 0 || bytes === 0; left -= pkt) {
       const last = left <= pkt;
-      fifo.push({ bytes: Math.max(1, Math.min(left, pkt)), ...(last ? { done } : {}) });
+      const b = Math.max(1, Math.min(left, pkt));
+      fifo.push({ bytes: b, ...(last ? { done } : {}) });
+      fifoBytes += b;
+      handed += b;
       if (last) break;
     }
     if (!serving) serve();
@@ -330,7 +357,9 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
         const hold = spec.answerDelay?.(n, now) ?? 0;
         ev.push(now + hold, () => {
           wire += w.len;
-          enqueue(w.len, answered(w.len, false));
+          if (!bound) return enqueue(w.len, answered(w.len, false));
+          held.push({ bytes: w.len, done: answered(w.len, false) });
+          admit();
         });
       });
     };

@@ -4,6 +4,11 @@
  * factory so the same case runs any law of the controller's shape.
  */
 import {
+  DEFAULT_MAX_UNSENT_BYTES,
+  MIN_UNSENT_BYTES,
+  UNSENT_TARGET_MS,
+} from "../../computer/chunk-scheduler.ts";
+import {
   goodput,
   perMs,
   quantile,
@@ -16,6 +21,13 @@ import {
 export type MakeController = () => SimController<unknown>;
 
 const MiB = 1024 * 1024;
+
+/** The Computer's bound on its unsent answers, as a Computer starts with it. */
+export const COMPUTER = {
+  maxBytes: DEFAULT_MAX_UNSENT_BYTES,
+  minBytes: MIN_UNSENT_BYTES,
+  targetMs: UNSENT_TARGET_MS,
+};
 
 export interface FillFigures {
   /** Payload over (link rate × time to the last byte). */
@@ -33,9 +45,10 @@ export interface FillFigures {
 
 /** One download of `mib` MiB at `mbit`, `rtt` ms base round trip, small requests every 300 ms. */
 export function fill(make: MakeController, mbit: number, rtt: number, mib: number): FillFigures {
-  const r = simulate({ rates: [{ at: 0, mbit }], baseRttMs: rtt, until: 600_000 }, [
-    { controller: make(), flows: [{ bytes: mib * MiB }], smallEveryMs: 300 },
-  ]);
+  const r = simulate(
+    { rates: [{ at: 0, mbit }], baseRttMs: rtt, until: 600_000, computer: COMPUTER },
+    [{ controller: make(), flows: [{ bytes: mib * MiB }], smallEveryMs: 300 }],
+  );
   const f = r.flows[0]![0]!;
   // A download that never finishes is judged over the whole simulated time (a trapped pull must
   // fail the figures, not loop over an endless window).
@@ -66,7 +79,12 @@ export interface LongAnswerFigures {
 /** An unshaped path (1 Gbit/s, 1 ms) whose Computer holds every answer `hold` ms. */
 export function longAnswers(make: MakeController, hold: number): LongAnswerFigures {
   const ceiling = 16 * 512 * 1024;
-  const spec = { rates: [{ at: 0, mbit: 1000 }], baseRttMs: 1, answerDelay: () => hold };
+  const spec = {
+    rates: [{ at: 0, mbit: 1000 }],
+    baseRttMs: 1,
+    answerDelay: () => hold,
+    computer: COMPUTER,
+  };
   const r = simulate({ ...spec, until: 30 * hold, traceEveryMs: 10 }, [
     { controller: make(), flows: [{}] },
   ]);
@@ -108,6 +126,7 @@ export function rateStep(make: MakeController, rtt: number): StepFigures {
       baseRttMs: rtt,
       until: 60_000,
       traceEveryMs: 50,
+      computer: COMPUTER,
     },
     [{ controller: make(), flows: [{}], smallEveryMs: 100 }],
   );
@@ -148,10 +167,13 @@ export interface ShareFigures {
 export function shares(make: MakeController, rtt: number, later: number): ShareFigures {
   const from = later;
   const to = later + 20_000;
-  const r = simulate({ rates: [{ at: 0, mbit: 20 }], baseRttMs: rtt, until: to }, [
-    { controller: make(), flows: [{}], smallEveryMs: 300 },
-    { controller: make(), flows: [{ startAt: later }] },
-  ]);
+  const r = simulate(
+    { rates: [{ at: 0, mbit: 20 }], baseRttMs: rtt, until: to, computer: COMPUTER },
+    [
+      { controller: make(), flows: [{}], smallEveryMs: 300 },
+      { controller: make(), flows: [{ startAt: later }] },
+    ],
+  );
   const a = goodput(r.flows[0]!, from, to);
   const b = goodput(r.flows[1]!, from, to);
   return {
