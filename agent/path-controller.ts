@@ -24,7 +24,7 @@
  * The control law, by state:
  * - `startup`: the budget starts at two initial chunks and grows by 1.5× every answered byte while
  *   the least queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut in
- *   proportion to it. A link that slowed under the transfer (D@ctl-2) is seen at one answer.
+ *   proportion to it. A link that slowed under the transfer (D110) is seen at one answer.
  * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip
  *   on an empty queue: a rise of the link rate is found in a few round trips), near it by a fixed
  *   step a round trip, the same for every flow (additive increase); over it, it drops at once to

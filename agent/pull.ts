@@ -3,7 +3,7 @@
  * raw handles; docs/protocol.md §6.9). This file holds its public forms (`pullBlob`, `readBlob`,
  * `readBlobWithInfo`, `downloadBlob`, `blobChunks`), its options and results, and the pull
  * itself: reads until one verifies. The files it uses sit below it and import nothing above
- * them (D@pull-1); what a lower one needs of an upper one at run time comes through an
+ * them (D103); what a lower one needs of an upper one at run time comes through an
  * interface handed down:
  * - `read.ts`: one logical read, a flow of the path: its offsets, the requests it asks again,
  *   each answer checked against the read's identity;

@@ -254,7 +254,7 @@ function loopbackRatiosGoal(r: Report): Goal {
 }
 
 /**
- * What each fast path on by default must show, in its own run, to stay on (D51, D@bench-1): the
+ * What each fast path on by default must show, in its own run, to stay on (D51, D102): the
  * point it was made for, the figure it serves there (its role's CPU per MB, or the pull's MB/s)
  * and the least gain that counts as paying.
  */
@@ -341,7 +341,7 @@ function fastPathsGoal(r: Report): Goal {
       .map((x) => x.label)
       .join(
         ", ",
-      )}. A fast path that no longer pays its bar costs a patch of another package's internals for nothing: re-run on an idle machine, and if it still misses, limit it to where it pays or remove it (D51, D@bench-1).`,
+      )}. A fast path that no longer pays its bar costs a patch of another package's internals for nothing: re-run on an idle machine, and if it still misses, limit it to where it pays or remove it (D51, D102).`,
   });
 }
 

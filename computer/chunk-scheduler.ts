@@ -5,7 +5,7 @@
  * requests wait in the `ChunkScheduler`: one queue per flow (requesting Agent + handle), served
  * deficit round robin on the bytes each answer puts on the wire, and read only while what the
  * socket holds unsent plus the chunks being read stays below `maxUnsentBytes` and below what the
- * socket drains in `UNSENT_TARGET_MS` at its measured rate (D@ctl-1). So a small answer
+ * socket drains in `UNSENT_TARGET_MS` at its measured rate (D109). So a small answer
  * waits behind at most that bound, and two pulls get equal shares of the uplink whatever their
  * chunk size or carriage. A chunk request that has waited so long that its answer would reach
  * the Server after the relay gave up on it (D10, 408) is answered `busy` instead (D50).
@@ -22,7 +22,7 @@ import type { Ack, AnswerTransport } from "./transport/index.ts";
 export const DEFAULT_MAX_UNSENT_BYTES = 256 * 1024;
 /**
  * ... and what the socket drains in this many ms at the rate it was seen draining, not under
- * `MIN_UNSENT_BYTES` (D@ctl-1): a small answer waits behind about this much, whatever the link.
+ * `MIN_UNSENT_BYTES` (D109): a small answer waits behind about this much, whatever the link.
  */
 export const UNSENT_TARGET_MS = 50;
 export const MIN_UNSENT_BYTES = 16 * 1024;
@@ -388,7 +388,7 @@ function wireBytes(result: unknown, req: GetBlobReq): number {
 
 /**
  * How many answer bytes the socket may hold unsent, bounded in time as well as in bytes
- * (D@ctl-1): what it drains in `targetMs` at the rate it was last seen draining, never under
+ * (D109): what it drains in `targetMs` at the rate it was last seen draining, never under
  * `minBytes` nor over `maxBytes`. Chunk requests beyond it wait in the scheduler, where a small
  * answer overtakes them; so when the link slows, the buffered answers follow within the rate
  * window, not after the old rate's bytes drained at the new one. Passive (the caller passes the

@@ -20,7 +20,7 @@
  *   or read and not yet written by the Computer). An Agent that sends faster than the Computer
  *   takes them gets `busy` (`upload_bytes_in_flight`) instead of the Server, or the Computer,
  *   holding whatever it sends. For a Computer on another node the bound applies to what this
- *   node forwarded to it (`remoteUploadTarget`, D@uplinks-1).
+ *   node forwarded to it (`remoteUploadTarget`, D107).
  * A connection that has bytes queued and moves none of them for `stallMs`, or stays over its
  * bound for `stallMs`, is dropped: its socket is destroyed and what it held is freed at once. The
  * Computer-side relay never waits on an Agent: answers go to the Agent's queue, whose growth the
@@ -135,7 +135,7 @@ type Warned = OutboundAccount & Pick<Account, "refusedSinceLog" | "lastLogAt">;
 
 export class OutboundGuard {
   readonly #accounts = new Map<object, Account>();
-  /** Upload chunks this node forwarded to Computer sockets on other nodes, by sid (D@uplinks-1). */
+  /** Upload chunks this node forwarded to Computer sockets on other nodes, by sid (D107). */
   readonly #remoteUploads = new Map<string, Warned>();
   readonly #timer: NodeJS.Timeout | undefined;
   #queued = 0;
@@ -282,7 +282,7 @@ export class OutboundGuard {
 
   /**
    * The upload tally of Computer socket `sid` on another node of a cluster: this node bounds what
-   * it forwards there as it does for its own sockets (D@uplinks-1). Kept while chunks are in
+   * it forwards there as it does for its own sockets (D107). Kept while chunks are in
    * flight, forgotten when the last one settles.
    */
   remoteUploadTarget(sid: string): OutboundAccount {

@@ -1,5 +1,5 @@
 /**
- * The SKILL sandbox (D17, D21, D@leg-1): the one check between a skill name and `rel_path` and
+ * The SKILL sandbox (D17, D21, D104): the one check between a skill name and `rel_path` and
  * a file this Computer may serve, run by `client:get_skill` before it mints a handle
  * (`SkillSandbox.check`), by every pull of a skill handle as the `skill` Producer
  * (`SkillSandbox.resolve`), and, its file-system half, by the registry on each SKILL.md

@@ -8,7 +8,7 @@
  *   never parsed and rebuilt (D13 byte for byte; a third or more of the Server's CPU per MB of
  *   base64); it reads only text ACK messages;
  * - `batch_writes` (session-writes.ts): the parts of one packet in one flush, a flush in one write,
- *   for binary parts of at most 64 KiB, where a chunk's fixed costs decide (D@bench-1).
+ *   for binary parts of at most 64 KiB, where a chunk's fixed costs decide (D102).
  * Each is probed at start by sending a packet through the installed libraries' real classes; one
  * whose behaviour changed is `unavailable: <reason>` and the Server runs stock for it. With every
  * one off (`transport: "stock"`, `--stock-transport`) the Server runs the libraries as shipped.

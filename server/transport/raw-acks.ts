@@ -272,7 +272,7 @@ const ACK_TYPE = 0x33;
 export class AckTextDecoder extends Decoder {
   override add(obj: unknown): void {
     // Only a text ACK is read here; every other message (the text part of a binary ack, the
-    // Agents' events) costs one character compare (D@bench-1). While a binary packet waits for
+    // Agents' events) costs one character compare (D102). While a binary packet waits for
     // its attachments, a text message is a protocol error that the standard Decoder reports.
     if (typeof obj === "string" && obj.charCodeAt(0) === ACK_TYPE && !this.waitsForAttachments()) {
       const header = readAckHeader(obj);

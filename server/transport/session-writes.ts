@@ -91,7 +91,7 @@ const patched = new WeakSet<object>();
 const noop = (): void => undefined;
 
 /**
- * Batched writes act only on packets whose binary parts are at most this long (D@bench-1): they
+ * Batched writes act only on packets whose binary parts are at most this long (D102): they
  * save a chunk's fixed costs (a write, an event-loop turn), which decide at small chunks; at the
  * SDK's default 512 KiB the bytes do, and the Server runs socket.io and ws as shipped there.
  */

@@ -5,9 +5,9 @@
  * at two minimum chunks, a round trip that is long from the first answer on reaches the window
  * ceiling within 10 round trips, a rate drop causes no chunk timeout and the budget follows it at
  * once, and separate controllers on one link (one starting 10 s later) share it evenly. The
- * simulated Computer bounds its unsent answers in time (D@ctl-1), so small requests stay within
+ * simulated Computer bounds its unsent answers in time (D109), so small requests stay within
  * idle + 150 ms, and within 260 ms 3 s after the drop. The pre-controller law fails every group;
- * the law before D@ctl-2 fails the 200 ms whole download and the budget after the drop.
+ * the law before D110 fails the 200 ms whole download and the budget after the drop.
  */
 // @pure
 import assert from "node:assert/strict";

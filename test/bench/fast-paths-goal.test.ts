@@ -1,5 +1,5 @@
 // @pure
-// The fast-paths goal (D@bench-1) judges each transport departure where it was made for, and at
+// The fast-paths goal (D102) judges each transport departure where it was made for, and at
 // the SDK's defaults only where its transport lets it act: a departure that does not act at a
 // default case runs stock code there, and its ratio (what two identical processes differ by) is
 // shown, not judged. One that acts at a default and costs its role CPU there misses.

@@ -102,7 +102,7 @@ async function arrivalOrder(name: string, maxUnsentBytes: number): Promise<strin
     name,
     stateDir: join(dir, `state-${name}`),
     services: [producersOnly(producer), tools],
-    // Lifted, both bounds are: the bytes and the time (D@ctl-1).
+    // Lifted, both bounds are: the bytes and the time (D109).
     blob: { maxUnsentBytes, ...(maxUnsentBytes > 1e9 ? { unsentTargetMs: 0 } : {}) },
   });
   try {

@@ -1,5 +1,5 @@
 /**
- * The Computer's bound on its unsent answer bytes in time (computer/chunk-scheduler.ts `UnsentBound`, D@ctl-1), on
+ * The Computer's bound on its unsent answer bytes in time (computer/chunk-scheduler.ts `UnsentBound`, D109), on
  * a scripted clock: the bound is the byte bound until the socket is seen draining with bytes
  * queued, then what it drains in the target at the largest rate of the last second; a look after
  * the socket ran empty says less than the path and only raises the rate; when the link slows the

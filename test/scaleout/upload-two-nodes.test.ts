@@ -1,7 +1,7 @@
 /**
  * Uploads across Server nodes on one real Redis: an Agent on node A uploads to a real Computer on
  * node B (verified, binary attachments across the adapter), and node A bounds the upload chunks
- * it forwards to a Computer on another node as it does for its own sockets (D79, D@uplinks-1):
+ * it forwards to a Computer on another node as it does for its own sockets (D79, D107):
  * beyond `maxUnreadBytes` unanswered, a chunk is answered `busy` (`upload_bytes_in_flight`) and
  * never reaches the Computer; answers, or the Computer dropping, give the room back. An SDK
  * upload through a node with a tight bound rewinds within its session and ends verified.
