@@ -293,8 +293,7 @@ export class PathController {
 
   /**
    * Whether a request of `bytes` fits the budget now (all of it must fit). With nothing in flight
-   * one request always may: no answer is coming to wake the caller again, and a budget that
-   * shrank since the chunk was sized (a slowdown that begins on this call) must not strand it.
+   * one always may: no answer would wake the caller again, whatever slowdown began on this call.
    */
   maySend(now: number, bytes: number): boolean {
     this.tick(now);

@@ -38,10 +38,7 @@ import type { HandleFields, HeldFiles, Producer, ResolveResult } from "../contra
 import type { SandboxCheckCounter } from "../metrics.ts";
 
 /** What the check reads of a registry entry (registry.ts, which imports this file). */
-interface SkillPackage {
-  readonly root: string;
-  readonly orphanMarker?: string;
-}
+type SkillPackage = { readonly root: string; readonly orphanMarker?: string };
 
 // ---------------------------------------------------------------------------------------------
 // 1. and 5.: what a name says (pure string work, no I/O)
