@@ -9,7 +9,7 @@
  *   handshake or a direct WebSocket upgrade: no `sid`). A session counts from the admitted
  *   handshake until engine.io closes it, so half-open sessions (a handshake flood that never polls
  *   again, alive until the heartbeat drops them) are bounded per address too.
- * The event rate (a token bucket per connection) is session-guard.ts's, with the other rules on
+ * The event rate (a token bucket per connection) is namespace.ts's, with the other rules on
  * what a client may send.
  *
  * Refusals are counted in /metrics (`a2c_limit_refusals_total{limit}`) and logged at WARNING, at
@@ -48,7 +48,7 @@ export function limitRefusal(limit: LimitName, message: string, max?: number): E
 /** The metrics of both limiters, registered on the Server's own registry. */
 export class LimitMetrics {
   readonly refusals: Counter<"limit">;
-  /** Connections the Server closed itself (outbound.ts, session-guard.ts). */
+  /** Connections the Server closed itself (outbound.ts, namespace.ts). */
   readonly disconnects: Counter<"reason">;
 
   constructor(registry: Registry, sessionsPerIpMax: () => number) {

@@ -25,7 +25,7 @@
  * bound for `stallMs`, is dropped: its socket is destroyed and what it held is freed at once. The
  * Computer-side relay never waits on an Agent: answers go to the Agent's queue, whose growth the
  * reservations bound, so one slow Agent costs the others nothing but its bounded memory.
- * A pong nobody asked for (session-guard.ts) drops a connection the same way. Every refusal and drop is
+ * A pong nobody asked for (namespace.ts) drops a connection the same way. Every refusal and drop is
  * counted (`a2c_limit_refusals_total{limit}`, `a2c_disconnects_total{reason}`) and logged.
  */
 import { Gauge, type Registry } from "prom-client";

@@ -35,7 +35,12 @@ import { MemoryOfficeRegistry, type OfficeRegistry } from "./offices.ts";
 import { localLink, Relay, type ComputerLink } from "./relay.ts";
 import { Notifier } from "./notify.ts";
 import { connectRedisCluster, type RedisClusterOptions } from "./redis/cluster.ts";
-import { attachSmcp, refuseOtherNamespaces } from "./namespace-handlers.ts";
+import {
+  SessionGuard,
+  attachSmcp,
+  refuseOtherNamespaces,
+  type GuardedSession,
+} from "./namespace.ts";
 import { OUTBOUND_DEFAULTS, OutboundGuard } from "./outbound.ts";
 import {
   createServerTransport,
@@ -44,7 +49,6 @@ import {
   type MeteredSession,
   type TransportOption,
 } from "./transport/index.ts";
-import { SessionGuard, type GuardedSession } from "./session-guard.ts";
 
 export interface ServerOptions {
   /** Interface to bind. Default `127.0.0.1`. */

@@ -1,5 +1,5 @@
 /**
- * Guessing is throttled, the honest are not locked out (server/session-guard.ts,
+ * Guessing is throttled, the honest are not locked out (server/namespace.ts,
  * D70), against the Server as its own process: with `--limit-loopback` (how a Server
  * behind a same-host proxy, or many users behind one NAT, sees its clients), and with the settings
  * docs/deploy.md gives for a proxy on another host, 300 wrong tokens from one address, then the

@@ -1,4 +1,4 @@
-// One socket per namespace per session, and no guessing at speed (server/session-guard.ts, D53):
+// One socket per namespace per session, and no guessing at speed (server/namespace.ts, D53):
 // a repeated CONNECT on a session that has, or is opening, a socket on `/smcp` closes the session
 // (one polling POST of thousands, or a burst of WebSocket frames), whatever the transport; wrong
 // tokens close their session after three and make their address back off (a right token is still

@@ -1,5 +1,5 @@
 // @both-transports
-// Liveness a client cannot game (server/session-guard.ts). engine.io alone re-arms its heartbeat on
+// Liveness a client cannot game (server/namespace.ts). engine.io alone re-arms its heartbeat on
 // any pong, so a client that reads nothing but sends a pong every few seconds was never found
 // dead. Now only the answer to the Server's own ping counts: an unsolicited pong closes the
 // connection at once, counted as unsolicited_pong, and a client that stops answering is

@@ -95,7 +95,7 @@ void test("half-open sessions count; the next handshake and upgrade get 429 with
 
   // The sessions already open keep working: a request with their sid is not a new connection
   // (a POSTed noop, "6": a GET would be a long poll held until the next ping, and a pong with
-  // no ping out closes the session, server/session-guard.ts).
+  // no ping out closes the session, server/namespace.ts).
   const noop = await raw(`&sid=${sids[0]}`, { method: "POST", body: "6" });
   assert.equal(noop.status, 200, noop.body);
 

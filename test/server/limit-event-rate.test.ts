@@ -8,7 +8,7 @@ import { Writable } from "node:stream";
 import { after, before, test } from "node:test";
 import { pino } from "pino";
 import { ServerHarness, TEST_TOKEN, emitAck, request } from "../support/server-harness.ts";
-import { TokenBucket } from "../../server/session-guard.ts";
+import { TokenBucket } from "../../server/namespace.ts";
 
 const BURST = 5;
 const lines: string[] = [];
