@@ -49,11 +49,16 @@ function wireRate(flow: PlainFlowResult): number {
   return sorted[sorted.length >> 1]! * flow.wirePerPayloadByte;
 }
 
-/** Within 4% of the set rate, and never faster than the rate over the whole flow. */
+/**
+ * Within 6% under and 4% over the set rate, and never faster than the rate over the whole flow.
+ * Under: BBR paces a quarter of its cycle below its estimate to drain the queue, and on a quiet
+ * machine the median of a 3–5 s flow's samples fell 4.8% under a queue that was right (19.03 of
+ * 20 Mbit/s; the same queue measured 19.81 the next run).
+ */
 function assertRate(flow: PlainFlowResult, set: number, burstBytes: number): string {
   const rate = wireRate(flow);
   const words = `measured ${(rate / 1e6).toFixed(2)} Mbit/s of ${set / 1e6} (${flow.deliveryRates.length} samples, ${flow.congestion})`;
-  assert.ok(rate >= 0.96 * set && rate <= 1.04 * set, words);
+  assert.ok(rate >= 0.94 * set && rate <= 1.04 * set, words);
   // A shaper passes at most its burst beyond the rate, whatever else the machine does.
   const least = ((flow.wireBytes - burstBytes) * 8) / set;
   assert.ok(flow.seconds >= least, `${flow.wireBytes} B crossed in ${flow.seconds} s`);
