@@ -23,7 +23,15 @@ import type { PathsPlan } from "../lib/plan.ts";
 import { bytesAt } from "../lib/progress.ts";
 import { MiB, formatBytes } from "../lib/stats.ts";
 import { latencyStats, type LatencyStats } from "./links.ts";
-import { PROBE_MS, ceilingFlow, setPath, withStack, type Ceiling, type St } from "./paths.ts";
+import {
+  PROBE_MS,
+  ceilingFlow,
+  linkShares,
+  setPath,
+  withStack,
+  type Ceiling,
+  type St,
+} from "./paths.ts";
 
 type UploadPlan = NonNullable<PathsPlan["uploads"]>;
 
@@ -143,7 +151,6 @@ async function uploadRun(
   const [serverSendQMaxBytes, agentSendQMaxBytes] = [await serverQ(), await agentQ()];
   const c1 = await st.links.counters();
   checkStored(st, src, up);
-  const bps = up.ok ? (up.totalSize * 8) / up.seconds : 0;
   return {
     ...c,
     build: stack.build.label,
@@ -152,11 +159,7 @@ async function uploadRun(
     error: up.error,
     seconds: up.seconds,
     carriage: up.carriage,
-    bps,
-    utilization: bps / (c.rateMbit * 1e6),
-    ofCeiling: bps / c.ceiling.steadyBps,
-    wirePerPayloadByte:
-      (c1[c.direction].bytes - c0[c.direction].bytes) / Math.max(1, up.bytes || c.assetBytes),
+    ...linkShares(c, up, c1[c.direction].bytes - c0[c.direction].bytes, up.bytes || c.assetBytes),
     idle,
     during: latencyStats(samples),
     serverHeldMaxBytes: held.max,

@@ -237,6 +237,25 @@ export async function ceilingFlow(
   }
 }
 
+/**
+ * What a transfer made of its case's path: its rate, its share of the link and of the plain flow
+ * measured beside it, and the bytes the shaped direction carried per payload byte.
+ */
+export function linkShares(
+  c: { rateMbit: number; ceiling: Ceiling },
+  moved: { ok: boolean; totalSize: number; seconds: number },
+  wireBytes: number,
+  payloadBytes: number,
+): { bps: number; utilization: number; ofCeiling: number; wirePerPayloadByte: number } {
+  const bps = moved.ok ? (moved.totalSize * 8) / moved.seconds : 0;
+  return {
+    bps,
+    utilization: bps / (c.rateMbit * 1e6),
+    ofCeiling: bps / c.ceiling.steadyBps,
+    wirePerPayloadByte: wireBytes / Math.max(1, payloadBytes),
+  };
+}
+
 async function downloadRun(
   st: St,
   stack: StackOnLinks,
@@ -257,7 +276,6 @@ async function downloadRun(
   const samples = probe === null ? null : (await a0.probeStop(probe)).filter((s) => s.at <= end);
   const c1 = await st.links.counters();
   checkDownload(st, relPath, h.sha256, dl, dest);
-  const bps = dl.ok ? (dl.totalSize * 8) / dl.seconds : 0;
   return {
     build: stack.build.label,
     loadAvg,
@@ -266,13 +284,10 @@ async function downloadRun(
     error: dl.error,
     seconds: dl.seconds,
     carriage: dl.carriage,
-    bps,
-    utilization: bps / (c.rateMbit * 1e6),
-    ofCeiling: bps / c.ceiling.steadyBps,
+    ...linkShares(c, dl, c1[c.direction].bytes - c0[c.direction].bytes, dl.bytes),
     timeouts: timeoutsOf(dl),
     busy: busyOf(dl),
     resumes: typeof dl.stats.resumes === "number" ? dl.stats.resumes : 0,
-    wirePerPayloadByte: (c1[c.direction].bytes - c0[c.direction].bytes) / Math.max(1, dl.bytes),
     idle,
     during: samples === null ? null : latencyStats(samples),
     stats: dl.stats,
