@@ -99,7 +99,7 @@ Options (flags win over env):
   --chunk-bytes N     largest max_chunk_bytes per request (default 512 KiB binary, 64 KiB
                       base64; the pull sizes chunks to the link's rate)
   --target-delay MS   queue delay a download may add in front of other requests to the
-                      same Computer (default 100)
+                      same Computer (default 60)
   --base64            spec mode: base64 carriage, no blob_format sent (default: ask for
                       binary carriage, go on in base64 when the Computer answers so)
   --binary            ask for binary carriage (the default)

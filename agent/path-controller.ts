@@ -31,16 +31,21 @@
  *   what the latest sample's rate moves in the base round trip plus the target (proportional
  *   decrease). Additive increase with proportional decrease is what makes separate controllers
  *   on one bottleneck converge to even shares.
- * - `probing`: every `PROBE_INTERVAL_MS` the budget drops to half the base round trip's worth for
- *   at least `PROBE_MIN_MS` and a round trip (BBR's ProbeRTT, LEDBAT++'s slowdown), so every flow
- *   sees the empty queue now and then; then the budget it had comes back.
+ * - `probing`: every `PROBE_INTERVAL_MS` the budget drops to what the rate moves in the base round
+ *   trip for at least `PROBE_MIN_MS` and a round trip (BBR's ProbeRTT, LEDBAT++'s slowdown), so
+ *   every flow sees the empty queue now and then; then the budget it had comes back.
  * - `backed-off`: a `busy` answer or a late one halves the budget (once a round trip); no growth
  *   until an answer to a request sent after it arrives.
  * Budget-limited samples never cap growth: the budget grows from the delay, not from the rate it
  * caused, and its ceiling (twice the rate's worth of base plus target) is at least twice what it
  * moves. A chunk is the larger of what the rate moves in half the target and a share of the budget
- * (half of it in startup, a quarter after), at most half the budget (so the next request travels
+ * (half of it in startup, a twelfth after), at most half the budget (so the next request travels
  * while one is answered); the budget is never under two chunks of the rate's size.
+ *
+ * The target (60 ms by default, LEDBAT++'s) stays under the queue a router commonly holds (D111):
+ * a router drops what it cannot queue, TCP sends it again a round trip later, and meanwhile every
+ * later answer on the connection waits, which reads as queue and cuts the budget. So does a chunk
+ * that is a large share of the budget: it reaches the router as one burst on top of the queue.
  *
  * A request's deadline (D41) counts from when it became the oldest in flight, not from its send:
  * while answers to earlier requests keep arriving the path is moving, and an answer that is only
@@ -50,7 +55,7 @@
  */
 
 /** The queue delay (ms) a path's transfers may add above its base round trip (D40). */
-export const DEFAULT_TARGET_DELAY_MS = 100;
+export const DEFAULT_TARGET_DELAY_MS = 60;
 /** The first chunk of a path that has no estimate yet (a fresh client, or after a reconnect). */
 export const INITIAL_CHUNK_BYTES = 16 * 1024;
 /** The smallest chunk the path asks: below it, a request's envelope costs more than it carries. */
@@ -65,6 +70,11 @@ export const MAX_CHUNK_DEADLINE_MS = 60_000;
 export const PROBE_INTERVAL_MS = 5000;
 /** The least a slowdown lasts once the bytes in flight fit it. */
 export const PROBE_MIN_MS = 200;
+/**
+ * After startup a chunk is at least this share of the budget: on a long path the budget is many
+ * chunks of the rate's size, and a pull's default window (16 requests) must still carry it.
+ */
+const BUDGET_CHUNKS = 12;
 /** Chunk sizes are multiples of this. */
 const PAGE = 4096;
 /** Queue-delay samples of which the least is taken (LEDBAT's "current delay" filter). */
@@ -277,12 +287,12 @@ export class PathController {
 
   /**
    * The chunk to send or ask now, at most `ceiling` (the largest chunk the transfer may move):
-   * what the rate moves in half the target, or a share of the budget (half in startup, a quarter
+   * what the rate moves in half the target, or a share of the budget (half in startup, a twelfth
    * after), at most half the budget. The budget is never under two of the first.
    */
   chunkBytes(ceiling = Number.POSITIVE_INFINITY): number {
     const budget = this.budgetBytes;
-    const share = budget / (this.mode === "startup" ? 2 : 4);
+    const share = budget / (this.mode === "startup" ? 2 : BUDGET_CHUNKS);
     const c = Math.min(
       Math.max(this.rateChunk(), share),
       budget / (this.mode === "probing" ? 1 : 2),

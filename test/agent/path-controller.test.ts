@@ -42,7 +42,7 @@ void test("scripted answers: exact budgets, chunk sizes and deadlines", () => {
   c.onBusy(150, d);
   assert.equal(c.state, "backed-off");
   assert.equal(c.budgetBytes, 40960);
-  assert.equal(c.chunkBytes(), 12288);
+  assert.equal(c.chunkBytes(), 8192); // 297.9 bytes/ms × 30 ms (half the 60 ms target), paged
   assert.equal(c.inflightBytes, 0);
 });
 
@@ -82,6 +82,22 @@ void test("100 ms round trip, 20 and 50 Mbit/s: the link filled, never two minim
     // Small requests overtake the chunks the Computer holds back (its bound in time): idle
     // plus 150 ms.
     assert.ok(f.smallP95 <= 100 + 150, `${mbit} Mbit/s: small p95 ${f.smallP95} ms`);
+  }
+});
+
+void test("a router's 100 ms drop-tail queue at 100 and 200 ms round trips: nothing dropped, the link filled", () => {
+  // The link harness's shaper holds 100 ms. A target at that depth, or chunks that reach it as
+  // bursts of a quarter of the budget, overflow it: the law before D111 lost 814 packets at
+  // 20 Mbit/s and 100 ms (0.865 of the link) and filled 0.65 of it at 200 ms.
+  for (const [mbit, rtt, mib, least] of [
+    [20, 100, 32, 0.9],
+    [50, 100, 64, 0.9],
+    [20, 200, 32, 0.85],
+  ] as const) {
+    const f = fill(make, mbit, rtt, mib, 100);
+    assert.equal(f.drops, 0, `${mbit} Mbit/s, ${rtt} ms: ${f.drops} packets dropped`);
+    assert.ok(f.utilisation >= least, `${mbit} Mbit/s, ${rtt} ms: ${f.utilisation.toFixed(3)}`);
+    assert.ok(f.smallP95 <= rtt + 150, `${mbit} Mbit/s, ${rtt} ms: small p95 ${f.smallP95} ms`);
   }
 });
 

@@ -10,6 +10,11 @@
  * a round trip later, and an answer counts when its last packet did. Small requests (a
  * `tool_call` beside the pull) are one small packet through the same FIFO. Answers may be scripted
  * lost (never answered) or `busy` (answered at once with no bytes).
+ *
+ * The FIFO may be finite (`bufferMs`, a router's drop-tail queue): a packet that finds it full is
+ * lost on the wire, and the connection below the pull recovers it as TCP does: sent again a round
+ * trip later (taking the link's time again), while its Agent's later answers wait for it, since a
+ * TCP stream delivers in order.
  */
 
 import { UnsentBound, type UnsentBoundOptions } from "../../computer/chunk-scheduler.ts";
@@ -58,6 +63,8 @@ export interface SimSpec {
   /** Whether the n-th request's answer is lost / answered `busy`. */
   lost?: (n: number) => boolean;
   busy?: (n: number) => boolean;
+  /** The FIFO's depth in ms at the rate of the moment (a drop-tail queue). Default: unbounded. */
+  bufferMs?: number;
   /** Packet size in the FIFO. Default 16 KiB. */
   packetBytes?: number;
   /** Size of a small request's answer. Default 300. */
@@ -102,6 +109,8 @@ export interface SimResult {
   traces: SimTrace[][];
   /** Payload bytes that crossed the link (answers declared late included). */
   wireBytes: number;
+  /** Packets the finite FIFO dropped (each sent again). */
+  drops: number;
 }
 
 export const BIN_MS = 100;
@@ -185,23 +194,41 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     small: agents.map(() => []),
     traces: agents.map(() => []),
     wireBytes: 0,
+    drops: 0,
   };
 
   // --- the bottleneck: a FIFO of packets, served at the rate of the moment a packet starts
-  const fifo: { bytes: number; done?: () => void }[] = [];
+  interface Packet {
+    bytes: number;
+    /** Its Agent's stream and its place in it. */
+    agent: number;
+    seq: number;
+    done?: () => void;
+  }
+  const fifo: Packet[] = [];
+  /** Per Agent: the next place in its stream, the first not yet delivered, and what arrived. */
+  const streams = agents.map(() => ({ next: 0, delivered: 0, arrived: new Map<number, Packet>() }));
+  const arrive = (p: Packet): void => {
+    const s = streams[p.agent]!;
+    s.arrived.set(p.seq, p);
+    for (let q = s.arrived.get(s.delivered); q; q = s.arrived.get(s.delivered)) {
+      s.arrived.delete(s.delivered++);
+      q.done?.();
+    }
+  };
   let serving = false;
   /** Bytes in the FIFO (the packet in service included), and all that ever entered it. */
   let fifoBytes = 0;
   let handed = 0;
   /** Chunk answers the Computer holds back (its bound), oldest first. */
-  const held: { bytes: number; done: () => void }[] = [];
+  const held: { agent: number; bytes: number; done: () => void }[] = [];
   const bound = spec.computer ? new UnsentBound(spec.computer) : undefined;
   const admit = (): void => {
     if (!bound) return;
     bound.look(now, handed, fifoBytes);
     while (held.length > 0 && fifoBytes < bound.limitBytes) {
       const a = held.shift()!;
-      enqueue(a.bytes, a.done);
+      enqueue(a.agent, a.bytes, a.done);
     }
   };
   const rateAt = (t: number): number => {
@@ -218,21 +245,30 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     serving = true;
     ev.push(now + p.bytes / rateAt(now), () => {
       fifoBytes -= p.bytes;
-      if (p.done) ev.push(now + half, p.done);
+      ev.push(now + half, () => arrive(p));
       serve();
       admit();
     });
   };
-  const enqueue = (bytes: number, done: () => void): void => {
+  const put = (p: Packet): void => {
+    if (spec.bufferMs !== undefined && fifoBytes + p.bytes > rateAt(now) * spec.bufferMs) {
+      result.drops++;
+      // The sender learns of the loss a round trip later (at least a millisecond: time must move).
+      ev.push(now + Math.max(1, spec.baseRttMs), () => put(p));
+      return;
+    }
+    fifo.push(p);
+    fifoBytes += p.bytes;
+    handed += p.bytes;
+    if (!serving) serve();
+  };
+  const enqueue = (agent: number, bytes: number, done: () => void): void => {
     for (let left = bytes; left > 0 || bytes === 0; left -= pkt) {
       const last = left <= pkt;
       const b = Math.max(1, Math.min(left, pkt));
-      fifo.push({ bytes: b, ...(last ? { done } : {}) });
-      fifoBytes += b;
-      handed += b;
+      put({ bytes: b, agent, seq: streams[agent]!.next++, ...(last ? { done } : {}) });
       if (last) break;
     }
-    if (!serving) serve();
   };
 
   // --- the Agents: each schedules its flows through its controller, as agent/path.ts does
@@ -357,8 +393,8 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
         const hold = spec.answerDelay?.(n, now) ?? 0;
         ev.push(now + hold, () => {
           wire += w.len;
-          if (!bound) return enqueue(w.len, answered(w.len, false));
-          held.push({ bytes: w.len, done: answered(w.len, false) });
+          if (!bound) return enqueue(ai, w.len, answered(w.len, false));
+          held.push({ agent: ai, bytes: w.len, done: answered(w.len, false) });
           admit();
         });
       });
@@ -374,7 +410,7 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
       const small = (): void => {
         const sent = now;
         ev.push(now + half, () =>
-          enqueue(spec.smallBytes ?? 300, () => result.small[ai]!.push([sent, now - sent])),
+          enqueue(ai, spec.smallBytes ?? 300, () => result.small[ai]!.push([sent, now - sent])),
         );
         ev.push(now + every, small);
       };

@@ -41,12 +41,24 @@ export interface FillFigures {
   minChunkAfter5s: number;
   minBudgetAfter5s: number;
   timeouts: number;
+  /** Packets a finite router queue dropped (TCP sent them again). */
+  drops: number;
 }
 
-/** One download of `mib` MiB at `mbit`, `rtt` ms base round trip, small requests every 300 ms. */
-export function fill(make: MakeController, mbit: number, rtt: number, mib: number): FillFigures {
+/**
+ * One download of `mib` MiB at `mbit`, `rtt` ms base round trip, small requests every 300 ms;
+ * with `bufferMs`, behind a router's drop-tail queue that deep, in packets of a real link's size.
+ */
+export function fill(
+  make: MakeController,
+  mbit: number,
+  rtt: number,
+  mib: number,
+  bufferMs?: number,
+): FillFigures {
+  const router = bufferMs === undefined ? {} : { bufferMs, packetBytes: 1500 };
   const r = simulate(
-    { rates: [{ at: 0, mbit }], baseRttMs: rtt, until: 600_000, computer: COMPUTER },
+    { rates: [{ at: 0, mbit }], baseRttMs: rtt, until: 600_000, computer: COMPUTER, ...router },
     [{ controller: make(), flows: [{ bytes: mib * MiB }], smallEveryMs: 300 }],
   );
   const f = r.flows[0]![0]!;
@@ -66,6 +78,7 @@ export function fill(make: MakeController, mbit: number, rtt: number, mib: numbe
     minChunkAfter5s: Math.min(...steady.map((t) => t.chunk)),
     minBudgetAfter5s: Math.min(...steady.map((t) => t.budget)),
     timeouts: f.timeouts,
+    drops: r.drops,
   };
 }
 
