@@ -223,6 +223,11 @@ export interface LinksPlan {
   /** How often the Server's largest outbound queue is read from /metrics during a download. */
   queueSampleMs: number;
   /**
+   * Every run (download, fairness, coding) on fresh processes; false: on one stack of each build
+   * started once for the section, the quick plan's smoke run of every case.
+   */
+  freshStacks: boolean;
+  /**
    * Compressed carriage (D63–D66): downloads with the SDK's default (compression on) beside
    * `compression: false`, each on fresh processes, the order alternating, `reps` pairs per case:
    * generated text of a kind at a rate, and incompressible bytes at each rate. A case's file is
@@ -296,6 +301,8 @@ export function makePlan(quick: boolean): Plan {
         fairness: { rateMbit: 20, directions: ["uplink"], kinds: ["same-agent"] },
         extraCases: [],
         queueSampleMs: 100,
+        // Seven runs on fresh processes were most of the section's time: one stack runs them all.
+        freshStacks: false,
         coding: {
           direction: "uplink",
           seconds: 1,
@@ -400,6 +407,7 @@ export function makePlan(quick: boolean): Plan {
         { direction: "downlink", rateMbit: 2, assetBytes: 16 * MiB },
       ],
       queueSampleMs: 100,
+      freshStacks: true,
       // Text where the issue sets its goal (<= 20 Mbit/s; Markdown, the kind that shrinks
       // least, at the slow rates), incompressible bytes at every rate.
       coding: {

@@ -2,7 +2,7 @@
  * What the sections that run on the harness's hosts (links, paths) share: the builds they run
  * (ours, and another checkout's with `--baseline`), a skill home whose files they write once,
  * the check of every downloaded file against what was written, and a fresh stack of one build
- * per run.
+ * per run (or, for a plan that shares them, one stack of each build for the section).
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -35,6 +35,11 @@ export interface LinksWorkspace {
   assets: Map<string, string>;
   /** A counter for unique file and folder names. */
   seq: number;
+  /**
+   * Each build's one stack, started on first use and kept until `closeWorkspace`, when the plan
+   * shares stacks (the quick plan: every code path, not figures to compare); null: fresh stacks.
+   */
+  shared: Map<string, StackOnLinks> | null;
 }
 
 /** Our build, and the baseline's with `--baseline`; throws if one cannot run. */
@@ -53,11 +58,15 @@ export function buildLabels(builds: readonly Build[]): { label: string; commit: 
   return builds.map((b) => ({ label: b.label, commit: commitOf(b.root) }));
 }
 
-/** The skill home and work folder under the run's data, and the hosts (`prefix`: their names). */
+/**
+ * The skill home and work folder under the run's data, and the hosts (`prefix`: their names);
+ * `shareStacks`: one stack of each build for every run (see `LinksWorkspace.shared`).
+ */
 export async function openWorkspace(
   ctx: Ctx,
   section: string,
   linksOptions: Parameters<typeof openLinks>[0],
+  shareStacks = false,
 ): Promise<LinksWorkspace> {
   const skill = `${section}-data`;
   const home = join(ctx.dataDir, section, "home");
@@ -71,7 +80,19 @@ export async function openWorkspace(
   const work = join(ctx.dataDir, section, "work");
   mkdirSync(work, { recursive: true });
   const links = await openLinks(linksOptions);
-  return { ctx, section, links, home, skill, work, assets: new Map(), seq: 0 };
+  const shared = shareStacks ? new Map<string, StackOnLinks>() : null;
+  return { ctx, section, links, home, skill, work, assets: new Map(), seq: 0, shared };
+}
+
+/** Closes the stacks the workspace kept, then its hosts. */
+export async function closeWorkspace(ws: LinksWorkspace): Promise<void> {
+  const kept = [...(ws.shared?.values() ?? [])];
+  ws.shared?.clear();
+  try {
+    for (const stack of kept) await stack.close();
+  } finally {
+    await ws.links.close();
+  }
 }
 
 /** Writes (once) a skill file of `bytes` named `name`; returns its path in the skill. */
@@ -110,7 +131,10 @@ export function checkDownload(
   }
 }
 
-/** `fn` with a fresh stack of `build` on the hosts (its state in a folder named `label-…`). */
+/**
+ * `fn` with a fresh stack of `build` on the hosts (its state in a folder named `label-…`), or
+ * with the build's kept one when the workspace shares stacks.
+ */
 export async function withBuildStack<T>(
   ws: LinksWorkspace,
   build: Build,
@@ -118,12 +142,21 @@ export async function withBuildStack<T>(
   fn: (s: StackOnLinks) => Promise<T>,
   computerArgs: string[] = [],
 ): Promise<T> {
+  // Counted for every run, shared or not: the runs name their downloads after it.
+  const workDir = join(ws.work, `${label}-${build.label}-${ws.seq++}`);
+  const key = [build.label, ...computerArgs].join(" ");
+  const kept = ws.shared?.get(key);
+  if (kept) return fn(kept);
   const stack = await startStackOnLinks(ws.links, {
     build,
     skills: ws.home,
-    workDir: join(ws.work, `${label}-${build.label}-${ws.seq++}`),
+    workDir,
     computerArgs,
   });
+  if (ws.shared) {
+    ws.shared.set(key, stack);
+    return fn(stack);
+  }
   try {
     return await fn(stack);
   } finally {
