@@ -286,9 +286,9 @@ export function makePlan(quick: boolean): Plan {
         carriages: ["base64"],
         concurrent: 0,
       },
-      // Every configuration at each judged case (not the 64 KiB one between them) on a file of a
-      // few chunks: the section's code paths and its tables, not figures to read.
-      transport: { fileBytes: 2 * MiB, rounds: 2, cases: TRANSPORT_JUDGED, probeLeastMs: 50 },
+      // Every configuration at each judged case (not the 64 KiB one between them), one round on a
+      // file of a few chunks: the section's code paths and its tables, not figures to read.
+      transport: { fileBytes: 2 * MiB, rounds: 1, cases: TRANSPORT_JUDGED, probeLeastMs: 50 },
       // One rate in each direction and one fairness case: the harness and the section run.
       links: {
         rates: [20],
