@@ -223,8 +223,8 @@ export interface LinksPlan {
   /** How often the Server's largest outbound queue is read from /metrics during a download. */
   queueSampleMs: number;
   /**
-   * Every run (download, fairness, coding) on fresh processes; false: on one stack of each build
-   * started once for the section, the quick plan's smoke run of every case.
+   * Every run (download, fairness, coding) on fresh processes; false: a build's runs share its
+   * stack (the quick plan's smoke run of every case; links-workspace.ts `withBuildStack`).
    */
   freshStacks: boolean;
   /**

@@ -587,7 +587,7 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
   } finally {
     await closeWorkspace(ws);
   }
-  if (!plan.freshStacks) data.notes.push("Every run on one stack of each build (the quick plan).");
+  if (!plan.freshStacks) data.notes.push("The runs of a build share its stack (the quick plan).");
   data.notes.push(
     `Each download's file is clamp(rate × ${plan.caseSeconds} s, ${formatBytes(plan.minAssetBytes)}, ${formatBytes(plan.maxAssetBytes)}) (unshaped: ${formatBytes(plan.maxAssetBytes)}), so a case lasts about ${plan.caseSeconds} s at the link's rate; fairness pulls are half that each. Cases named with a size (e.g. uplink-2-16MiB) use that file instead: one that takes longer to cross the link than a 16 × 512 KiB window takes to drain.`,
   );

@@ -36,10 +36,12 @@ export interface LinksWorkspace {
   /** A counter for unique file and folder names. */
   seq: number;
   /**
-   * Each build's one stack, started on first use and kept until `closeWorkspace`, when the plan
-   * shares stacks (the quick plan: every code path, not figures to compare); null: fresh stacks.
+   * Whether runs share stacks (the quick plan: every code path, not figures to compare): the
+   * last stack is kept for the next run of the same build, and closed before another starts (the
+   * hosts hold one stack at a time: the Server's port is fixed).
    */
-  shared: Map<string, StackOnLinks> | null;
+  shareStacks: boolean;
+  kept: { key: string; stack: StackOnLinks } | null;
 }
 
 /** Our build, and the baseline's with `--baseline`; throws if one cannot run. */
@@ -60,7 +62,7 @@ export function buildLabels(builds: readonly Build[]): { label: string; commit: 
 
 /**
  * The skill home and work folder under the run's data, and the hosts (`prefix`: their names);
- * `shareStacks`: one stack of each build for every run (see `LinksWorkspace.shared`).
+ * `shareStacks`: runs of one build share a stack (see `LinksWorkspace.shareStacks`).
  */
 export async function openWorkspace(
   ctx: Ctx,
@@ -80,16 +82,26 @@ export async function openWorkspace(
   const work = join(ctx.dataDir, section, "work");
   mkdirSync(work, { recursive: true });
   const links = await openLinks(linksOptions);
-  const shared = shareStacks ? new Map<string, StackOnLinks>() : null;
-  return { ctx, section, links, home, skill, work, assets: new Map(), seq: 0, shared };
+  return {
+    ctx,
+    section,
+    links,
+    home,
+    skill,
+    work,
+    assets: new Map(),
+    seq: 0,
+    shareStacks,
+    kept: null,
+  };
 }
 
-/** Closes the stacks the workspace kept, then its hosts. */
+/** Closes the stack the workspace kept, then its hosts. */
 export async function closeWorkspace(ws: LinksWorkspace): Promise<void> {
-  const kept = [...(ws.shared?.values() ?? [])];
-  ws.shared?.clear();
+  const kept = ws.kept;
+  ws.kept = null;
   try {
-    for (const stack of kept) await stack.close();
+    await kept?.stack.close();
   } finally {
     await ws.links.close();
   }
@@ -132,8 +144,8 @@ export function checkDownload(
 }
 
 /**
- * `fn` with a fresh stack of `build` on the hosts (its state in a folder named `label-…`), or
- * with the build's kept one when the workspace shares stacks.
+ * `fn` with a fresh stack of `build` on the hosts (its state in a folder named `label-…`), or,
+ * when the workspace shares stacks, with the kept one if it is of the same build.
  */
 export async function withBuildStack<T>(
   ws: LinksWorkspace,
@@ -144,17 +156,21 @@ export async function withBuildStack<T>(
 ): Promise<T> {
   // Counted for every run, shared or not: the runs name their downloads after it.
   const workDir = join(ws.work, `${label}-${build.label}-${ws.seq++}`);
-  const key = [build.label, ...computerArgs].join(" ");
-  const kept = ws.shared?.get(key);
-  if (kept) return fn(kept);
+  const key = [build.root, ...computerArgs].join(" ");
+  if (ws.kept?.key === key) return fn(ws.kept.stack);
+  if (ws.kept) {
+    const other = ws.kept.stack;
+    ws.kept = null;
+    await other.close();
+  }
   const stack = await startStackOnLinks(ws.links, {
     build,
     skills: ws.home,
     workDir,
     computerArgs,
   });
-  if (ws.shared) {
-    ws.shared.set(key, stack);
+  if (ws.shareStacks) {
+    ws.kept = { key, stack };
     return fn(stack);
   }
   try {
