@@ -2,6 +2,7 @@
  * What a run measures: the full plan (about 10 minutes on 2 cores) or `--quick` (a 1–2 minute
  * smoke run for CI that asserts correctness, not speed). Every knob of every section lives here.
  */
+import { DEFAULT_BASE64_CHUNK_BYTES, DEFAULT_BINARY_CHUNK_BYTES } from "../../agent/pull.ts";
 import { KiB, MiB } from "./stats.ts";
 import type { TextKind } from "./text-corpus.ts";
 
@@ -80,6 +81,18 @@ export interface Plan {
     /** Agents pulling at once in the concurrent case (0: not measured). */
     concurrent: number;
   };
+  /**
+   * Section transport: the SDK-default pull through stacks that differ only in their transport
+   * (bench/sections/transport.ts); every configuration reads `fileBytes` once per round after
+   * one unreported read, at each of `cases`.
+   */
+  transport: {
+    fileBytes: number;
+    rounds: number;
+    cases: TransportCase[];
+    /** Least time the probe Agent pulls beside each read, ms. */
+    probeLeastMs: number;
+  };
   /** Section links: our stack on shaped links (bench/sections/links.ts, scripts/links/). */
   links: LinksPlan;
   /** Section paths: long paths on the link harness (bench/sections/paths.ts). */
@@ -94,6 +107,23 @@ export interface Plan {
     rateMbits: number[];
   };
 }
+
+/** A carriage and chunk size of section transport. */
+export interface TransportCase {
+  carriage: "base64" | "binary";
+  chunkBytes: number;
+}
+
+/**
+ * The SDK's default chunk per carriage (what users run; `mask_in_place` and `raw_acks` were made
+ * for these) and binary at 16 KiB, where a chunk's fixed costs (writes, wake-ups) decide, which
+ * both `batch_writes` are for (the small-chunk goals): the cases the fast-paths goal judges.
+ */
+const TRANSPORT_JUDGED: TransportCase[] = [
+  { carriage: "binary", chunkBytes: DEFAULT_BINARY_CHUNK_BYTES },
+  { carriage: "base64", chunkBytes: DEFAULT_BASE64_CHUNK_BYTES },
+  { carriage: "binary", chunkBytes: 16 * KiB },
+];
 
 /** Section paths: round trips from the packet delay line, a rate step, a latecomer, long answers. */
 export interface PathsPlan {
@@ -193,6 +223,11 @@ export interface LinksPlan {
   /** How often the Server's largest outbound queue is read from /metrics during a download. */
   queueSampleMs: number;
   /**
+   * Every run (download, fairness, coding) on fresh processes; false: a build's runs share its
+   * stack (the quick plan's smoke run of every case; links-workspace.ts `withBuildStack`).
+   */
+  freshStacks: boolean;
+  /**
    * Compressed carriage (D63–D66): downloads with the SDK's default (compression on) beside
    * `compression: false`, each on fresh processes, the order alternating, `reps` pairs per case:
    * generated text of a kind at a rate, and incompressible bytes at each rate. A case's file is
@@ -251,6 +286,9 @@ export function makePlan(quick: boolean): Plan {
         carriages: ["base64"],
         concurrent: 0,
       },
+      // Every configuration at each judged case (not the 64 KiB one between them), one round on a
+      // file of a few chunks: the section's code paths and its tables, not figures to read.
+      transport: { fileBytes: 2 * MiB, rounds: 1, cases: TRANSPORT_JUDGED, probeLeastMs: 50 },
       // One rate in each direction and one fairness case: the harness and the section run.
       links: {
         rates: [20],
@@ -263,6 +301,8 @@ export function makePlan(quick: boolean): Plan {
         fairness: { rateMbit: 20, directions: ["uplink"], kinds: ["same-agent"] },
         extraCases: [],
         queueSampleMs: 100,
+        // Seven runs on fresh processes were most of the section's time: one stack runs them all.
+        freshStacks: false,
         coding: {
           direction: "uplink",
           seconds: 1,
@@ -341,6 +381,13 @@ export function makePlan(quick: boolean): Plan {
       carriages: ["base64", "binary"],
       concurrent: 4,
     },
+    transport: {
+      fileBytes: 64 * MiB,
+      rounds: 5,
+      // Binary at 64 KiB, between the two defaults, beside the judged cases.
+      cases: [...TRANSPORT_JUDGED, { carriage: "binary", chunkBytes: 64 * KiB }],
+      probeLeastMs: 200,
+    },
     links: {
       rates: [1, 2, 5, 20, 200, null],
       directions: ["uplink", "downlink"],
@@ -360,6 +407,7 @@ export function makePlan(quick: boolean): Plan {
         { direction: "downlink", rateMbit: 2, assetBytes: 16 * MiB },
       ],
       queueSampleMs: 100,
+      freshStacks: true,
       // Text where the issue sets its goal (<= 20 Mbit/s; Markdown, the kind that shrinks
       // least, at the slow rates), incompressible bytes at every rate.
       coding: {

@@ -84,11 +84,16 @@ export async function runCeiling(ctx: Ctx): Promise<CeilingData> {
     ),
   };
   const points: PointResult[] = [];
+  // A quick run keeps the first carriage's relay for the others, as the sweep does: the
+  // allocator history that sets carriages apart moves speeds, which a quick run does not judge.
+  let kept: BareRelay | null = null;
   for (const carriage of plan.carriages) {
     // Fresh processes per carriage (as the sweep does on both sides): after big base64 chunks
     // read into fresh Buffers, glibc serves later binary chunks from memory it already holds,
     // without the page faults (14-20 µs each here) a process that never did so pays.
-    const bare = await startBareRelay(path, SAMPLE_ENVELOPE.blob_handle.length);
+    const bare: BareRelay =
+      kept ?? (await startBareRelay(path, SAMPLE_ENVELOPE.blob_handle.length));
+    kept = null;
     try {
       const { agent, procs } = bare;
       await warmUp(ctx, WARM_UP_SIZES, Infinity, (chunkBytes, window, durationMs) =>
@@ -121,8 +126,10 @@ export async function runCeiling(ctx: Ctx): Promise<CeilingData> {
           );
         }
       }
+      // Kept only once its carriage completed (a failed one closes it below).
+      if (plan.quick && carriage !== plan.carriages.at(-1)) kept = bare;
     } finally {
-      await bare.close();
+      if (kept !== bare) await bare.close();
     }
   }
   return { fileBytes: plan.sweepFileBytes, sizes, points };

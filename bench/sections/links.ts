@@ -34,6 +34,7 @@ import { SkipSection, type Ctx } from "../lib/context.ts";
 import {
   buildLabels,
   checkDownload,
+  closeWorkspace,
   openWorkspace,
   sectionBuilds,
   withBuildStack,
@@ -480,7 +481,7 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
   if (unavailable) throw new SkipSection(unavailable);
   const builds = sectionBuilds(ctx);
   const plan = ctx.plan.links;
-  const ws = await openWorkspace(ctx, "links", { agents: 2, computers: 2 });
+  const ws = await openWorkspace(ctx, "links", { agents: 2, computers: 2 }, !plan.freshStacks);
   const { links, home, work } = ws;
   const st: SectionState = Object.assign(ws, { plan });
   const data: LinksData = {
@@ -584,8 +585,9 @@ export async function runLinks(ctx: Ctx): Promise<LinksData> {
       log: (m) => ctx.log(m),
     });
   } finally {
-    await links.close();
+    await closeWorkspace(ws);
   }
+  if (!plan.freshStacks) data.notes.push("The runs of a build share its stack (the quick plan).");
   data.notes.push(
     `Each download's file is clamp(rate × ${plan.caseSeconds} s, ${formatBytes(plan.minAssetBytes)}, ${formatBytes(plan.maxAssetBytes)}) (unshaped: ${formatBytes(plan.maxAssetBytes)}), so a case lasts about ${plan.caseSeconds} s at the link's rate; fairness pulls are half that each. Cases named with a size (e.g. uplink-2-16MiB) use that file instead: one that takes longer to cross the link than a 16 × 512 KiB window takes to drain.`,
   );

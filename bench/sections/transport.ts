@@ -30,7 +30,7 @@ import { IntegrityError } from "../lib/integrity.ts";
 import { spawnChild, type Child } from "../lib/ipc.ts";
 import type { Ctx } from "../lib/context.ts";
 import { rotatingRounds } from "../lib/measure.ts";
-import { KiB, MiB, formatBytes, mbPerSec, median, percentile } from "../lib/stats.ts";
+import { KiB, formatBytes, mbPerSec, median, percentile } from "../lib/stats.ts";
 import type { SdkReadArgs, SdkReadResult } from "../stack/agent-side.ts";
 import {
   BENCH_TOKEN,
@@ -76,22 +76,7 @@ export interface TransportData {
   notes: string[];
 }
 
-const DEFAULT_CHUNK: Record<Carriage, number> = {
-  base64: DEFAULT_BASE64_CHUNK_BYTES,
-  binary: DEFAULT_BINARY_CHUNK_BYTES,
-};
 const PROBE_CHUNK = 16 * KiB;
-/**
- * The SDK's default chunk per carriage (what users run; `mask_in_place` and `raw_acks` were made
- * for these), binary at 16 KiB, where a chunk's fixed costs (writes, wake-ups) decide, which both
- * `batch_writes` are for (the small-chunk goals), and binary at 64 KiB between the two.
- */
-export const TRANSPORT_CASES: readonly { carriage: Carriage; chunkBytes: number }[] = [
-  { carriage: "binary", chunkBytes: DEFAULT_CHUNK.binary },
-  { carriage: "base64", chunkBytes: DEFAULT_CHUNK.base64 },
-  { carriage: "binary", chunkBytes: 16 * KiB },
-  { carriage: "binary", chunkBytes: 64 * KiB },
-];
 const SPAWN_TIMEOUT_MS = 180_000;
 
 /**
@@ -125,9 +110,7 @@ interface Placed {
 
 export async function runTransport(ctx: Ctx): Promise<TransportData> {
   requireStack();
-  const quick = ctx.plan.quick;
-  const fileBytes = quick ? 8 * MiB : 64 * MiB;
-  const rounds = quick ? 2 : 5;
+  const { fileBytes, rounds, cases, probeLeastMs } = ctx.plan.transport;
   skillHome(ctx);
   const bulkPath = resourcePath(ctx, "transport.bin");
   writeContent(bulkPath, "transport", fileBytes);
@@ -198,7 +181,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
     ctx.log(`transport: ${configs.length} configurations up`);
 
     const points: TransportPoint[] = [];
-    for (const { carriage, chunkBytes } of TRANSPORT_CASES) {
+    for (const { carriage, chunkBytes } of cases) {
       const bulkArgs = (p: Placed): SdkReadArgs => ({
         agent: p.bulk.index,
         handle: p.bulk.handle.handle,
@@ -227,7 +210,9 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
         const procs = [p.server, p.computer];
         const before = await Promise.all(procs.map((c) => c.stats()));
         const t0 = performance.now();
-        const probeMs = Math.max(200, 0.8 * (lastMs.get(p.config.id) ?? 1000));
+        // The probe spans most of the read (this configuration's last read time); beside the
+        // first, unreported read only its least time, whatever the file's size.
+        const probeMs = Math.max(probeLeastMs, 0.8 * (lastMs.get(p.config.id) ?? 0));
         const [bulk, probe] = await Promise.all([
           agent.call<SdkReadResult>("sdk-read", bulkArgs(p)),
           agent.call<SdkReadResult>("sdk-read", probeArgs(p, probeMs)),
@@ -291,7 +276,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
       configs,
       points,
       notes: [
-        `Each configuration pulls ${formatBytes(source.size)} with the SDK's defaults per carriage (${formatBytes(DEFAULT_BINARY_CHUNK_BYTES)} binary, ${formatBytes(DEFAULT_BASE64_CHUNK_BYTES)} base64, window ${DEFAULT_WINDOW}) and in binary at 16 and 64 KiB chunks, one verified whole read per round after one unreported warm-up read; ${rounds} rounds, configurations in a rotating order; ratios are per round against the default, then the median.`,
+        `Each configuration pulls ${formatBytes(source.size)} with window ${DEFAULT_WINDOW} at ${cases.map((c) => `${c.carriage} ${formatBytes(c.chunkBytes)}`).join(", ")} (the SDK's defaults: ${formatBytes(DEFAULT_BINARY_CHUNK_BYTES)} binary, ${formatBytes(DEFAULT_BASE64_CHUNK_BYTES)} base64), one verified whole read per round after one unreported warm-up read; ${rounds} rounds, configurations in a rotating order; ratios are per round against the default, then the median.`,
         `Meanwhile a second Agent on the same Server pulls a 256 KiB file in ${formatBytes(PROBE_CHUNK)} chunks, window 1: its chunk latency is the probe.`,
         "Every process shares this machine's cores: read the ratios, measured side by side, not the absolute figures.",
       ],

@@ -2,7 +2,7 @@
  * What the sections that run on the harness's hosts (links, paths) share: the builds they run
  * (ours, and another checkout's with `--baseline`), a skill home whose files they write once,
  * the check of every downloaded file against what was written, and a fresh stack of one build
- * per run.
+ * per run (or, for a plan that shares them, one stack of each build for the section).
  */
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -35,6 +35,13 @@ export interface LinksWorkspace {
   assets: Map<string, string>;
   /** A counter for unique file and folder names. */
   seq: number;
+  /**
+   * Whether runs share stacks (the quick plan: every code path, not figures to compare): the
+   * last stack is kept for the next run of the same build, and closed before another starts (the
+   * hosts hold one stack at a time: the Server's port is fixed).
+   */
+  shareStacks: boolean;
+  kept: { key: string; stack: StackOnLinks } | null;
 }
 
 /** Our build, and the baseline's with `--baseline`; throws if one cannot run. */
@@ -53,11 +60,15 @@ export function buildLabels(builds: readonly Build[]): { label: string; commit: 
   return builds.map((b) => ({ label: b.label, commit: commitOf(b.root) }));
 }
 
-/** The skill home and work folder under the run's data, and the hosts (`prefix`: their names). */
+/**
+ * The skill home and work folder under the run's data, and the hosts (`prefix`: their names);
+ * `shareStacks`: runs of one build share a stack (see `LinksWorkspace.shareStacks`).
+ */
 export async function openWorkspace(
   ctx: Ctx,
   section: string,
   linksOptions: Parameters<typeof openLinks>[0],
+  shareStacks = false,
 ): Promise<LinksWorkspace> {
   const skill = `${section}-data`;
   const home = join(ctx.dataDir, section, "home");
@@ -71,7 +82,29 @@ export async function openWorkspace(
   const work = join(ctx.dataDir, section, "work");
   mkdirSync(work, { recursive: true });
   const links = await openLinks(linksOptions);
-  return { ctx, section, links, home, skill, work, assets: new Map(), seq: 0 };
+  return {
+    ctx,
+    section,
+    links,
+    home,
+    skill,
+    work,
+    assets: new Map(),
+    seq: 0,
+    shareStacks,
+    kept: null,
+  };
+}
+
+/** Closes the stack the workspace kept, then its hosts. */
+export async function closeWorkspace(ws: LinksWorkspace): Promise<void> {
+  const kept = ws.kept;
+  ws.kept = null;
+  try {
+    await kept?.stack.close();
+  } finally {
+    await ws.links.close();
+  }
 }
 
 /** Writes (once) a skill file of `bytes` named `name`; returns its path in the skill. */
@@ -110,7 +143,10 @@ export function checkDownload(
   }
 }
 
-/** `fn` with a fresh stack of `build` on the hosts (its state in a folder named `label-…`). */
+/**
+ * `fn` with a fresh stack of `build` on the hosts (its state in a folder named `label-…`), or,
+ * when the workspace shares stacks, with the kept one if it is of the same build.
+ */
 export async function withBuildStack<T>(
   ws: LinksWorkspace,
   build: Build,
@@ -118,12 +154,25 @@ export async function withBuildStack<T>(
   fn: (s: StackOnLinks) => Promise<T>,
   computerArgs: string[] = [],
 ): Promise<T> {
+  // Counted for every run, shared or not: the runs name their downloads after it.
+  const workDir = join(ws.work, `${label}-${build.label}-${ws.seq++}`);
+  const key = [build.root, ...computerArgs].join(" ");
+  if (ws.kept?.key === key) return fn(ws.kept.stack);
+  if (ws.kept) {
+    const other = ws.kept.stack;
+    ws.kept = null;
+    await other.close();
+  }
   const stack = await startStackOnLinks(ws.links, {
     build,
     skills: ws.home,
-    workDir: join(ws.work, `${label}-${build.label}-${ws.seq++}`),
+    workDir,
     computerArgs,
   });
+  if (ws.shareStacks) {
+    ws.kept = { key, stack };
+    return fn(stack);
+  }
   try {
     return await fn(stack);
   } finally {
