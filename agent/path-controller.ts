@@ -42,10 +42,8 @@
  * (half of it in startup, a twelfth after), at most half the budget (so the next request travels
  * while one is answered); the budget is never under two chunks of the rate's size.
  *
- * The target (60 ms by default, LEDBAT++'s) stays under the queue a router commonly holds (D111):
- * a router drops what it cannot queue, TCP sends it again a round trip later, and meanwhile every
- * later answer on the connection waits, which reads as queue and cuts the budget. So does a chunk
- * that is a large share of the budget: it reaches the router as one burst on top of the queue.
+ * The target (60 ms, LEDBAT++'s) stays under a router's common queue, and chunks stay small
+ * bursts (D111): what a router drops waits a round trip, and every later answer with it.
  *
  * A request's deadline (D41) counts from when it became the oldest in flight, not from its send:
  * while answers to earlier requests keep arriving the path is moving, and an answer that is only
@@ -70,10 +68,7 @@ export const MAX_CHUNK_DEADLINE_MS = 60_000;
 export const PROBE_INTERVAL_MS = 5000;
 /** The least a slowdown lasts once the bytes in flight fit it. */
 export const PROBE_MIN_MS = 200;
-/**
- * After startup a chunk is at least this share of the budget: on a long path the budget is many
- * chunks of the rate's size, and a pull's default window (16 requests) must still carry it.
- */
+/** After startup a chunk is at least this share of the budget: a window of 16 carries it. */
 const BUDGET_CHUNKS = 12;
 /** Chunk sizes are multiples of this. */
 const PAGE = 4096;
@@ -183,7 +178,6 @@ export class PathController {
    * overestimated, so a low delivery rate (the budget's own limit) never reads as queue.
    */
   private acks = new MaxFilter();
-  private lastSample = 0;
   private lastAck = 0;
   /** Base round-trip floors of this probe period and of the one before. */
   private floors = new Map<number, Floor>();
@@ -217,7 +211,6 @@ export class PathController {
   reset(): void {
     this.rates = new MaxFilter();
     this.acks = new MaxFilter();
-    this.lastSample = 0;
     this.floors = new Map();
     this.oldFloors = new Map();
     this.srtt = 0;
@@ -529,12 +522,12 @@ export class PathController {
     return true;
   }
 
-  /** BBR's delivery rate of one answer (bytes/ms); 0 when it gives none. */
-  private rateSample(now: number, t: SendTicket, bytes: number): number {
+  /** Takes BBR's delivery-rate sample (bytes/ms) of one answer, and the rate answers arrive at. */
+  private rateSample(now: number, t: SendTicket, bytes: number): void {
     const window = Math.max(RATE_WINDOW_MS, RATE_WINDOW_RTTS * this.baseRttMs);
     this.rates.expire(now, window);
     this.acks.expire(now, 2 * PROBE_INTERVAL_MS);
-    if (bytes <= 0) return 0;
+    if (bytes <= 0) return;
     const got = this.delivered - t.delivered;
     // A request sent alone says how long one answer took, not how fast answers arrive.
     if (!t.alone && now > t.deliveredAt) {
@@ -543,11 +536,8 @@ export class PathController {
     // Bytes delivered while this request was out, over the longer of the send and the answer
     // intervals (a burst of answers read at once must not inflate it).
     const interval = Math.max(t.sentAt - t.firstSentAt, now - t.deliveredAt);
-    if (interval <= 0) return 0;
-    const sample = got / interval;
-    if (!t.appLimited || sample > this.maxRate()) this.rates.add(now, sample);
-    this.lastSample = t.appLimited ? 0 : sample;
-    return this.lastSample;
+    const sample = interval > 0 ? got / interval : 0;
+    if (sample > 0 && (!t.appLimited || sample > this.maxRate())) this.rates.add(now, sample);
   }
 
   /** What the rate moves in half the target (the first chunk before any answer). */
