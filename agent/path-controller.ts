@@ -57,7 +57,7 @@ export const DEFAULT_TARGET_DELAY_MS = 60;
 /** The first chunk of a path that has no estimate yet (a fresh client, or after a reconnect). */
 export const INITIAL_CHUNK_BYTES = 16 * 1024;
 /** The smallest chunk the path asks: below it, a request's envelope costs more than it carries. */
-export const MIN_CHUNK_BYTES = 4 * 1024;
+export const MIN_CHUNK_BYTES = 8 * 1024;
 /** How long a delivery-rate sample counts toward the rate at least (a max filter, as BBR's). */
 export const RATE_WINDOW_MS = 2000;
 /** A chunk's deadline never goes below this, whatever the round trips (D41). */
