@@ -84,53 +84,59 @@ export async function runCeiling(ctx: Ctx): Promise<CeilingData> {
     ),
   };
   const points: PointResult[] = [];
-  // A quick run keeps the first carriage's relay for the others, as the sweep does: the
-  // allocator history that sets carriages apart moves speeds, which a quick run does not judge.
-  let kept: BareRelay | null = null;
-  for (const carriage of plan.carriages) {
-    // Fresh processes per carriage (as the sweep does on both sides): after big base64 chunks
-    // read into fresh Buffers, glibc serves later binary chunks from memory it already holds,
-    // without the page faults (14-20 µs each here) a process that never did so pays.
-    const bare: BareRelay =
-      kept ?? (await startBareRelay(path, SAMPLE_ENVELOPE.blob_handle.length));
-    kept = null;
-    try {
-      const { agent, procs } = bare;
-      await warmUp(ctx, WARM_UP_SIZES, Infinity, (chunkBytes, window, durationMs) =>
-        agent.call<DriveResult>("drive", {
-          carrier: "bare",
-          path,
-          chunkBytes,
-          window,
-          durationMs,
-          carriage,
-        }),
-      );
-      for (const size of sizes[carriage]) {
-        for (const window of plan.windows) {
-          const args: DriveArgs = {
+  const start = (): Promise<BareRelay> => startBareRelay(path, SAMPLE_ENVELOPE.blob_handle.length);
+  // A quick run measures every carriage on one relay, as the sweep does: the allocator history
+  // that sets carriages apart moves speeds, which a quick run does not judge.
+  const shared = plan.quick ? await start() : null;
+  try {
+    for (const carriage of plan.carriages) {
+      // Fresh processes per carriage (as the sweep does on both sides): after big base64 chunks
+      // read into fresh Buffers, glibc serves later binary chunks from memory it already holds,
+      // without the page faults (14-20 µs each here) a process that never did so pays.
+      const bare = shared ?? (await start());
+      try {
+        const { agent, procs } = bare;
+        await warmUp(ctx, WARM_UP_SIZES, Infinity, (chunkBytes, window, durationMs) =>
+          agent.call<DriveResult>("drive", {
             carrier: "bare",
             path,
-            chunkBytes: size.bytes,
+            chunkBytes,
             window,
-            durationMs: plan.pointMs,
+            durationMs,
             carriage,
-          };
-          const { value, costs } = await withCosts(procs, () =>
-            agent.call<DriveResult>("drive", args),
-          );
-          const p = toPoint(ctx.ledger, { carriage, chunkBytes: size.bytes, window }, value, costs);
-          points.push(p);
-          ctx.log(
-            `ceiling ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s`,
-          );
+          }),
+        );
+        for (const size of sizes[carriage]) {
+          for (const window of plan.windows) {
+            const args: DriveArgs = {
+              carrier: "bare",
+              path,
+              chunkBytes: size.bytes,
+              window,
+              durationMs: plan.pointMs,
+              carriage,
+            };
+            const { value, costs } = await withCosts(procs, () =>
+              agent.call<DriveResult>("drive", args),
+            );
+            const p = toPoint(
+              ctx.ledger,
+              { carriage, chunkBytes: size.bytes, window },
+              value,
+              costs,
+            );
+            points.push(p);
+            ctx.log(
+              `ceiling ${carriage} ${formatBytes(size.bytes)} w${window}: ${p.mbps.toFixed(1)} MB/s`,
+            );
+          }
         }
+      } finally {
+        if (bare !== shared) await bare.close();
       }
-      // Kept only once its carriage completed (a failed one closes it below).
-      if (plan.quick && carriage !== plan.carriages.at(-1)) kept = bare;
-    } finally {
-      if (kept !== bare) await bare.close();
     }
+  } finally {
+    await shared?.close();
   }
   return { fileBytes: plan.sweepFileBytes, sizes, points };
 }

@@ -259,13 +259,14 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     }
     fifo.push(p);
     fifoBytes += p.bytes;
-    handed += p.bytes;
     if (!serving) serve();
   };
   const enqueue = (agent: number, bytes: number, done: () => void): void => {
     for (let left = bytes; left > 0 || bytes === 0; left -= pkt) {
       const last = left <= pkt;
       const b = Math.max(1, Math.min(left, pkt));
+      // What the Computer hands its socket: a packet sent again is TCP's, not handed twice.
+      handed += b;
       put({ bytes: b, agent, seq: streams[agent]!.next++, ...(last ? { done } : {}) });
       if (last) break;
     }
