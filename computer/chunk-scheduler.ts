@@ -386,19 +386,6 @@ function wireBytes(result: unknown, req: GetBlobReq): number {
   return body + envelopeBytes(req);
 }
 
-/**
- * How many answer bytes the socket may hold unsent, bounded in time as well as in bytes
- * (D109): what it drains in `targetMs` at the rate it was last seen draining, never under
- * `minBytes` nor over `maxBytes`. Chunk requests beyond it wait in the scheduler, where a small
- * answer overtakes them; so when the link slows, the buffered answers follow within the rate
- * window, not after the old rate's bytes drained at the new one. Passive (the caller passes the
- * time and the socket's counts), so tests drive it on a simulated clock and link.
- *
- * The drain rate: bytes that left the socket between two looks over the time between them, when
- * it held unsent bytes at the first (it sent as fast as the path took them). If it ran empty by
- * the second the sample says less than the path, and counts only when it raises the rate. The
- * rate is the largest sample of the last `DRAIN_RATE_WINDOW_MS`.
- */
 /** How long a drain-rate sample counts toward the rate (a max filter). */
 export const DRAIN_RATE_WINDOW_MS = 1000;
 /** The least span (ms) between two looks that gives a sample: a write's burst is no rate. */
@@ -413,6 +400,19 @@ export interface UnsentBoundOptions {
   targetMs: number;
 }
 
+/**
+ * How many answer bytes the socket may hold unsent, bounded in time as well as in bytes
+ * (D109): what it drains in `targetMs` at the rate it was last seen draining, never under
+ * `minBytes` nor over `maxBytes`. Chunk requests beyond it wait in the scheduler, where a small
+ * answer overtakes them; so when the link slows, the buffered answers follow within the rate
+ * window, not after the old rate's bytes drained at the new one. Passive (the caller passes the
+ * time and the socket's counts), so tests drive it on a simulated clock and link.
+ *
+ * The drain rate: bytes that left the socket between two looks over the time between them, when
+ * it held unsent bytes at the first (it sent as fast as the path took them). If it ran empty by
+ * the second the sample says less than the path, and counts only when it raises the rate. The
+ * rate is the largest sample of the last `DRAIN_RATE_WINDOW_MS`.
+ */
 export class UnsentBound {
   readonly #o: UnsentBoundOptions;
   /** Samples (bytes/ms) of the window, a monotonic deque: the first is the largest. */
