@@ -446,11 +446,11 @@ function longAnswersGoal(r: Report): Goal {
     measured: cases
       .map(
         (a) =>
-          `${a.id}: ${a.roundsToCeiling === null ? "never" : `round ${a.roundsToCeiling}`} (${a.ok ? `${a.seconds.toFixed(1)} s` : "failed"})`,
+          `${a.id}: ${a.roundsToCeiling === null ? "never" : `round ${a.roundsToCeiling}`} (${a.ok ? `${a.seconds.toFixed(1)} s` : "failed"}; a plain TCP flow on the path: ${a.plain.roundsToCeiling === null ? "never" : `round ${a.plain.roundsToCeiling}`}, ${a.plain.seconds.toFixed(1)} s)`,
       )
       .join("; "),
     evidence:
-      "The delay line on the Computers' side holds every packet half the round trip each way, links unshaped; a round trip is counted from the first answer; the ceiling is the SDK's window × binary chunk ceiling, reached when one round trip delivers ≥ 90 % of it.",
+      "The delay line on the Computers' side holds every packet half the round trip each way, links unshaped; a round trip is counted from the first answer; the ceiling is the SDK's window × binary chunk ceiling, reached when one round trip delivers ≥ 90 % of it. Beside it, a plain TCP flow of the same bytes on the same path, counted the same way from its first data: the packet delay is in TCP's own round trip, so TCP's slow start bounds the pull too.",
     why: "the base-delay estimate absorbs the round trip, so all of it reads as queue and the budget stays small. Fix in the path controller: the base delay is the least round trip seen, and a pull limited by its own budget keeps probing.",
   });
 }

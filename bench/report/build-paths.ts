@@ -130,6 +130,7 @@ export function pathsBlocks(d: PathsData): Block[] {
           "ceiling (window × chunk)",
           "reached in round",
           "bytes per round trip (first 12)",
+          "plain TCP flow: reached in round, whole",
         ],
         d.longAnswers.map((a) => [
           a.id,
@@ -142,6 +143,7 @@ export function pathsBlocks(d: PathsData): Block[] {
             .slice(0, 12)
             .map((b) => formatBytes(Math.round(b)))
             .join(", "),
+          `${a.plain.roundsToCeiling ?? "never"}, ${a.plain.seconds.toFixed(1)} s`,
         ]),
       ),
     );

@@ -76,7 +76,7 @@ export interface PathRun {
   stats: Record<string, number | boolean>;
 }
 
-export interface Ceiling extends PlainFlowResult {
+export interface Ceiling extends Omit<PlainFlowResult, "marks"> {
   /** Payload rate over the link's rate, whole flow / past slow start (null when unshaped). */
   utilization: number | null;
   steadyUtilization: number | null;
@@ -150,6 +150,17 @@ export interface LongAnswerCase {
   /** The first round trip (1-based) that delivered ≥ 90 % of the ceiling; null: none did. */
   roundsToCeiling: number | null;
   stats: Record<string, number | boolean>;
+  /**
+   * A plain TCP flow of the same bytes from computer-0 to the Server on the same path, counted
+   * the same way from its first data: what TCP itself needs to carry the ceiling a round trip.
+   */
+  plain: LongAnswerPlain;
+}
+
+export interface LongAnswerPlain {
+  seconds: number;
+  perRound: number[];
+  roundsToCeiling: number | null;
 }
 
 export interface PathsData {
@@ -229,7 +240,13 @@ export async function ceilingFlow(
   ]);
   try {
     const bytes = Math.max(MiB, Math.round(((rateMbit * 1e6) / 8) * seconds));
-    const flow = await plainFlow(links, direction, { sender, receiver }, bytes, 0);
+    const { marks: _marks, ...flow } = await plainFlow(
+      links,
+      direction,
+      { sender, receiver },
+      bytes,
+      0,
+    );
     const rate = rateMbit * 1e6;
     return { ...flow, utilization: flow.bps / rate, steadyUtilization: flow.steadyBps / rate };
   } finally {
@@ -471,13 +488,41 @@ async function latecomerCase(
   });
 }
 
+/** A plain TCP flow of `bytes` over the uplink's path as it is set, in round trips of `rttMs`. */
+async function plainRounds(
+  st: St,
+  rttMs: number,
+  bytes: number,
+  ceilingBytes: number,
+): Promise<LongAnswerPlain> {
+  const links = st.links;
+  const [sender, receiver] = await Promise.all([
+    startNsTool(links, links.computers[0]!),
+    startNsTool(links, links.server),
+  ]);
+  try {
+    const flow = await plainFlow(links, "uplink", { sender, receiver }, bytes, 0);
+    return { seconds: flow.seconds, ...rounds(flow.marks, rttMs, ceilingBytes) };
+  } finally {
+    await Promise.all([sender.child.close(), receiver.child.close()]);
+  }
+}
+
 async function longAnswerCase(
   st: St,
   p: NonNullable<PathsPlan["longAnswers"]>,
   rttMs: number,
   build: Build,
+  plains: Map<number, LongAnswerPlain>,
 ): Promise<LongAnswerCase> {
   await setPath(st.links, null, null, rttMs, "computers");
+  const ceilingBytes = DEFAULT_WINDOW * DEFAULT_BINARY_CHUNK_BYTES;
+  // Once per round trip: the same path for every build.
+  let plain = plains.get(rttMs);
+  if (!plain) {
+    plain = await plainRounds(st, rttMs, p.assetBytes, ceilingBytes);
+    plains.set(rttMs, plain);
+  }
   return withStack(st, build, async (stack) => {
     const a0 = stack.agents[0]!;
     const relPath = asset(st, p.assetBytes);
@@ -485,7 +530,6 @@ async function longAnswerCase(
     const dest = join(st.work, `long-${st.seq++}.bin`);
     const dl = await a0.download({ ...h, dest, deadlineMs: p.deadlineSeconds * 1000 });
     checkDownload(st, relPath, h.sha256, dl, dest);
-    const ceilingBytes = DEFAULT_WINDOW * DEFAULT_BINARY_CHUNK_BYTES;
     return {
       id: `answers-rtt${rttMs}`,
       build: build.label,
@@ -497,6 +541,7 @@ async function longAnswerCase(
       seconds: dl.seconds,
       ...rounds(dl.progress, rttMs, ceilingBytes),
       stats: dl.stats,
+      plain,
     };
   });
 }
@@ -526,6 +571,7 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
   data.builds = buildLabels(builds);
   const st = await openWorkspace(ctx, "paths", { agents: 2, computers: 2, prefix: "lp" });
   const links = st.links;
+  const plains = new Map<number, LongAnswerPlain>();
   try {
     data.roundTrips = await roundTripCases(st, plan.roundTrips, builds);
     for (const build of builds) {
@@ -547,10 +593,10 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
       }
       for (const rttMs of plan.longAnswers?.rttsMs ?? []) {
         ctx.log(`paths: answers ${rttMs} ms later, ${build.label}…`);
-        const a = await longAnswerCase(st, plan.longAnswers!, rttMs, build);
+        const a = await longAnswerCase(st, plan.longAnswers!, rttMs, build, plains);
         data.longAnswers.push(a);
         ctx.log(
-          `paths: ${a.id} ${build.label}: ${a.ok ? `${a.seconds.toFixed(1)} s` : `FAILED: ${a.error}`}, ceiling ${a.roundsToCeiling === null ? "not reached" : `reached in round ${a.roundsToCeiling}`} (per round: ${a.perRound.slice(0, 12).map(formatBytes).join(", ")})`,
+          `paths: ${a.id} ${build.label}: ${a.ok ? `${a.seconds.toFixed(1)} s` : `FAILED: ${a.error}`}, ceiling ${a.roundsToCeiling === null ? "not reached" : `reached in round ${a.roundsToCeiling}`} (per round: ${a.perRound.slice(0, 12).map(formatBytes).join(", ")}); a plain TCP flow: ${a.plain.roundsToCeiling === null ? "not reached" : `round ${a.plain.roundsToCeiling}`}, ${a.plain.seconds.toFixed(1)} s`,
         );
       }
     }

@@ -19,7 +19,7 @@ export interface SinkResult {
   bytes: number;
   /** From the connect call to the end of the stream. */
   seconds: number;
-  /** [ms since the connect call, bytes received] each time another `MARK_BYTES` arrived. */
+  /** [ms since the connect call, bytes received]: at the first data, then each `MARK_BYTES` more. */
   marks: Array<[number, number]>;
 }
 
@@ -78,7 +78,8 @@ function tcpSink(host: string, port: number): Promise<SinkResult> {
     const sock = connect(port, host);
     sock.on("data", (d: Buffer) => {
       bytes += d.length;
-      if (bytes >= nextMark) {
+      // The first bytes are marked too: a flow's round trips count from its first data.
+      if (bytes >= nextMark || marks.length === 0) {
         marks.push([performance.now() - t0, bytes]);
         nextMark = (Math.floor(bytes / MARK_BYTES) + 1) * MARK_BYTES;
       }

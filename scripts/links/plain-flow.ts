@@ -32,6 +32,8 @@ export interface PlainFlowResult {
   congestion: string | null;
   /** The kernel's delivery-rate samples while the sender had data to send, bits/s. */
   deliveryRates: number[];
+  /** The receiver's [ms from its connect call, bytes] marks: its first data, then every 256 KiB. */
+  marks: Array<[number, number]>;
 }
 
 /** The share of the bytes after which the flow counts as past its start. */
@@ -105,5 +107,6 @@ export async function plainFlow(
     minRttMs: minRtts.length > 0 ? Math.min(...minRtts) : null,
     congestion: samples[0]?.congestion ?? null,
     deliveryRates: samples.filter(usable).map((s) => s.deliveryRateBps),
+    marks: got.marks,
   };
 }

@@ -127,6 +127,7 @@ function clean(): PathsData {
       perRound: [16e3, 64e3, 8 * MiB],
       roundsToCeiling: 3,
       stats: {},
+      plain: { seconds: 12, perRound: [16e3, 8 * MiB], roundsToCeiling: 2 },
     })),
     uploads: [],
     notes: [],
