@@ -15,6 +15,11 @@
  * lost on the wire, and the connection below the pull recovers it as TCP does: sent again a round
  * trip later (taking the link's time again), while its Agent's later answers wait for it, since a
  * TCP stream delivers in order.
+ *
+ * The Computer's socket may pace (`paceGain`): each Agent's answers leave it no faster than a
+ * multiple of what that Agent received over the last round trip, as TCP BBR paces a connection
+ * whose transfer is the limit. On a long path a larger chunk then takes longer to leave, which a
+ * delay-based law must not read as queue.
  */
 
 import { UnsentBound, type UnsentBoundOptions } from "../../computer/chunk-scheduler.ts";
@@ -65,6 +70,12 @@ export interface SimSpec {
   busy?: (n: number) => boolean;
   /** The FIFO's depth in ms at the rate of the moment (a drop-tail queue). Default: unbounded. */
   bufferMs?: number;
+  /**
+   * The Computer's socket paces each Agent's answers at this multiple of what that Agent received
+   * over the last base round trip (TCP BBR's pacing while the transfer is the limit: 2.89 in its
+   * startup), from ten packets a round trip. Default: none (answers enter the FIFO at once).
+   */
+  paceGain?: number;
   /** Packet size in the FIFO. Default 16 KiB. */
   packetBytes?: number;
   /** Size of a small request's answer. Default 300. */
@@ -208,7 +219,19 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
   const fifo: Packet[] = [];
   /** Per Agent: the next place in its stream, the first not yet delivered, and what arrived. */
   const streams = agents.map(() => ({ next: 0, delivered: 0, arrived: new Map<number, Packet>() }));
+  /** Per Agent: what arrived lately [at, bytes] (the pacing's rate), and when its pacer is free. */
+  const pacing = agents.map(() => ({ got: [] as [number, number][], sum: 0, free: 0 }));
+  const paceWindow = Math.max(1, spec.baseRttMs);
+  const paceRate = (agent: number): number => {
+    const a = pacing[agent]!;
+    while (a.got.length > 0 && a.got[0]![0] <= now - paceWindow) a.sum -= a.got.shift()![1];
+    return (spec.paceGain! * Math.max(a.sum, 10 * 1500)) / paceWindow;
+  };
   const arrive = (p: Packet): void => {
+    if (spec.paceGain !== undefined) {
+      pacing[p.agent]!.got.push([now, p.bytes]);
+      pacing[p.agent]!.sum += p.bytes;
+    }
     const s = streams[p.agent]!;
     s.arrived.set(p.seq, p);
     for (let q = s.arrived.get(s.delivered); q; q = s.arrived.get(s.delivered)) {
@@ -267,7 +290,15 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
       const b = Math.max(1, Math.min(left, pkt));
       // What the Computer hands its socket: a packet sent again is TCP's, not handed twice.
       handed += b;
-      put({ bytes: b, agent, seq: streams[agent]!.next++, ...(last ? { done } : {}) });
+      const p = { bytes: b, agent, seq: streams[agent]!.next++, ...(last ? { done } : {}) };
+      if (spec.paceGain === undefined) put(p);
+      else {
+        const a = pacing[agent]!;
+        const at = Math.max(now, a.free);
+        a.free = at + b / paceRate(agent);
+        if (at === now) put(p);
+        else ev.push(at, () => put(p));
+      }
       if (last) break;
     }
   };

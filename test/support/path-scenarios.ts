@@ -111,6 +111,29 @@ export function longAnswers(make: MakeController, hold: number): LongAnswerFigur
   };
 }
 
+/**
+ * An unshaped path (1 Gbit/s) whose round trip is `rtt` ms for TCP too: the Computer's socket
+ * paces each answer at `gain` × what its Agent received over the last round trip, from ten
+ * packets a round trip (TCP BBR on a fresh connection, 2.89 in its startup). Round trips until
+ * the budget first reached the window ceiling (Infinity: not in 40).
+ */
+export function pacedLongPath(make: MakeController, rtt: number, gain: number): number {
+  const ceiling = 16 * 512 * 1024;
+  const r = simulate(
+    {
+      rates: [{ at: 0, mbit: 1000 }],
+      baseRttMs: rtt,
+      paceGain: gain,
+      until: 40 * rtt,
+      traceEveryMs: 10,
+      computer: COMPUTER,
+    },
+    [{ controller: make(), flows: [{}] }],
+  );
+  const at = r.traces[0]!.find((t) => t.budget >= ceiling)?.at ?? Number.POSITIVE_INFINITY;
+  return at / rtt;
+}
+
 export interface StepFigures {
   timeouts: number;
   spurious: number;
