@@ -28,12 +28,14 @@ import { spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { ownImportMeta, REPO_ROOT as ROOT, withEsbuild } from "./launch/compile.ts";
@@ -155,7 +157,13 @@ async function main(): Promise<number> {
 
   const runDir = join(CACHE, `run-${process.pid}`);
   mkdirSync(runDir, { recursive: true });
-  process.on("exit", () => rmSync(runDir, { recursive: true, force: true }));
+  // Scratch space the test files of this run share (outside the repo: test/support/packaging.ts
+  // installs a project there once for several files).
+  const runTmp = mkdtempSync(join(tmpdir(), "a2c-test-run-"));
+  process.on("exit", () => {
+    rmSync(runDir, { recursive: true, force: true });
+    rmSync(runTmp, { recursive: true, force: true });
+  });
   const started = performance.now();
   const compiled = await compileTests([...files, PURE_RUN], join(runDir, "compiled"));
   console.error(
@@ -235,7 +243,11 @@ async function main(): Promise<number> {
       cwd: ROOT,
       stdio: "inherit",
       // Quiet logs unless asked: tests that read a process's log lines set the level they need.
-      env: { ...process.env, A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent" },
+      env: {
+        ...process.env,
+        A2C_LOG_LEVEL: process.env.A2C_LOG_LEVEL ?? "silent",
+        A2C_TEST_RUN_TMP: runTmp,
+      },
     },
   );
   const code = await new Promise<number>((resolve) =>

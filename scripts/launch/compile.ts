@@ -7,8 +7,8 @@
  * `node_modules/.cache/a2c-scripts/` and redone when one of their inputs changes.
  */
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type * as esbuildModule from "esbuild";
 import type { Plugin } from "esbuild";
 
@@ -121,10 +121,27 @@ export async function compileStandalone(script: string, outFile: string): Promis
   renameSync(tmp, outFile);
 }
 
-async function compile(entry: string): Promise<string> {
-  const name = relative(REPO_ROOT, entry)
+/** The name of what `compileScript` writes for `entry` (an absolute path): its repo path, flat. */
+function outputName(entry: string): string {
+  return relative(REPO_ROOT, entry)
     .replace(/\.[cm]?[jt]s$/, "")
     .replaceAll("/", "__");
+}
+
+/**
+ * Whether the module whose `import.meta.url` is `url` is the script this process runs: started
+ * from its source (tsx) or as `compileScript`'s output of it. A script that is also imported
+ * runs its main only then.
+ */
+export function isEntryModule(url: string): boolean {
+  const arg = process.argv[1];
+  if (!arg) return false;
+  const file = fileURLToPath(url);
+  return resolve(arg) === file || basename(arg) === `${outputName(file)}.mjs`;
+}
+
+async function compile(entry: string): Promise<string> {
+  const name = outputName(entry);
   const out = join(CACHE, `${name}.mjs`);
   const inputsFile = join(CACHE, `${name}.inputs.json`);
   if (fresh(out, inputsFile)) return out;

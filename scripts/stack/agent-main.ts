@@ -171,3 +171,8 @@ async function main(): Promise<number> {
 }
 
 process.exitCode = await main();
+// The IPC channel would keep this process alive: let it go (the launcher is not gone; it told us).
+if (ipc) {
+  process.removeAllListeners("disconnect");
+  process.disconnect();
+}

@@ -1,6 +1,6 @@
 /**
  * A Computer that lies or overwhelms, with the CLI as its victim (a process against a scripted
- * Computer on a real socket.io Server; docs/configuration.md, "Agent CLI"): a 256 MiB text skill
+ * Computer on a real socket.io Server; the shipped build; docs/configuration.md, "Agent CLI"): a 256 MiB text skill
  * file with `-o` streams to the file at bounded memory (it used to be drained into memory first);
  * one claimed over the in-memory bound without `-o` is refused before any chunk; a download onto
  * a full disk (a 1 MiB tmpfs in a private mount namespace) and past the file-size limit (`ulimit
@@ -13,6 +13,7 @@ import { createHash } from "node:crypto";
 import { readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
+import { roleCommand } from "../../scripts/launch/roles.ts";
 import { REPO_ROOT } from "../support/agent-stack.ts";
 import {
   OFFICE,
@@ -25,7 +26,8 @@ import {
   type FakeServer,
 } from "../support/agent-fake-computer.ts";
 
-const CLI = ["--conditions=@a2c-smcp/source", "--import", "tsx", join(REPO_ROOT, "agent/cli.ts")];
+/** The shipped CLI, as `a2c-agent` runs it (node with its shebang's flags). */
+const CLI = roleCommand("agent");
 const MiB = 1024 * 1024;
 
 let fake: FakeServer;
@@ -34,11 +36,7 @@ let dir: string;
 const served = new Map<string, { bytes: Buffer; total?: number; mime: string }>();
 
 function text(size: number): Buffer {
-  const line = Buffer.from("A line of a large text skill file, the same again and again.\n");
-  const out = Buffer.allocUnsafe(size);
-  for (let at = 0; at < size; at += line.length)
-    line.copy(out, at, 0, Math.min(line.length, size - at));
-  return out;
+  return Buffer.alloc(size, "A line of a large text skill file, the same again and again.\n");
 }
 
 served.set("big-text", { bytes: text(256 * MiB), mime: "text/plain" });
@@ -73,7 +71,7 @@ interface Run {
 function runCli(args: string[], shell: { setup?: string; after?: string; unshare?: boolean } = {}) {
   const rss = join(dir, `rss-${Math.random().toString(36).slice(2)}`);
   const quote = (w: string): string => `'${w.replaceAll("'", "'\\''")}'`;
-  const cli = ["/usr/bin/time", "-o", rss, "-f", "%M", process.execPath, ...CLI, ...args];
+  const cli = ["/usr/bin/time", "-o", rss, "-f", "%M", ...CLI, ...args];
   const script = [
     shell.setup ?? "true",
     `${cli.map(quote).join(" ")} && code=0 || code=$?`,

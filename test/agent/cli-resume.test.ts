@@ -1,7 +1,7 @@
 /**
  * A download outlives its process (D85): the CLI (the shipped build, a process of its own)
- * pulls a 12 MiB skill file from a real Server and Computer at `--limit-rate 4M` (2M before a
- * SIGKILL), so it is half way after 1.5 s (3 s) on any machine that pulls faster; it is stopped
+ * pulls a 12 MiB skill file from a real Server and Computer at `--limit-rate 8M` (2M before a
+ * SIGKILL), so it is half way after 0.75 s (3 s) on any machine that pulls faster; it is stopped
  * when its progress line says 50 % by SIGINT, SIGTERM or SIGKILL, and a rerun with `-c` moves at
  * most 0.55× the file and verifies, also after a restart of the Computer or through another
  * Server (handles are stateless, D14); after a rewrite of the source in between it starts again
@@ -76,7 +76,7 @@ async function interrupt(
   pct = /: +5\d% /,
 ): Promise<{ code: number | null; stderr: string }> {
   // What SIGKILL loses (received, not yet written) grows with the rate: it keeps the slower one.
-  const cli = startCli([...args, "--limit-rate", signal === "SIGKILL" ? "2M" : "4M"]);
+  const cli = startCli([...args, "--limit-rate", signal === "SIGKILL" ? "2M" : "8M"]);
   await cli.stderrLine(pct);
   cli.child.kill(signal);
   const r = await cli.done;

@@ -7,15 +7,14 @@
  * through the ack's promise chain would be promoted by scavenges and fill the old generation.
  */
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { ChildProcess } from "node:child_process";
+import { startScript } from "../../scripts/launch/roles.ts";
 import {
-  REPO_ROOT,
   exited,
   spawnComputer,
   startAgentStack,
@@ -51,35 +50,19 @@ after(async () => {
 
 async function download(binary: boolean): Promise<void> {
   const out = join(stack.dir, binary ? "big-bin.out" : "big-b64.out");
-  const child = spawn(
-    process.execPath,
-    [
-      "--expose-gc",
-      "--conditions=@a2c-smcp/source",
-      "--import",
-      "tsx",
-      join(REPO_ROOT, "test/agent/fixtures/download-child.ts"),
-      stack.url,
-      stack.token,
-      stack.office,
-      "pc",
-      "big",
-      "assets/big.bin",
-      out,
-      "8",
-      binary ? "1" : "0",
+  // The fixture compiled (scripts/launch/compile.ts), on plain node like the Agent's users.
+  const child = await startScript("test/agent/fixtures/download-child.ts", {
+    name: binary ? "download-binary" : "download-base64",
+    nodeFlags: ["--expose-gc"],
+    args: [
+      ...[stack.url, stack.token, stack.office, "pc", "big", "assets/big.bin", out],
+      ...["8", binary ? "1" : "0"],
     ],
-    {
-      cwd: REPO_ROOT,
-      stdio: ["ignore", "pipe", "inherit"],
-      env: { ...process.env, A2C_LOG_LEVEL: "error" },
-    },
-  );
-  let stdout = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));
-  const code = await new Promise<number | null>((r) => child.on("close", r));
-  assert.equal(code, 0);
-  const r = JSON.parse(stdout) as {
+    env: { A2C_LOG_LEVEL: "error" },
+  });
+  const exit = await child.exited;
+  assert.equal(exit.code, 0, child.tail().join("\n"));
+  const r = JSON.parse(child.stdout()) as {
     rssBefore: number;
     peak: number;
     sha256: string;

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { promisify } from "node:util";
 import { BlobCache, type AgentLogger } from "../../agent/index.ts";
-import { REPO_ROOT } from "../support/agent-stack.ts";
+import { compileScript } from "../../scripts/launch/compile.ts";
 
 void test("a corrupt cache entry is reported to the logger the cache was given", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), "a2c-sdk-logger-"));
@@ -36,12 +36,7 @@ void test("a corrupt cache entry is reported to the logger the cache was given",
 void test("without a logger the SDK writes nothing to stderr and loads no pino", async () => {
   const { stdout, stderr } = await promisify(execFile)(
     process.execPath,
-    [
-      "--conditions=@a2c-smcp/source",
-      "--import",
-      "tsx",
-      join(REPO_ROOT, "test/agent/fixtures/sdk-quiet-child.ts"),
-    ],
+    [await compileScript("test/agent/fixtures/sdk-quiet-child.ts")],
     // A level that would print the warning if the SDK still had a logger of its own.
     { env: { ...process.env, NODE_TEST_CONTEXT: "", A2C_LOG_LEVEL: "info" } },
   );

@@ -10,6 +10,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { compileScript } from "../../scripts/launch/compile.ts";
 import { versionBytes } from "./support/rewriter.ts";
 import { blobReq, engineFixture } from "./support/test-producer.ts";
 
@@ -31,10 +32,7 @@ void test("chunks served during rewrites always match the digest they were serve
   const writer = spawn(
     process.execPath,
     [
-      "--conditions=@a2c-smcp/source",
-      "--import",
-      "tsx",
-      fileURLToPath(new URL("./support/rewriter.ts", import.meta.url)),
+      await compileScript(fileURLToPath(new URL("./support/rewriter.ts", import.meta.url))),
       path,
       String(SIZE),
       String(VERSIONS),

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { NAMESPACE } from "../../protocol/index.ts";
+import { compileScript } from "../../scripts/launch/compile.ts";
 import { ChildSet } from "../../scripts/stack/children.ts";
 import {
   REPO_ROOT,
@@ -154,10 +155,7 @@ void test(
       const { stdout } = await run(
         process.execPath,
         [
-          "--conditions=@a2c-smcp/source",
-          "--import",
-          "tsx",
-          join(REPO_ROOT, "test/deploy/fixtures/pull-through-proxy.ts"),
+          await compileScript("test/deploy/fixtures/pull-through-proxy.ts"),
           ...[url, stack.token, stack.office, out, mode],
         ],
         { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(local.prefix, "cert.pem") } },

@@ -14,7 +14,7 @@ import { after, before, test } from "node:test";
 import { AgentClient } from "../../agent/index.ts";
 import { groupAlive } from "../../scripts/launch/process.ts";
 import { writeRandomFile, writeSkill } from "../support/agent-stack.ts";
-import { Bins, installProject, packAll, stopWith } from "../support/packaging.ts";
+import { Bins, packedProject, stopWith } from "../support/packaging.ts";
 import { standaloneDemoMcpServer } from "../../scripts/demo/mcp-command.ts";
 
 const SIGNALS = ["SIGTERM", "SIGINT"] as const;
@@ -27,8 +27,7 @@ const token = randomBytes(16).toString("hex");
 
 before(async () => {
   root = await mkdtemp(join(tmpdir(), "a2c-bin-signals-"));
-  const { tarballs } = await packAll(root);
-  project = await installProject(join(root, "app"), Object.values(tarballs));
+  ({ project } = await packedProject(root));
   home = join(root, "home");
   await writeSkill(home, "demo", "# Demo\n");
   await writeRandomFile(join(home, "user/demo/assets/blob.bin"), 8 * 1024 * 1024);

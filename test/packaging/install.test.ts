@@ -1,6 +1,7 @@
 /**
  * The packages as a user gets them: the four `npm pack` tarballs installed into fresh projects
- * outside the repo. There, plain node (no tsx, no loader) imports the Agent SDK from dist/, the
+ * outside the repo (the one with all four is made once per test run and shared with
+ * bin-signals.test.ts: test/support/packaging.ts `packedProject`). There, plain node (no tsx, no loader) imports the Agent SDK from dist/, the
  * installed a2c-server and a2c-computer bins serve a skill asset that AgentClient.downloadBlob
  * pulls and verifies, a strict TypeScript consumer type-checks against the shipped .d.ts with
  * the project's own TypeScript, and a project installing only the SDK holds no Server or
@@ -20,8 +21,7 @@ import {
   freePort,
   installProject,
   installedPackages,
-  packAll,
-  rootDevSpec,
+  packedProject,
   sh,
   REPO_ROOT,
   type Packed,
@@ -53,15 +53,11 @@ let work: string;
 before(async () => {
   root = await mkdtemp(join(tmpdir(), "a2c-packaging-"));
   work = join(root, "work");
-  packed = await packAll(root);
-  const tgz = Object.values(packed.tarballs);
-  [full, sdkOnly] = await Promise.all([
-    installProject(join(root, "app"), [
-      ...tgz,
-      rootDevSpec("typescript"),
-      rootDevSpec("@types/node"),
-    ]),
-    installProject(join(root, "sdk"), [packed.tarballs.agent, packed.tarballs.protocol]),
+  // Every tarball with TypeScript and @types/node: this run's one install of them.
+  ({ packed, project: full } = await packedProject(root));
+  sdkOnly = await installProject(join(root, "sdk"), [
+    packed.tarballs.agent,
+    packed.tarballs.protocol,
   ]);
 });
 

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { fileURLToPath } from "node:url";
 import { test } from "node:test";
+import { REPO_ROOT, roleCommand } from "../../scripts/launch/roles.ts";
 import { ConfigError, configFromArgs } from "../../server/config.ts";
 
 const base = { A2C_TOKENS: "t" };
@@ -31,22 +31,19 @@ void test("bad values are configuration errors", async () => {
 });
 
 void test("a process started with A2C_SERVER_TRANSPORT=stock logs every fast path off", async (t) => {
-  const root = fileURLToPath(new URL("../..", import.meta.url));
-  const child = spawn(
-    process.execPath,
-    ["--conditions=@a2c-smcp/source", "--import", "tsx", "server/main.ts", "--port", "0"],
-    {
-      cwd: root,
-      env: {
-        ...process.env,
-        ...base,
-        A2C_SERVER_TRANSPORT: "stock",
-        A2C_LOG_LEVEL: "info",
-        A2C_LOG_FORMAT: "json",
-      },
-      stdio: ["ignore", "pipe", "pipe"],
+  // The shipped a2c-server (D60).
+  const [node, ...args] = roleCommand("server");
+  const child = spawn(node!, [...args, "--port", "0"], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      ...base,
+      A2C_SERVER_TRANSPORT: "stock",
+      A2C_LOG_LEVEL: "info",
+      A2C_LOG_FORMAT: "json",
     },
-  );
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   t.after(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   });

@@ -228,7 +228,7 @@ export function skillAnswer(
     rel_path: req.rel_path,
     mime_type: o.mime ?? "application/octet-stream",
     total_size: o.total ?? bytes.length,
-    sha256: o.sha ?? sha256(bytes),
+    sha256: o.sha ?? shaOf(bytes),
     blob_handle: o.handle ?? req.rel_path,
     req_id: req.req_id,
   };

@@ -28,13 +28,14 @@ export type PackageDir = (typeof PACKAGE_DIRS)[number];
 /**
  * The environment of a process a user would start: ours without what npm, the test runner or a
  * loader put in it (npm_* settings would steer the scratch installs; NODE_OPTIONS could load
- * tsx; the runner's NODE_TEST_CONTEXT and A2C_LOG_LEVEL are the suite's, not a user's).
+ * tsx; the runner's NODE_TEST_CONTEXT, A2C_LOG_LEVEL and A2C_TEST_RUN_TMP are the suite's, not a
+ * user's).
  */
 export function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (k.startsWith("npm_") || k === "NODE_OPTIONS" || k === "NODE_TEST_CONTEXT") continue;
-    if (k === "A2C_LOG_LEVEL") continue;
+    if (k === "A2C_LOG_LEVEL" || k === "A2C_TEST_RUN_TMP") continue;
     env[k] = v;
   }
   return { ...env, ...extra };
@@ -72,10 +73,10 @@ const LOCK = join(
 );
 
 /** True while the process that wrote the lock file is alive. */
-function lockHeld(): boolean {
+function lockHeld(lock: string): boolean {
   let pid: number;
   try {
-    pid = Number(readFileSync(LOCK, "utf8"));
+    pid = Number(readFileSync(lock, "utf8"));
   } catch {
     return false;
   }
@@ -87,18 +88,18 @@ function lockHeld(): boolean {
   }
 }
 
-async function acquireLock(): Promise<void> {
+async function acquireLock(lock: string): Promise<void> {
   for (;;) {
     try {
-      const fd = openSync(LOCK, "wx");
+      const fd = openSync(lock, "wx");
       writeFileSync(fd, String(process.pid));
       closeSync(fd);
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     }
-    // Another test file builds this repo right now (or died holding the lock): wait, or take over.
-    if (!lockHeld()) unlinkSync(LOCK);
+    // Another test file holds it right now (or died holding it): wait, or take over.
+    if (!lockHeld(lock)) unlinkSync(lock);
     else await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -110,7 +111,7 @@ async function acquireLock(): Promise<void> {
  * the CLI from it would fail them.
  */
 export async function withBuild<T>(fn: () => Promise<T>): Promise<T> {
-  await acquireLock();
+  await acquireLock(LOCK);
   try {
     await sh(process.execPath, [join(REPO_ROOT, "scripts/build.mjs"), "--quiet"], {
       cwd: REPO_ROOT,
@@ -163,6 +164,44 @@ export async function installProject(dir: string, specs: string[]): Promise<stri
     cwd: dir,
   });
   return dir;
+}
+
+/**
+ * The four tarballs and a fresh project outside the repo with all of them installed, plus
+ * TypeScript and @types/node (a consumer type-checks there): made once per test run and shared by
+ * the files that need it (the runner's `A2C_TEST_RUN_TMP`, removed when the run ends), so `npm pack`
+ * and the install run once, not once per file. The files only read it or add files of their own
+ * names. Outside the runner, made under `root`.
+ */
+export async function packedProject(root: string): Promise<{ packed: Packed; project: string }> {
+  const shared = process.env.A2C_TEST_RUN_TMP;
+  const dir = shared ? join(shared, "packaged") : join(root, "packaged");
+  const ready = join(dir, "ready.json");
+  const make = async (): Promise<{ packed: Packed; project: string }> => {
+    await mkdir(dir, { recursive: true });
+    const packed = await packAll(dir);
+    const project = await installProject(join(dir, "app"), [
+      ...Object.values(packed.tarballs),
+      rootDevSpec("typescript"),
+      rootDevSpec("@types/node"),
+    ]);
+    await writeFile(ready, JSON.stringify({ packed, project }));
+    return { packed, project };
+  };
+  if (!shared) return make();
+  // One file makes it while the others wait; a file that died holding the lock leaves it to the next.
+  const lock = join(shared, "packaged.lock");
+  await acquireLock(lock);
+  try {
+    try {
+      return JSON.parse(await readFile(ready, "utf8")) as { packed: Packed; project: string };
+    } catch {
+      await rm(dir, { recursive: true, force: true });
+      return await make();
+    }
+  } finally {
+    unlinkSync(lock);
+  }
 }
 
 /** A dev dependency spec of the repo's root package.json (`typescript@^5.9.3`). */

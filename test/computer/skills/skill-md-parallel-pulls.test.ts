@@ -2,23 +2,22 @@
  * Memory bound of derived resources: 32 parallel pulls of a 16 MiB SKILL.md body (the SDK's
  * base64 carriage and chunk size, one chunk in flight each, each pull verified) keep the
  * Computer's RSS growth under 128 MiB, and an unrelated small get_skill is still answered while
- * they run. The Computer runs as its own process (`computer/main.ts` with the
- * Node flags of `npm run computer` and one hashing thread), so its peak RSS (VmHWM, reset through
+ * they run. The Computer runs as its own process (the shipped `a2c-computer`, with its bin's
+ * Node flags and one hashing thread), so its peak RSS (VmHWM, reset through
  * /proc/<pid>/clear_refs after warm-up) is its own; Server and Agent run here. The SKILL.md is
  * touched before the pulls, so all 32 first chunks ask for a content signature nobody derived yet.
  * Linux only (procfs); a process-level measurement, which is what the bound is about.
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { AgentClient } from "../../../agent/client.ts";
 import { blobChunks } from "../../../agent/pull.ts";
+import type { LaunchedProcess } from "../../../scripts/launch/process.ts";
+import { startRole } from "../../../scripts/launch/roles.ts";
 import {
-  REPO_ROOT,
-  exited,
   startAgentStack,
   writeRandomFile,
   writeSkill,
@@ -40,7 +39,7 @@ const PULL_WINDOW = 1;
 const MiB = 1024 * 1024;
 
 let stack: AgentStack;
-let computer: ChildProcess | undefined;
+let computer: LaunchedProcess | undefined;
 let agent: AgentClient;
 let skillMd = "";
 let bodySha = "";
@@ -67,25 +66,14 @@ before(async () => {
   mkdirSync(join(root, "docs"));
   const warmMd = [Buffer.from("---\nname: d\n---\n"), readFileSync(join(root, "warm.bin"))];
   writeFileSync(join(root, "docs", "SKILL.md"), Buffer.concat(warmMd));
-  computer = spawn(
-    process.execPath,
-    [
-      "--max-semi-space-size=4",
-      "--heap-growing-percent=300",
-      "--conditions=@a2c-smcp/source",
-      "--import",
-      "tsx",
-      join(REPO_ROOT, "computer/main.ts"),
+  computer = startRole("computer", {
+    args: [
       ...["--server", stack.url, "--office", stack.office, "--name", "pc"],
       ...["--token", stack.token, "--skills", stack.home],
       ...["--state-dir", join(stack.dir, "state"), "--workers", "1"],
     ],
-    {
-      cwd: REPO_ROOT,
-      stdio: ["ignore", "ignore", "inherit"],
-      env: { ...process.env, A2C_LOG_LEVEL: "error" },
-    },
-  );
+    env: { A2C_LOG_LEVEL: "error" },
+  });
   agent = new AgentClient({ url: stack.url, token: stack.token, name: "agent" });
   await agent.connect();
   await agent.joinOffice(stack.office);
@@ -93,8 +81,7 @@ before(async () => {
 });
 after(async () => {
   await agent?.close();
-  computer?.kill("SIGKILL");
-  if (computer) await exited(computer);
+  await computer?.kill("SIGKILL");
   await stack?.close();
 });
 
@@ -106,7 +93,7 @@ async function pullAndHash(handle: string): Promise<string> {
 }
 
 void test("32 parallel pulls of a 16 MiB SKILL.md: Computer RSS growth < 128 MiB, a small get_skill still answered", async () => {
-  const pid = computer!.pid!;
+  const pid = computer!.pid;
   const minted = await agent.getSkillRaw("pc", "huge");
   assert.equal(minted.sha256, bodySha);
   assert.ok(minted.blob_handle);

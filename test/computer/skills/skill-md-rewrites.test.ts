@@ -150,7 +150,7 @@ void test("a SKILL.md rewritten in place and by rename while pulled: no torn byt
   assert.ok(minted.blob_handle);
   assert.equal(minted.sha256, sha(skillMdVersion(0, BODY).body));
   const handle = minted.blob_handle;
-  const writer = startSkillMdRewriter(path, BODY, REWRITES);
+  const writer = await startSkillMdRewriter(path, BODY, REWRITES);
   const t: Tally = {
     served: 0,
     refused: {},

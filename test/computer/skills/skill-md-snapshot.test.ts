@@ -38,7 +38,7 @@ async function servedWhileRewritten(bodyBytes: number, expectTier: "memory" | "f
     const minted = await callGetSkill(rig.service, "live");
     assert.ok(!isErrorPayload(minted) && minted.blob_handle);
     const handle = minted.blob_handle;
-    const writer = startSkillMdRewriter(path, bodyBytes, REWRITES);
+    const writer = await startSkillMdRewriter(path, bodyBytes, REWRITES);
     stopWriter = () => writer.kill();
     let served = 0;
     let refused = 0;

@@ -4,11 +4,13 @@
  * alternately, with short pauses. Contents are deterministic per version (`versionBytes`), so the
  * test can tell which content a digest belongs to.
  *
- * Usage: node --conditions=@a2c-smcp/source --import tsx rewriter.ts <path> <size> <versions>
+ * Usage: node COMPILED <path> <size> <versions>
+ * (COMPILED: scripts/launch/compile.ts `compileScript` of this file; tests start it so).
  */
 import { createCipheriv, createHash } from "node:crypto";
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isEntryModule } from "../../../scripts/launch/compile.ts";
 
 export function versionBytes(version: number, size: number): Buffer {
   const key = createHash("sha256").update(`version ${version}`).digest().subarray(0, 16);
@@ -34,6 +36,6 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!)) {
+if (isEntryModule(import.meta.url)) {
   await main();
 }

@@ -16,12 +16,14 @@
  * empty content (seen here in most runs). `EMPTY_SHA256` lets a test accept it apart from the
  * versions; no other intermediate content exists, every other state is torn.
  *
- * Usage: node --conditions=@a2c-smcp/source --import tsx skill-md-rewriter.ts <path> <bodyBytes> <rewrites>
+ * Usage: node COMPILED <path> <bodyBytes> <rewrites>
+ * (COMPILED: scripts/launch/compile.ts `compileScript` of this file; tests start it so).
  */
 import { spawn } from "node:child_process";
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
+import { compileScript, isEntryModule } from "../../../scripts/launch/compile.ts";
 import { versionBytes } from "./rewriter.ts";
 
 export interface SkillMdVersion {
@@ -52,15 +54,16 @@ export interface RunningWriter {
   kill(): void;
 }
 
-/** Starts the writer process on `path` (a SKILL.md now holding version 0). */
-export function startSkillMdRewriter(path: string, bodyBytes: number, rewrites: number) {
+/** Starts the writer process (this file, compiled) on `path` (a SKILL.md now holding version 0). */
+export async function startSkillMdRewriter(
+  path: string,
+  bodyBytes: number,
+  rewrites: number,
+): Promise<RunningWriter> {
   const writer = spawn(
     process.execPath,
     [
-      "--conditions=@a2c-smcp/source",
-      "--import",
-      "tsx",
-      fileURLToPath(import.meta.url),
+      await compileScript(fileURLToPath(import.meta.url)),
       ...[path, String(bodyBytes), String(rewrites)],
     ],
     { stdio: "inherit" },
@@ -102,6 +105,6 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!)) {
+if (isEntryModule(import.meta.url)) {
   await main();
 }

@@ -6,10 +6,12 @@
  * in-place overwrite with the right bytes again. It ends on the right bytes. A file the engine has
  * removed meanwhile (it forgot the blob) is written afresh by the rename step.
  *
- * Usage: node --conditions=@a2c-smcp/source --import tsx spool-rewriter.ts <path> <size> <rounds>
+ * Usage: node COMPILED <path> <size> <rounds>
+ * (COMPILED: scripts/launch/compile.ts `compileScript` of this file; tests start it so).
  */
 import { closeSync, openSync, renameSync, writeFileSync, writeSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
+import { isEntryModule } from "../../../scripts/launch/compile.ts";
 import { versionBytes } from "./rewriter.ts";
 
 /** The spooled content (version 0) and the foreign bytes (version 1). */
@@ -45,6 +47,6 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop()!)) {
+if (isEntryModule(import.meta.url)) {
   await main();
 }

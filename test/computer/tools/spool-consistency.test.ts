@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { BlobEngine } from "../../../computer/blob/engine.ts";
+import { compileScript } from "../../../scripts/launch/compile.ts";
 import { HandleCodec } from "../../../computer/blob/handle.ts";
 import { HashCache } from "../../../computer/blob/hash-cache.ts";
 import { createToolProducer, mintToolHandle } from "../../../computer/tools/producer.ts";
@@ -93,10 +94,9 @@ void test("a spooled blob rewritten by rename and in place by another process wh
     const writer = spawn(
       process.execPath,
       [
-        "--conditions=@a2c-smcp/source",
-        "--import",
-        "tsx",
-        fileURLToPath(new URL("../support/spool-rewriter.ts", import.meta.url)),
+        await compileScript(
+          fileURLToPath(new URL("../support/spool-rewriter.ts", import.meta.url)),
+        ),
         join(spool.dir, cid),
         String(size),
         "40",
