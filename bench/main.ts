@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [--out DIR] [--only a,b] [--baseline DIR]`: runs the sections in order, writes
+ * `npm run bench [-- --quick] [--out DIR] [--only a,b] [--baseline DIR] [--congestion NAME]`: runs the sections in order, writes
  * {report.md, report.json, *.svg, index.html} into docs/bench/latest/ for a full run and into
  * reports/<timestamp>/ for a quick or partial one (D68), and ends with one verdict line
  * (bench/report/verdict.ts): `bench: PASS|PARTIAL|MISSED|FAIL (…)`. It exits 1 only on FAIL, when a
@@ -64,10 +64,11 @@ interface Args {
   out: string | null;
   only: SectionId[] | null;
   baseline: string | null;
+  congestion: string | null;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, out: null, only: null, baseline: null };
+  const args: Args = { quick: false, out: null, only: null, baseline: null, congestion: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "--quick") args.quick = true;
@@ -81,9 +82,16 @@ function parseArgs(argv: string[]): Args {
         process.exit(2);
       }
       args.baseline = resolve(dir);
+    } else if (a === "--congestion") {
+      const name = argv[++i];
+      if (!name || !/^[a-z0-9_]{1,15}$/.test(name)) {
+        console.error("--congestion needs a TCP congestion control's name (reno, cubic, bbr…)");
+        process.exit(2);
+      }
+      args.congestion = name;
     } else if (a === "--help" || a === "-h") {
       console.log(
-        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,codecs,ceiling,sweep,direct,userView,upload,manyAgents,rewrites,computerCost,http,twoNode,transport,capacity,links,paths] [--baseline DIR]",
+        "usage: npm run bench -- [--quick] [--out DIR] [--only micro,codecs,ceiling,sweep,direct,userView,upload,manyAgents,rewrites,computerCost,http,twoNode,transport,capacity,links,paths] [--baseline DIR] [--congestion NAME]",
       );
       process.exit(0);
     } else {
@@ -170,6 +178,7 @@ async function main(): Promise<number> {
     dataDir,
     results: {},
     ...(args.baseline ? { baseline: args.baseline } : {}),
+    ...(args.congestion ? { congestion: args.congestion } : {}),
     log: (msg) =>
       process.stderr.write(
         `[bench ${((performance.now() - t0) / 1000).toFixed(0).padStart(4)}s] ${msg}\n`,

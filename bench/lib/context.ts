@@ -16,6 +16,8 @@ export interface Ctx {
    * ours, case by case (before/after in one run).
    */
   baseline?: string;
+  /** `--congestion NAME`: the TCP congestion control of the links and paths sections' hosts. */
+  congestion?: string;
 }
 
 export type SectionId =

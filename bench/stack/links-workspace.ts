@@ -14,12 +14,15 @@ import {
   type Build,
   type StackOnLinks,
 } from "../../scripts/links/stack.ts";
+import { run } from "../../scripts/links/system.ts";
 import { openLinks, type Links } from "../../scripts/links/topology.ts";
 import type { Ctx } from "../lib/context.ts";
 import { fileDigests, writeContent } from "../lib/data.ts";
 import { commitOf } from "../lib/git.ts";
 import { expectDigest } from "../lib/integrity.ts";
 import { MiB } from "../lib/stats.ts";
+
+const CONGESTION_KEY = "net.ipv4.tcp_congestion_control";
 
 export interface LinksWorkspace {
   ctx: Ctx;
@@ -81,7 +84,19 @@ export async function openWorkspace(
   );
   const work = join(ctx.dataDir, section, "work");
   mkdirSync(work, { recursive: true });
-  const links = await openLinks(linksOptions);
+  const links = await openLinks({
+    ...linksOptions,
+    ...(ctx.congestion ? { congestion: ctx.congestion } : {}),
+  });
+  const cc = await run("ip", [
+    "netns",
+    "exec",
+    links.server.ns,
+    "sysctl",
+    "-n",
+    CONGESTION_KEY,
+  ]).catch(() => "?");
+  ctx.log(`${section}: the hosts' TCP congestion control is ${cc.trim()}`);
   return {
     ctx,
     section,

@@ -19,14 +19,15 @@
  * Round trips come from a packet delay line in a router (delay.ts, `delay(side, oneWayMs)`):
  * router-c delays what crosses between the Computers and the Server, router-a what crosses
  * between the Server and the Agents. Every host's TCP buffers may grow to 32 MiB, so a flow can
- * keep a bandwidth-delay product of 200 Mbit/s × 1 s in flight.
+ * keep a bandwidth-delay product of 200 Mbit/s × 1 s in flight. Their congestion control is the
+ * machine's unless `congestion` names one (the bench's `--congestion`).
  *
  * Names are `<prefix>_<owner pid, base 36><seq>-<role>` (at most 15 characters). Everything is torn
  * down by `close()`, by a synchronous cleanup on the owner's exit or fatal signal, and, should the
  * owner have been killed outright, by the next harness of this prefix: it removes namespaces whose
  * owner is gone, with every process still inside them.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ChildSet, type ManagedChild } from "../stack/children.ts";
@@ -105,6 +106,12 @@ export interface LinksOptions {
   computerDownlink?: Shape | null;
   /** One-way delay of each side's delay line, ms (0 or absent: none). */
   delayMs?: Partial<Record<DelaySide, number>>;
+  /**
+   * The hosts' TCP congestion control (`net.ipv4.tcp_congestion_control` in their namespaces);
+   * absent: what a new namespace gets on this machine. One the kernel does not allow in a
+   * namespace is refused with the list it allows.
+   */
+  congestion?: string;
 }
 
 /** A process started in one of the hosts (see `spawnIn`). */
@@ -377,6 +384,21 @@ class LinksImpl implements Links {
     }
   }
 
+  /** Sets the hosts' congestion control (the routers only forward). */
+  async congestion(name: string): Promise<void> {
+    if (!/^[a-z0-9_]{1,15}$/.test(name)) throw new RangeError(`not a congestion control: ${name}`);
+    for (const h of [this.server, ...this.computers, ...this.agents]) {
+      const key = `net.ipv4.tcp_congestion_control=${name}`;
+      await run("ip", ["netns", "exec", h.ns, "sysctl", "-qw", key]).catch(() => {
+        const allowed = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+        const list = existsSync(allowed) ? readFileSync(allowed, "utf8").trim() : "?";
+        throw new LinkCommandError(
+          `congestion control ${name} cannot be set in a namespace: this kernel allows ${list} (net.ipv4.tcp_allowed_congestion_control)`,
+        );
+      });
+    }
+  }
+
   async delay(
     side: DelaySide,
     oneWayMs: number,
@@ -581,6 +603,7 @@ export async function openLinks(opts: LinksOptions): Promise<Links> {
   live.add(links);
   try {
     await links.build();
+    if (opts.congestion !== undefined) await links.congestion(opts.congestion);
     for (const d of DIRECTIONS) await links.shape(d, opts[d] ?? null);
     for (const side of ["computers", "agents"] as const) {
       const ms = opts.delayMs?.[side];

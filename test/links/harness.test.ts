@@ -10,7 +10,12 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { plainFlow, type PlainFlowResult } from "../../scripts/links/plain-flow.ts";
 import { startNsTool, type NsTool } from "../../scripts/links/stack.ts";
-import { linksUnavailable, listNamespaces, namespacePids } from "../../scripts/links/system.ts";
+import {
+  linksUnavailable,
+  listNamespaces,
+  namespacePids,
+  run,
+} from "../../scripts/links/system.ts";
 import { defaultBurstBytes, openLinks, type Links } from "../../scripts/links/topology.ts";
 import { REPO_ROOT } from "../support/agent-stack.ts";
 
@@ -269,6 +274,35 @@ void describe("link harness cleanup", { skip: unavailable ?? false }, () => {
     );
     assert.equal(alive(p.pid), false);
     assert.equal(alive(line[0]!), false);
+  });
+
+  void test("the hosts' congestion control: set in every host, or refused with what the kernel allows", async () => {
+    const links = await openLinks({ agents: 1, computers: 1, prefix: "lkt", congestion: "reno" });
+    try {
+      for (const h of [links.server, ...links.computers, ...links.agents]) {
+        const cc = await run("ip", [
+          "netns",
+          "exec",
+          h.ns,
+          "sysctl",
+          "-n",
+          "net.ipv4.tcp_congestion_control",
+        ]);
+        assert.equal(cc.trim(), "reno", h.ns);
+      }
+    } finally {
+      await links.close();
+    }
+    const before = listNamespaces();
+    await assert.rejects(
+      openLinks({ agents: 1, computers: 1, prefix: "lkt", congestion: "nosuchcc" }),
+      /congestion control nosuchcc cannot be set in a namespace: this kernel allows .*reno/,
+    );
+    assert.deepEqual(
+      listNamespaces().filter((n) => !before.includes(n)),
+      [],
+      "a refused topology leaves no namespace",
+    );
   });
 
   /** Runs links-owner.ts, which opens a topology and ends without closing it. */
