@@ -16,7 +16,6 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { setTimeout as sleep } from "node:timers/promises";
 import { firstLine, type ManagedChild } from "../stack/children.ts";
 import { ip, run } from "./system.ts";
 
@@ -144,28 +143,11 @@ export async function startDelayLine(spawn: Spawn, spec: DelayLineSpec): Promise
     child,
     stop: async () => {
       await routes(spec.ns, spec.forwardedFrom, false);
-      try {
-        process.kill(child.pid, "SIGTERM");
-      } catch {
-        // Already gone.
-      }
-      const last = await firstLine(child, lines, /^held-max /, 10_000).catch(() => "");
       // The device goes away only when the process has closed it, and the next line in this
-      // namespace takes the same name: wait for the exit (killing a line that does not exit).
-      const timer = new AbortController();
-      const gone = await Promise.race([
-        child.exited.then(() => true),
-        sleep(10_000, false, { signal: timer.signal }).catch(() => false),
-      ]);
-      timer.abort();
-      if (!gone) {
-        try {
-          process.kill(child.pid, "SIGKILL");
-        } catch {
-          // Gone meanwhile.
-        }
-        await child.exited;
-      }
+      // namespace takes the same name: the stop resolves once the process is gone.
+      const stopped = child.stop("SIGTERM", 10_000);
+      const last = await firstLine(child, lines, /^held-max /, 10_000).catch(() => "");
+      await stopped;
       const m = /^held-max (\d+) dropped (\d+) cpu-s ([\d.]+)/.exec(last);
       return {
         heldMaxBytes: Number(m?.[1] ?? NaN),

@@ -31,6 +31,11 @@ export interface ManagedChild {
   readonly exited: Promise<number>;
   /** The last lines the child wrote (stdout and stderr), for failure reports. */
   tail(): string[];
+  /**
+   * Sends `signal` to its group, SIGKILL after `graceMs` if anything is left; resolves with the
+   * leader's exit status once the group is gone.
+   */
+  stop(signal: NodeJS.Signals, graceMs: number): Promise<number>;
 }
 
 function managed(proc: LaunchedProcess, logFile: string): ManagedChild {
@@ -41,6 +46,7 @@ function managed(proc: LaunchedProcess, logFile: string): ManagedChild {
     logFile,
     exited: proc.exited.then((e) => e.status),
     tail: () => proc.tail(),
+    stop: (signal, graceMs) => proc.stop(signal, graceMs).then((e) => e.status),
   };
 }
 
