@@ -16,19 +16,13 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { DEFAULT_BINARY_CHUNK_BYTES, DEFAULT_WINDOW } from "../../agent/index.ts";
 import type { DownloadResult, ProbeSample } from "../../scripts/links/agent-driver.ts";
-import { plainFlow, type PlainFlowResult } from "../../scripts/links/plain-flow.ts";
-import {
-  startNsTool,
-  type AgentDriver,
-  type Build,
-  type StackOnLinks,
-} from "../../scripts/links/stack.ts";
+import { plainFlowOnce, type PlainFlowResult } from "../../scripts/links/plain-flow.ts";
+import type { AgentDriver, Build, StackOnLinks } from "../../scripts/links/stack.ts";
 import { linksUnavailable } from "../../scripts/links/system.ts";
 import {
   DIRECTIONS,
   type DelaySide,
   type Direction,
-  type Host,
   type Links,
   type ShapeReport,
 } from "../../scripts/links/topology.ts";
@@ -227,31 +221,10 @@ export async function ceilingFlow(
   rateMbit: number,
   seconds: number,
 ): Promise<Ceiling> {
-  const links = st.links;
-  const ends: Record<Direction, [Host, Host]> = {
-    uplink: [links.computers[0]!, links.server],
-    downlink: [links.server, links.agents[0]!],
-    agentUplink: [links.agents[0]!, links.server],
-    computerDownlink: [links.server, links.computers[0]!],
-  };
-  const [sender, receiver] = await Promise.all([
-    startNsTool(links, ends[direction][0]),
-    startNsTool(links, ends[direction][1]),
-  ]);
-  try {
-    const bytes = Math.max(MiB, Math.round(((rateMbit * 1e6) / 8) * seconds));
-    const { marks: _marks, ...flow } = await plainFlow(
-      links,
-      direction,
-      { sender, receiver },
-      bytes,
-      0,
-    );
-    const rate = rateMbit * 1e6;
-    return { ...flow, utilization: flow.bps / rate, steadyUtilization: flow.steadyBps / rate };
-  } finally {
-    await Promise.all([sender.child.close(), receiver.child.close()]);
-  }
+  const bytes = Math.max(MiB, Math.round(((rateMbit * 1e6) / 8) * seconds));
+  const { marks: _marks, ...flow } = await plainFlowOnce(st.links, direction, bytes);
+  const rate = rateMbit * 1e6;
+  return { ...flow, utilization: flow.bps / rate, steadyUtilization: flow.steadyBps / rate };
 }
 
 /**
@@ -495,17 +468,8 @@ async function plainRounds(
   bytes: number,
   ceilingBytes: number,
 ): Promise<LongAnswerPlain> {
-  const links = st.links;
-  const [sender, receiver] = await Promise.all([
-    startNsTool(links, links.computers[0]!),
-    startNsTool(links, links.server),
-  ]);
-  try {
-    const flow = await plainFlow(links, "uplink", { sender, receiver }, bytes, 0);
-    return { seconds: flow.seconds, ...rounds(flow.marks, rttMs, ceilingBytes) };
-  } finally {
-    await Promise.all([sender.child.close(), receiver.child.close()]);
-  }
+  const flow = await plainFlowOnce(st.links, "uplink", bytes);
+  return { seconds: flow.seconds, ...rounds(flow.marks, rttMs, ceilingBytes) };
 }
 
 async function longAnswerCase(

@@ -5,7 +5,7 @@
  * downlink) to its receiver, timed by the receiver; the sender's TCP as the kernel sees it is
  * sampled while it runs, and the direction's queue counts what crossed the wire.
  */
-import type { NsTool } from "./stack.ts";
+import { startNsTool, type NsTool } from "./stack.ts";
 import { tcpInfo, type TcpInfo } from "./system.ts";
 import type { Direction, Host, Links } from "./topology.ts";
 
@@ -48,17 +48,35 @@ export function steadyRate(marks: ReadonlyArray<[number, number]>, from = STEADY
   return ((last[1] - first[1]) * 8) / ((last[0] - first[0]) / 1000);
 }
 
-/** Who sends a direction's flow (computer-0, agent-0 or the Server), and the address its receiver connects to. */
-function flowEnds(links: Links, direction: Direction): { sender: Host; target: string } {
+/**
+ * Who sends a direction's flow (computer-0, agent-0 or the Server), who receives it, and the
+ * address the receiver connects to.
+ */
+function flowEnds(
+  links: Links,
+  direction: Direction,
+): { sender: Host; receiver: Host; target: string } {
   switch (direction) {
     case "uplink":
-      return { sender: links.computers[0]!, target: links.computers[0]!.address };
+      return {
+        sender: links.computers[0]!,
+        receiver: links.server,
+        target: links.computers[0]!.address,
+      };
     case "downlink":
-      return { sender: links.server, target: links.server.addressForAgents };
+      return {
+        sender: links.server,
+        receiver: links.agents[0]!,
+        target: links.server.addressForAgents,
+      };
     case "agentUplink":
-      return { sender: links.agents[0]!, target: links.agents[0]!.address };
+      return { sender: links.agents[0]!, receiver: links.server, target: links.agents[0]!.address };
     case "computerDownlink":
-      return { sender: links.server, target: links.server.addressForComputers };
+      return {
+        sender: links.server,
+        receiver: links.computers[0]!,
+        target: links.server.addressForComputers,
+      };
   }
 }
 
@@ -109,4 +127,19 @@ export async function plainFlow(
     deliveryRates: samples.filter(usable).map((s) => s.deliveryRateBps),
     marks: got.marks,
   };
+}
+
+/** `plainFlow` with ns-tools of its own at the direction's two ends, closed when it is done. */
+export async function plainFlowOnce(
+  links: Links,
+  direction: Direction,
+  bytes: number,
+): Promise<PlainFlowResult> {
+  const { sender, receiver } = flowEnds(links, direction);
+  const tools = await Promise.all([startNsTool(links, sender), startNsTool(links, receiver)]);
+  try {
+    return await plainFlow(links, direction, { sender: tools[0], receiver: tools[1] }, bytes, 0);
+  } finally {
+    await Promise.all(tools.map((t) => t.child.close()));
+  }
 }
