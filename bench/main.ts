@@ -17,6 +17,7 @@ import { SkipSection, type Ctx, type SectionId, type SectionOutcome } from "./li
 import { makePlan } from "./lib/plan.ts";
 import { benchNodeFlags, mallocEnv } from "./lib/ipc.ts";
 import { commitOf } from "./lib/git.ts";
+import { CONGESTION_NAME } from "../scripts/links/topology.ts";
 import { runMicro } from "./sections/micro.ts";
 import { runCeiling } from "./sections/ceiling.ts";
 import { runSweep } from "./sections/sweep.ts";
@@ -84,7 +85,7 @@ function parseArgs(argv: string[]): Args {
       args.baseline = resolve(dir);
     } else if (a === "--congestion") {
       const name = argv[++i];
-      if (!name || !/^[a-z0-9_]{1,15}$/.test(name)) {
+      if (!name || !CONGESTION_NAME.test(name)) {
         console.error("--congestion needs a TCP congestion control's name (reno, cubic, bbr…)");
         process.exit(2);
       }

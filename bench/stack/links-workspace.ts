@@ -14,15 +14,12 @@ import {
   type Build,
   type StackOnLinks,
 } from "../../scripts/links/stack.ts";
-import { run } from "../../scripts/links/system.ts";
 import { openLinks, type Links } from "../../scripts/links/topology.ts";
 import type { Ctx } from "../lib/context.ts";
 import { fileDigests, writeContent } from "../lib/data.ts";
 import { commitOf } from "../lib/git.ts";
 import { expectDigest } from "../lib/integrity.ts";
 import { MiB } from "../lib/stats.ts";
-
-const CONGESTION_KEY = "net.ipv4.tcp_congestion_control";
 
 export interface LinksWorkspace {
   ctx: Ctx;
@@ -88,15 +85,8 @@ export async function openWorkspace(
     ...linksOptions,
     ...(ctx.congestion ? { congestion: ctx.congestion } : {}),
   });
-  const cc = await run("ip", [
-    "netns",
-    "exec",
-    links.server.ns,
-    "sysctl",
-    "-n",
-    CONGESTION_KEY,
-  ]).catch(() => "?");
-  ctx.log(`${section}: the hosts' TCP congestion control is ${cc.trim()}`);
+  const cc = await links.congestionControl().catch(() => "?");
+  ctx.log(`${section}: the hosts' TCP congestion control is ${cc}`);
   return {
     ctx,
     section,

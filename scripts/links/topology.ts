@@ -95,6 +95,10 @@ export interface Host {
   address: string;
 }
 
+/** What a congestion control's name may look like (the kernel's are short, lower case). */
+export const CONGESTION_NAME = /^[a-z0-9_]{1,15}$/;
+const CONGESTION_KEY = "net.ipv4.tcp_congestion_control";
+
 export interface LinksOptions {
   agents: number;
   computers: number;
@@ -161,6 +165,8 @@ export interface Links {
   portBytes(): Promise<{ computers: number[]; agents: number[] }>;
   /** Starts a process inside `host`'s namespace; it is stopped by `close()`. */
   spawn(host: Host, spec: HostProcessSpec): ManagedChild;
+  /** The hosts' TCP congestion control (as the Server's namespace reports it). */
+  congestionControl(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -386,9 +392,9 @@ class LinksImpl implements Links {
 
   /** Sets the hosts' congestion control (the routers only forward). */
   async congestion(name: string): Promise<void> {
-    if (!/^[a-z0-9_]{1,15}$/.test(name)) throw new RangeError(`not a congestion control: ${name}`);
+    if (!CONGESTION_NAME.test(name)) throw new RangeError(`not a congestion control: ${name}`);
     for (const h of [this.server, ...this.computers, ...this.agents]) {
-      const key = `net.ipv4.tcp_congestion_control=${name}`;
+      const key = `${CONGESTION_KEY}=${name}`;
       await run("ip", ["netns", "exec", h.ns, "sysctl", "-qw", key]).catch(() => {
         const allowed = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
         const list = existsSync(allowed) ? readFileSync(allowed, "utf8").trim() : "?";
@@ -397,6 +403,12 @@ class LinksImpl implements Links {
         );
       });
     }
+  }
+
+  async congestionControl(): Promise<string> {
+    return (
+      await run("ip", ["netns", "exec", this.server.ns, "sysctl", "-n", CONGESTION_KEY])
+    ).trim();
   }
 
   async delay(
