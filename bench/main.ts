@@ -1,7 +1,8 @@
 /**
- * `npm run bench [-- --quick] [--out DIR] [--only a,b] [--baseline DIR] [--congestion NAME]`: runs the sections in order, writes
- * {report.md, report.json, *.svg, index.html} into docs/bench/latest/ for a full run and into
- * reports/<timestamp>/ for a quick or partial one (D68), and ends with one verdict line
+ * `npm run bench [-- --quick] [--out DIR] [--only a,b] [--baseline DIR] [--congestion NAME]`:
+ * runs the sections in order, writes {report.md, report.json, *.svg, index.html} into
+ * docs/bench/latest/ for a full run and into reports/<timestamp>/ for a quick or partial one
+ * (D68), and ends with one verdict line
  * (bench/report/verdict.ts): `bench: PASS|PARTIAL|MISSED|FAIL (…)`. It exits 1 only on FAIL, when a
  * section failed or any byte failed its sha256 (the report is written first, then the run fails
  * loudly); a partial run or a missed goal exits 0 and says so. `--quick` is the CI smoke run:

@@ -19,7 +19,7 @@ export interface SinkResult {
   bytes: number;
   /** From the connect call to the end of the stream. */
   seconds: number;
-  /** [ms since the connect call, bytes received]: at the first data, then each `MARK_BYTES` more. */
+  /** [ms since the connect call, bytes received]: at the first data, then per `MARK_BYTES` more. */
   marks: Array<[number, number]>;
 }
 

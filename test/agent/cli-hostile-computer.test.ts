@@ -1,7 +1,7 @@
 /**
  * A Computer that lies or overwhelms, with the CLI as its victim (a process against a scripted
- * Computer on a real socket.io Server; the shipped build; docs/configuration.md, "Agent CLI"): a 256 MiB text skill
- * file with `-o` streams to the file at bounded memory (it used to be drained into memory first);
+ * Computer on a real socket.io Server; the shipped build; docs/configuration.md, "Agent CLI"): a
+ * 256 MiB text skill file with `-o` streams to the file at bounded memory (it used to be drained into memory first);
  * one claimed over the in-memory bound without `-o` is refused before any chunk; a download onto
  * a full disk (a 1 MiB tmpfs in a private mount namespace) and past the file-size limit (`ulimit
  * -f`) exits 6 naming the cause, and leaves what was at the path; a sideband beyond the bound

@@ -1,8 +1,9 @@
 /**
  * The packages as a user gets them: the four `npm pack` tarballs installed into fresh projects
  * outside the repo (the one with all four is made once per test run and shared with
- * bin-signals.test.ts: test/support/packaging.ts `packedProject`). There, plain node (no tsx, no loader) imports the Agent SDK from dist/, the
- * installed a2c-server and a2c-computer bins serve a skill asset that AgentClient.downloadBlob
+ * bin-signals.test.ts: test/support/packaging.ts `packedProject`). There, plain node (no tsx, no
+ * loader) imports the Agent SDK from dist/, the installed a2c-server and a2c-computer bins serve
+ * a skill asset that AgentClient.downloadBlob
  * pulls and verifies, a strict TypeScript consumer type-checks against the shipped .d.ts with
  * the project's own TypeScript, and a project installing only the SDK holds no Server or
  * Computer dependency.
