@@ -5,6 +5,7 @@
 // shown, not judged. One that acts at a default and costs its role CPU there misses. Points are
 // matched by direction too: raw_uploads is judged at the base64 upload, raw_acks at the pull of
 // the same carriage and chunk size; a fast path this build lacks reads "not measured", unjudged.
+// The section's report tables name each case's direction and give raw_uploads its row.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { evaluateGoals } from "../../bench/goals.ts";
@@ -15,6 +16,7 @@ import {
   type TransportPoint,
 } from "../../bench/sections/transport.ts";
 import { KiB } from "../../bench/lib/stats.ts";
+import { transportBlocks } from "../../bench/report/build-transport.ts";
 import type { Report } from "../../bench/report/types.ts";
 import { fixtureReport } from "./fixture-report.ts";
 
@@ -153,4 +155,25 @@ void test("a fast path this build lacks reads not measured, and the others are s
   );
   assert.equal(missed.status, "missed");
   assert.doesNotMatch(missed.why ?? "", /raw_uploads/);
+});
+
+void test("the report names each case's direction and gives raw_uploads a row judged at the upload", () => {
+  const tables = transportBlocks(transportData(PAYING)).flatMap((b) =>
+    b.kind === "table" ? [b] : [],
+  );
+  const [points, gains] = tables;
+  assert.ok(points && gains);
+  assert.ok(points.rows.some((r) => r[0] === "default" && r[1] === "upload base64 64 KiB"));
+  assert.ok(points.rows.some((r) => r[0] === "default" && r[1] === "pull base64 64 KiB"));
+  const col = gains.head.indexOf("upload base64 64 KiB: what it saves, gains");
+  const row = gains.rows.find((r) => r[0] === "Server raw_uploads");
+  assert.ok(col > 0 && row, JSON.stringify(gains.head));
+  assert.equal(row[col], "Server CPU/MB ×1.60, MB/s ×1.60");
+  const pull = gains.head.indexOf("pull base64 64 KiB: what it saves, gains");
+  assert.match(row[pull]!, /^does not act \(stock here\)/);
+  // Without that configuration (a build that lacks the fast path) the table has no row for it.
+  const lacking = transportBlocks(transportData(PAYING, false)).flatMap((b) =>
+    b.kind === "table" ? [b] : [],
+  );
+  assert.ok(!lacking[1]!.rows.some((r) => r[0] === "Server raw_uploads"));
 });
