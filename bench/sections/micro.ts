@@ -13,7 +13,7 @@ import { Piscina } from "piscina";
 import { Bench } from "tinybench";
 import { largestAckMessage, maxChunkBytes, type ChunkEnvelope } from "../../protocol/index.ts";
 import { HandleCodec } from "../../computer/blob/handle.ts";
-import { AckTextDecoder, AckTextEncoder } from "../../server/transport/raw-acks.ts";
+import { RawTextDecoder, RawTextEncoder } from "../../server/transport/raw-text.ts";
 import { Decoder, Encoder, type Packet } from "socket.io-parser";
 import { compileScript } from "../../scripts/launch/compile.ts";
 import { IntegrityError } from "../lib/integrity.ts";
@@ -202,7 +202,7 @@ function addAckRelay(add: AddFn, size: number): void {
     decoder.off("decoded");
     return out;
   };
-  const raw = relay(new AckTextDecoder(), new AckTextEncoder());
+  const raw = relay(new RawTextDecoder(), new RawTextEncoder());
   const stock = relay(new Decoder(), new Encoder());
   if (raw() !== stock()) throw new IntegrityError("micro: raw and stock acks differ");
   const label = formatBytes(size);

@@ -4,9 +4,12 @@
  * handlers) reads the same whichever fast paths are on.
  *
  * Fast paths (D51), each kept because the bench's transport section shows what it pays for:
- * - `raw_acks` (raw-acks.ts): a Computer's text ack is relayed to the Agent as its JSON text,
+ * - `raw_acks` (raw-text.ts): a Computer's text ack is relayed to the Agent as its JSON text,
  *   never parsed and rebuilt (D13 byte for byte; a third or more of the Server's CPU per MB of
  *   base64); it reads only text ACK messages;
+ * - `raw_uploads` (raw-text.ts): an Agent's text `client:put_blob` chunk is forwarded to the
+ *   Computer as its JSON text, the payload's long strings slices of it (D113); it reads only
+ *   text EVENT messages;
  * - `batch_writes` (session-writes.ts): the parts of one packet in one flush, a flush in one write,
  *   for binary parts of at most 64 KiB, where a chunk's fixed costs decide (D102).
  * Each is probed at start by sending a packet through the installed libraries' real classes; one
@@ -20,10 +23,16 @@ import type { Server as EngineServer } from "engine.io";
 import type { Namespace } from "socket.io";
 import { Gauge, type Registry } from "prom-client";
 import { corkSessionSends, flushPacketsWhole, probeBatchWrites } from "./session-writes.ts";
-import { carriedByAck, probeRawAcks, rawAckParser, type Carried } from "./raw-acks.ts";
+import {
+  carriedByAck,
+  probeRawAcks,
+  probeRawUploads,
+  rawTextParser,
+  type Carried,
+} from "./raw-text.ts";
 import { meterSession, type SessionMeter } from "./session-writes.ts";
 
-export type { CarriedAs, Carried } from "./raw-acks.ts";
+export type { CarriedAs, Carried } from "./raw-text.ts";
 export type { MeteredSession, SessionMeter } from "./session-writes.ts";
 
 /**
@@ -32,6 +41,7 @@ export type { MeteredSession, SessionMeter } from "./session-writes.ts";
  */
 const FAST_PATHS = [
   { name: "raw_acks", probe: probeRawAcks },
+  { name: "raw_uploads", probe: probeRawUploads },
   { name: "batch_writes", probe: probeBatchWrites },
 ] as const satisfies readonly { name: string; probe: () => string | null }[];
 
@@ -83,8 +93,8 @@ export function decideFastPaths(
 export interface ServerTransport {
   /** Each fast path's state (final once `attach` has run). */
   readonly report: FastPathReport;
-  /** Merged into socket.io's Server options (`parser` for raw acks). */
-  readonly ioOptions: { parser?: typeof rawAckParser };
+  /** Merged into socket.io's Server options (`parser` for raw acks and uploads). */
+  readonly ioOptions: { parser?: ReturnType<typeof rawTextParser> };
   /** Applies the per-connection fast paths to every session of `engine` and client of `nsp`. */
   attach(engine: EngineServer, nsp: Namespace): void;
   /** What one answer carried, from the ack arguments the relay received for it. */
@@ -106,7 +116,15 @@ export function createServerTransport(
   const report = decideFastPaths(option, probe);
   return {
     report,
-    ioOptions: report.raw_acks === "on" ? { parser: rawAckParser } : {},
+    ioOptions:
+      report.raw_acks === "on" || report.raw_uploads === "on"
+        ? {
+            parser: rawTextParser({
+              acks: report.raw_acks === "on",
+              uploads: report.raw_uploads === "on",
+            }),
+          }
+        : {},
     attach(engine, nsp) {
       if (report.batch_writes !== "on") return;
       engine.on("connection", (session: Session) => corkSessionSends(session));

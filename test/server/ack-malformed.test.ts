@@ -24,7 +24,7 @@ before(async () => {
 });
 after(() => h.close());
 
-// Long ones too: their long strings are checked without being copied (raw-acks.ts).
+// Long ones too: their long strings are checked without being copied (raw-text.ts).
 const long = "QUJD".repeat(8 * 1024);
 const malformed = [
   '[{"blob":"QUJD',

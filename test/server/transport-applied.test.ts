@@ -2,12 +2,13 @@
 // not: checked by its effect on a real Server, once with the defaults (every fast path the
 // installed libraries support) and once stock (`transport: "stock"`).
 // - raw_acks: the Agent receives the Computer's ack text byte for byte, through our parser;
+// - raw_uploads: the Computer receives the Agent's put_blob text byte for byte;
 // - batch_writes: a binary answer leaves the Server in one write.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import type { TransportOption } from "../../server/index.ts";
-import { AckTextEncoder } from "../../server/transport/raw-acks.ts";
+import { RawTextEncoder } from "../../server/transport/raw-text.ts";
 import {
   ServerHarness,
   answerNextRaw,
@@ -43,7 +44,7 @@ for (const transport of ["fast", "stock"] satisfies TransportOption[]) {
 
     void test("raw_acks: the ack text reaches the Agent byte for byte exactly when on", async () => {
       const applied = on("raw_acks");
-      assert.equal(h.server.io.encoder instanceof AckTextEncoder, applied, "the parser in use");
+      assert.equal(h.server.io.encoder instanceof RawTextEncoder, applied, "the parser in use");
       // Text a JSON.parse + JSON.stringify round trip rewrites (`2.50`, the space, `\u00e9`).
       const json = `[{"score":2.50, "name":"caf\\u00e9","blob":"QUJD","req_id":"r"}]`;
       answerNextRaw(pc, json);
@@ -56,6 +57,41 @@ for (const transport of ["fast", "stock"] satisfies TransportOption[]) {
       assert.deepEqual(args, JSON.parse(json));
       assert.equal(texts.length, 1);
       assert.equal(texts[0]!.replace(/^3\/smcp,\d+/, "") === json, applied, texts[0]);
+    });
+
+    void test("raw_uploads: the put_blob text reaches the Computer byte for byte exactly when on", async () => {
+      const applied = on("raw_uploads");
+      // Text a JSON.parse + JSON.stringify round trip rewrites (`2.50`, the spaces).
+      const blob = Buffer.alloc(3000, 5).toString("base64");
+      const json = `{"agent":"agent-1", "req_id":"r-up","computer":"pc-1","chunk_offset":0,"eof":true,"total_size":2.50e3,"sha256":"${"ab".repeat(32)}","blob":"${blob}"}`;
+      const seen = new Promise<string>((resolve) => {
+        const onPacket = (p: { type: string; data?: unknown }): void => {
+          if (typeof p.data !== "string" || !p.data.startsWith("2/smcp,")) return;
+          pc.io.engine.off("packet", onPacket);
+          resolve(p.data);
+        };
+        pc.io.engine.on("packet", onPacket);
+      });
+      const answered = new Promise<unknown>((resolve) =>
+        pc.once("client:put_blob", (req: unknown, ack: (a: unknown) => void) => {
+          ack({ code: 4019, message: "test", details: { reason: "forbidden" } });
+          resolve(req);
+        }),
+      );
+      const acked = new Promise<string>((resolve) => {
+        const onPacket = (p: { data?: unknown }): void => {
+          if (typeof p.data !== "string" || !p.data.startsWith("3/smcp,987654")) return;
+          agent.io.engine.off("packet", onPacket);
+          resolve(p.data);
+        };
+        agent.io.engine.on("packet", onPacket);
+      });
+      agent.io.engine.send(`2/smcp,987654["client:put_blob",${json}]`);
+      const text = await seen;
+      assert.deepEqual(await answered, JSON.parse(json));
+      assert.match(await acked, /"code":4019/);
+      const forwarded = text.replace(/^2\/smcp,\d+\["client:put_blob",/, "").slice(0, -1);
+      assert.equal(forwarded === json, applied, text.slice(0, 120));
     });
 
     void test("batch_writes: a binary answer leaves in one write exactly when on", async () => {

@@ -1,4 +1,4 @@
-// D13 byte for byte: with raw acks (server/transport/raw-acks.ts), the Agent receives the very
+// D13 byte for byte: with raw acks (server/transport/raw-text.ts), the Agent receives the very
 // text of the Computer's ack — even text that a JSON.parse + JSON.stringify round trip would
 // rewrite (`2.50`, `\u00e9`, spaces) — only the packet header (the ack id) differs.
 import assert from "node:assert/strict";

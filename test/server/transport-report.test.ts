@@ -17,8 +17,8 @@ import {
 } from "../../server/transport/index.ts";
 import { ServerHarness, TEST_TRANSPORT } from "../support/server-harness.ts";
 
-const ALL_ON: FastPathReport = { raw_acks: "on", batch_writes: "on" };
-const ALL_OFF: FastPathReport = { raw_acks: "off", batch_writes: "off" };
+const ALL_ON: FastPathReport = { raw_acks: "on", raw_uploads: "on", batch_writes: "on" };
+const ALL_OFF: FastPathReport = { raw_acks: "off", raw_uploads: "off", batch_writes: "off" };
 
 /** Starts a Server with `transport`, and returns its report as the log, /healthz and /metrics say. */
 async function reported(transport: TransportOption) {
@@ -87,6 +87,7 @@ void test("a fast path whose probe fails is unavailable, with its reason, and no
   const transport = createServerTransport("fast", probe);
   assert.deepEqual(transport.report, {
     raw_acks: "unavailable: no raw_acks here",
+    raw_uploads: "unavailable: no raw_uploads here",
     batch_writes: "unavailable: probe failed: a changed class",
   });
   assert.deepEqual(transport.ioOptions, {}, "socket.io's own parser");

@@ -59,7 +59,7 @@ void test("a process started with A2C_SERVER_TRANSPORT=stock logs every fast pat
     child.once("exit", (code) => reject(new Error(`exited ${code}: ${stderr}`)));
   });
   const line = await listening;
-  assert.deepEqual(line.fastPaths, { raw_acks: "off", batch_writes: "off" });
+  assert.deepEqual(line.fastPaths, { raw_acks: "off", raw_uploads: "off", batch_writes: "off" });
   child.kill("SIGTERM");
   const [code] = (await once(child, "exit")) as [number | null];
   assert.equal(code, 0);

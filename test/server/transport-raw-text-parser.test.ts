@@ -1,19 +1,23 @@
 // @pure
-// The Server's raw-ack parser (server/transport/raw-acks.ts): a text ACK is kept as its JSON text
-// and written back verbatim; every other packet decodes and encodes exactly as socket.io-parser
-// does; serialized by anyone else (an adapter carrying it to another node) it is the value it
-// stands for; the probe accepts the installed socket.io-parser.
+// The Server's raw-text parser (server/transport/raw-text.ts): a text ACK is kept as its JSON text
+// and written back verbatim; a text put_blob event's payload is read from its skeleton and written
+// back as the Agent's text; every other packet decodes and encodes exactly as socket.io-parser
+// does; serialized by anyone else (an adapter carrying it to another node) each is the value it
+// stands for; the probes accept the installed socket.io-parser.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
 import { Decoder, Encoder, PacketType, type Packet } from "socket.io-parser";
 import {
   AckText,
-  AckTextDecoder,
-  AckTextEncoder,
+  RawTextDecoder,
+  RawTextEncoder,
   checkAckJson,
   probeRawAcks,
-} from "../../server/transport/raw-acks.ts";
+  probeRawUploads,
+  rawTextParser,
+  uploadText,
+} from "../../server/transport/raw-text.ts";
 
 /** Everything `decoder` emits for `messages`, or the error it threw. */
 function decodeAll(decoder: Decoder, messages: unknown[]): Packet[] {
@@ -24,10 +28,10 @@ function decodeAll(decoder: Decoder, messages: unknown[]): Packet[] {
 }
 
 const standard = new Encoder();
-const raw = new AckTextEncoder();
+const raw = new RawTextEncoder();
 
 function rawDecode(text: string): Packet {
-  const [packet] = decodeAll(new AckTextDecoder(), [text]);
+  const [packet] = decodeAll(new RawTextDecoder(), [text]);
   assert.ok(packet);
   return packet;
 }
@@ -116,12 +120,12 @@ void test("binary acks, events and acks without data decode and encode as the st
   ];
   for (const messages of texts) {
     assert.deepEqual(
-      decodeAll(new AckTextDecoder(), messages),
+      decodeAll(new RawTextDecoder(), messages),
       decodeAll(new Decoder(), messages),
       String(messages[0]),
     );
   }
-  const [decoded] = decodeAll(new AckTextDecoder(), standard.encode(binary));
+  const [decoded] = decodeAll(new RawTextDecoder(), standard.encode(binary));
   assert.ok(decoded);
   assert.deepEqual(raw.encode(decoded), standard.encode(decoded));
   const event: Packet = { type: PacketType.EVENT, nsp: "/smcp", data: ["x", { y: 1 }] };
@@ -139,7 +143,7 @@ void test("malformed ACK text throws 'invalid payload' like the standard Decoder
     "3/smcp,5{}",
   ];
   for (const text of bad) {
-    assert.throws(() => decodeAll(new AckTextDecoder(), [text]), /invalid payload/, text);
+    assert.throws(() => decodeAll(new RawTextDecoder(), [text]), /invalid payload/, text);
     assert.throws(() => decodeAll(new Decoder(), [text]), /invalid payload/, text);
   }
 });
@@ -163,7 +167,7 @@ void test("a text ACK while binary attachments are awaited is refused as by sock
     id: 1,
     data: [Buffer.from([1])],
   });
-  const decoder = new AckTextDecoder();
+  const decoder = new RawTextDecoder();
   decoder.add(header);
   assert.throws(() => decoder.add("3/smcp,2[1]"), /plaintext data when reconstructing/);
 });
@@ -220,4 +224,129 @@ void test("serialized as JSON, an ack text is the first argument it stands for",
 
 void test("the probe accepts the installed socket.io-parser", () => {
   assert.equal(probeRawAcks(), null);
+});
+
+// ---- put_blob events ------------------------------------------------------------------------
+
+const upload = {
+  agent: "agent-1",
+  req_id: "req-9",
+  computer: "pc-1",
+  upload_id: "ab".repeat(16),
+  chunk_offset: 65536,
+  eof: false,
+  blob: Buffer.alloc(49152, 9).toString("base64"),
+};
+
+const putText = (payload: unknown, id = 4): string =>
+  standard.encode({
+    type: PacketType.EVENT,
+    nsp: "/smcp",
+    id,
+    data: ["client:put_blob", payload],
+  })[0] as string;
+
+void test("a put_blob chunk is read from its text and written back to the Computer verbatim", () => {
+  const text = putText(upload);
+  const packet = rawDecode(text);
+  assert.deepEqual(packet, decodeAll(new Decoder(), [text])[0]);
+  const [, payload] = packet.data as [string, unknown];
+  assert.equal(uploadText(payload), JSON.stringify(upload));
+  const out = raw.encode({
+    type: PacketType.EVENT,
+    nsp: "/smcp",
+    id: 77,
+    data: ["client:put_blob", payload],
+  });
+  assert.deepEqual(out, [`2/smcp,77["client:put_blob",${JSON.stringify(upload)}]`]);
+  // Text a JSON.parse + JSON.stringify round trip rewrites is kept as the Agent wrote it.
+  const unusual = `{"agent":"a", "chunk_offset":2.50,"eof":false,"blob":"${upload.blob}"}`;
+  const kept = rawDecode(`2/smcp,5["client:put_blob",${unusual}]`);
+  const written = raw.encode({ ...kept, id: 6 });
+  assert.deepEqual(written, [`2/smcp,6["client:put_blob",${unusual}]`]);
+});
+
+void test("put_blob text its skeleton cannot stand for decodes as the standard parser's", () => {
+  const long = "x".repeat(100);
+  const texts = [
+    putText({ ...upload, name_hint: "caf\\u00e9 \"q\"" }),
+    putText({ ...upload, [long]: 1 }),
+    putText({ ...upload, nested: { blob: long } }),
+    standard.encode({
+      type: PacketType.EVENT,
+      nsp: "/smcp",
+      id: 4,
+      data: ["client:put_blob", upload, long],
+    })[0] as string,
+    `2/smcp,4["client:put_blob",{"__proto__":"${long}","blob":"${long}"}]`,
+    `2/smcp,4[ "client:put_blob",${JSON.stringify(upload)}]`,
+    `2/smcp,4["client:put_blob",["${long}"]]`,
+    `2/smcp,4["client:put_blob","${long}"]`,
+    putText({ ...upload, blob: "a\nb".repeat(40) }),
+  ];
+  for (const text of texts) {
+    const [packet] = decodeAll(new RawTextDecoder(), [text]);
+    assert.deepEqual(packet, decodeAll(new Decoder(), [text])[0], text.slice(0, 80));
+    assert.equal(uploadText((packet?.data as unknown[])[1]), undefined, `case ${texts.indexOf(text)}`);
+  }
+  // Without an ack id and on the main namespace the payload is still read from its text.
+  const [plain] = decodeAll(new RawTextDecoder(), [
+    `2["client:put_blob",${JSON.stringify(upload)}]`,
+  ]);
+  assert.equal(plain?.id, undefined);
+  assert.equal(uploadText((plain?.data as unknown[])[1]), JSON.stringify(upload));
+});
+
+void test("malformed put_blob text throws 'invalid payload' like the standard Decoder", () => {
+  const long = "y".repeat(100);
+  for (const text of [
+    `2/smcp,4["client:put_blob",{"blob":}]`,
+    `2/smcp,4["client:put_blob",{"blob":"${long}]`,
+    `2/smcp,4["client:put_blob",{"blob":"${long}",}]`,
+    `2/smcp,4["client:put_blob",{"blob":"${long}"}]]`,
+  ]) {
+    assert.throws(() => decodeAll(new RawTextDecoder(), [text]), /invalid payload/, text);
+    assert.throws(() => decodeAll(new Decoder(), [text]), /invalid payload/, text);
+  }
+});
+
+void test("any put_blob payload decodes, and encodes back, to what the standard parser makes", () => {
+  const longText = fc.string({ minLength: 65, maxLength: 200 });
+  const payload = fc.dictionary(
+    fc.string({ maxLength: 8 }),
+    fc.oneof(fc.jsonValue({ maxDepth: 2 }), longText),
+    { maxKeys: 6 },
+  );
+  fc.assert(
+    fc.property(payload, fc.nat(1000), (p, id) => {
+      const text = putText(p, id);
+      const [mine] = decodeAll(new RawTextDecoder(), [text]);
+      assert.deepEqual(mine, decodeAll(new Decoder(), [text])[0]);
+      assert.ok(mine);
+      const written = raw.encode({ ...mine, id: id + 1 });
+      assert.deepEqual(written, standard.encode({ ...mine, id: id + 1 }));
+    }),
+    { numRuns: 2000 },
+  );
+});
+
+void test("with raw uploads off the Decoder keeps no put_blob text, with raw acks off no ack text", () => {
+  const { Decoder: acksOnly } = rawTextParser({ acks: true, uploads: false });
+  const [event] = decodeAll(new acksOnly(), [putText(upload)]);
+  assert.equal(uploadText((event?.data as unknown[])[1]), undefined);
+  const { Decoder: uploadsOnly } = rawTextParser({ acks: false, uploads: true });
+  const ackText = `3/smcp,7${JSON.stringify([chunk])}`;
+  const [ack] = decodeAll(new uploadsOnly(), [ackText, putText(upload)]).slice(0, 1);
+  assert.ok(!((ack?.data as unknown[])[0] instanceof AckText));
+  const [, kept] = decodeAll(new uploadsOnly(), [ackText, putText(upload)]);
+  assert.equal(uploadText((kept?.data as unknown[])[1]), JSON.stringify(upload));
+});
+
+void test("serialized as JSON (another node's adapter), a put_blob payload is its value", () => {
+  const [, payload] = rawDecode(putText(upload)).data as [string, unknown];
+  assert.deepEqual(JSON.parse(JSON.stringify({ payload })), { payload: upload });
+});
+
+void test("the upload probe accepts the installed socket.io and socket.io-parser", () => {
+  assert.equal(probeRawUploads(), null);
 });
