@@ -5,16 +5,17 @@
 import { absentWhy, judged, notMeasured, sectionData } from "./goal-parts.ts";
 import type { SweepData, SweepPoint } from "./sections/sweep.ts";
 import type { ComputerCostData } from "./sections/computer-cost.ts";
-import type { TransportData } from "./sections/transport.ts";
+import { caseLabel, type TransportData } from "./sections/transport.ts";
 import { DEPARTURES, gainOf } from "./report/build-transport.ts";
+import type { TransportCase } from "./lib/plan.ts";
+import { DEFAULT_BASE64_CHUNK_BYTES, DEFAULT_BINARY_CHUNK_BYTES } from "../agent/pull.ts";
+import { DEFAULT_BASE64_UPLOAD_CHUNK_BYTES } from "../agent/upload.ts";
 import type { UserViewData, UserViewRow } from "./sections/user-view.ts";
 import { linkGoals, pathGoals } from "./goals-links.ts";
 import { uploadGoals } from "./goals-upload.ts";
 import { uploadLinkGoals } from "./goals-upload-links.ts";
 import type { Goal, Report } from "./report/types.ts";
 import { formatBytes, KiB, median } from "./lib/stats.ts";
-
-type Carriage = "base64" | "binary";
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
@@ -254,27 +255,46 @@ function loopbackRatiosGoal(r: Report): Goal {
 }
 
 /**
- * What each fast path on by default must show, in its own run, to stay on (D51, D102): the
- * point it was made for, the figure it serves there (its role's CPU per MB, or the pull's MB/s)
- * and the least gain that counts as paying.
+ * What each fast path on by default must show, in its own run, to stay on (D51, D102,
+ * D@tup-1): the point it was made for, the figure it serves there (its role's CPU per MB, or the
+ * transfer's MB/s) and the least gain that counts as paying.
  */
-const FAST_PATH_BARS: readonly {
+const FAST_PATH_BARS: readonly (TransportCase & {
   config: string;
-  carriage: Carriage;
-  chunkBytes: number;
   figure?: "mbps";
   least: number;
-}[] = [
-  { config: "without raw_acks", carriage: "base64", chunkBytes: 64 * KiB, least: 1.1 },
-  { config: "without batch_writes", carriage: "binary", chunkBytes: 16 * KiB, least: 1.05 },
+})[] = [
+  {
+    config: "without raw_acks",
+    direction: "get",
+    carriage: "base64",
+    chunkBytes: 64 * KiB,
+    least: 1.1,
+  },
+  {
+    config: "without raw_uploads",
+    direction: "put",
+    carriage: "base64",
+    chunkBytes: DEFAULT_BASE64_UPLOAD_CHUNK_BYTES,
+    least: 1.1,
+  },
+  {
+    config: "without batch_writes",
+    direction: "get",
+    carriage: "binary",
+    chunkBytes: 16 * KiB,
+    least: 1.05,
+  },
   {
     config: "without computer mask_in_place",
+    direction: "get",
     carriage: "binary",
     chunkBytes: 512 * KiB,
     least: 1.1,
   },
   {
     config: "without computer batch_writes",
+    direction: "get",
     carriage: "binary",
     chunkBytes: 16 * KiB,
     figure: "mbps",
@@ -283,59 +303,69 @@ const FAST_PATH_BARS: readonly {
 ];
 
 /**
- * The SDK's defaults (binary 512 KiB, base64 64 KiB): a fast path that acts there must save its
- * role's CPU per MB (gain ≥ 1); one that does not act there runs stock code by its own rule.
+ * The SDK's defaults (pulls: binary 512 KiB, base64 64 KiB; a base64 upload: 64 KiB): a fast
+ * path that acts there must save its role's CPU per MB (gain ≥ 1); one that does not act there
+ * runs stock code by its own rule.
  */
-const DEFAULT_CASES: readonly { carriage: Carriage; chunkBytes: number }[] = [
-  { carriage: "binary", chunkBytes: 512 * KiB },
-  { carriage: "base64", chunkBytes: 64 * KiB },
+const DEFAULT_CASES: readonly TransportCase[] = [
+  { direction: "get", carriage: "binary", chunkBytes: DEFAULT_BINARY_CHUNK_BYTES },
+  { direction: "get", carriage: "base64", chunkBytes: DEFAULT_BASE64_CHUNK_BYTES },
+  { direction: "put", carriage: "base64", chunkBytes: DEFAULT_BASE64_UPLOAD_CHUNK_BYTES },
 ];
 
 function fastPathsGoal(r: Report): Goal {
   const named = (config: string): string => config.replace(/^without /, "");
-  const at = (c: { carriage: string; chunkBytes: number }): string =>
-    `${c.carriage} ${formatBytes(c.chunkBytes)}`;
-  const text = `Each fast path on by default pays where it was made for (${FAST_PATH_BARS.map((b) => `${named(b.config)} ≥ ×${b.least} ${b.figure === "mbps" ? "MB/s" : "less CPU per MB of its role"} at ${at(b)}`).join("; ")}), and each that acts at the SDK's defaults (${DEFAULT_CASES.map(at).join(", ")}) saves its role CPU there`;
+  const text = `Each fast path on by default pays where it was made for (${FAST_PATH_BARS.map((b) => `${named(b.config)} ≥ ×${b.least} ${b.figure === "mbps" ? "MB/s" : "less CPU per MB of its role"} at ${caseLabel(b)}`).join("; ")}), and each that acts at the SDK's defaults (${DEFAULT_CASES.map(caseLabel).join(", ")}) saves its role CPU there`;
   const d = sectionData<TransportData>(r.sections.transport);
   if (!d) return notMeasured("fast-paths", text, absentWhy(r.sections.transport, "transport"));
+  // A fast path this build does not have (no such configuration ran) is shown, not judged.
+  const ran = (config: string): boolean => d.configs.some((c) => c.id === config);
   const gain = (
     config: string,
-    c: { carriage: string; chunkBytes: number },
+    c: TransportCase,
     figure: "cpu" | "mbps" = "cpu",
   ): number | null => {
     const dep = DEPARTURES.find((x) => x.config === config);
     return dep ? (gainOf(d, dep, c)?.[figure] ?? null) : null;
   };
-  const checks = [
+  const all = [
     ...FAST_PATH_BARS.map((b) => ({
-      label: `${named(b.config)} at ${at(b)}`,
+      config: b.config,
+      label: `${named(b.config)} at ${caseLabel(b)}`,
       value: gain(b.config, b, b.figure),
       least: b.least,
     })),
     ...DEPARTURES.flatMap((dep) =>
       DEFAULT_CASES.filter((c) => dep.actsOn(c)).map((c) => ({
-        label: `${named(dep.config)} at the default ${at(c)}`,
+        config: dep.config,
+        label: `${named(dep.config)} at the default ${caseLabel(c)}`,
         value: gain(dep.config, c),
         least: 1,
       })),
     ),
   ].map((x) => ({ ...x, met: x.value !== null && x.value >= x.least }));
-  const idle = DEPARTURES.flatMap((dep) =>
+  const checks = all.filter((x) => ran(x.config));
+  const absent = [...new Set(all.filter((x) => !ran(x.config)).map((x) => named(x.config)))];
+  const idle = DEPARTURES.filter((dep) => ran(dep.config)).flatMap((dep) =>
     DEFAULT_CASES.filter((c) => !dep.actsOn(c)).map((c) => {
       const v = gain(dep.config, c);
-      return `${named(dep.config)} at ${at(c)} ${v === null ? "–" : `×${v.toFixed(2)}`}`;
+      return `${named(dep.config)} at ${caseLabel(c)} ${v === null ? "–" : `×${v.toFixed(2)}`}`;
     }),
   );
   const met = checks.every((x) => x.met);
   const words = checks
     .map((x) => `${x.label} ${x.value === null ? "not measured" : `×${x.value.toFixed(2)}`}`)
     .join(", ");
+  const notInBuild =
+    absent.length > 0
+      ? `; not measured (no such fast path in this build, so no configuration without it ran): ${absent.join(", ")}`
+      : "";
   return judged({
     id: "fast-paths",
     text,
     met,
-    measured: `${words}; not acting at the defaults (stock code there, unjudged): ${idle.join(", ")}`,
-    evidence: `Section transport: the default stack against the default without that fast path (its own Server process, the same Computer process), the same SDK pull in the same rounds (${d.rounds}), median of per-round ratios (CPU per MB of the fast path's role, or MB/s); the stock-transport rows are beside them in the section.`,
+    measured: `${words}; not acting at the defaults (stock code there, unjudged): ${idle.join(", ")}${notInBuild}`,
+    evidence: `Section transport: the default stack against the default without that fast path (its own Server process, the same Computer process), the same SDK pull or upload in the same rounds (${d.rounds}), median of per-round ratios (CPU per MB of the fast path's role, or MB/s); the stock-transport rows are beside them in the section.`,
     why: `missed: ${checks
       .filter((x) => !x.met)
       .map((x) => x.label)

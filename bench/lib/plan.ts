@@ -3,6 +3,7 @@
  * smoke run for CI that asserts correctness, not speed). Every knob of every section lives here.
  */
 import { DEFAULT_BASE64_CHUNK_BYTES, DEFAULT_BINARY_CHUNK_BYTES } from "../../agent/pull.ts";
+import { DEFAULT_BASE64_UPLOAD_CHUNK_BYTES } from "../../agent/upload.ts";
 import { KiB, MiB } from "./stats.ts";
 import type { TextKind } from "./text-corpus.ts";
 
@@ -82,9 +83,9 @@ export interface Plan {
     concurrent: number;
   };
   /**
-   * Section transport: the SDK-default pull through stacks that differ only in their transport
-   * (bench/sections/transport.ts); every configuration reads `fileBytes` once per round after
-   * one unreported read, at each of `cases`.
+   * Section transport: the SDK-default pull and upload through stacks that differ only in their
+   * transport (bench/sections/transport.ts); every configuration reads (or uploads) `fileBytes`
+   * once per round after one unreported transfer, at each of `cases`.
    */
   transport: {
     fileBytes: number;
@@ -108,21 +109,27 @@ export interface Plan {
   };
 }
 
-/** A carriage and chunk size of section transport. */
+/**
+ * A direction, carriage and chunk size of section transport: `get` is an SDK pull (`readBlob`),
+ * `put` an SDK upload (`uploadBlob`, `chunkBytes` its chunk ceiling).
+ */
 export interface TransportCase {
+  direction: "get" | "put";
   carriage: "base64" | "binary";
   chunkBytes: number;
 }
 
 /**
- * The SDK's default chunk per carriage (what users run; `mask_in_place` and `raw_acks` were made
- * for these) and binary at 16 KiB, where a chunk's fixed costs (writes, wake-ups) decide, which
- * both `batch_writes` are for (the small-chunk goals): the cases the fast-paths goal judges.
+ * The SDK's default pull chunk per carriage (what users run; `mask_in_place` and `raw_acks` were
+ * made for these), binary pulls at 16 KiB, where a chunk's fixed costs (writes, wake-ups) decide,
+ * which both `batch_writes` are for (the small-chunk goals), and the SDK's default base64 upload,
+ * which `raw_uploads` is for: the cases the fast-paths goal judges.
  */
 const TRANSPORT_JUDGED: TransportCase[] = [
-  { carriage: "binary", chunkBytes: DEFAULT_BINARY_CHUNK_BYTES },
-  { carriage: "base64", chunkBytes: DEFAULT_BASE64_CHUNK_BYTES },
-  { carriage: "binary", chunkBytes: 16 * KiB },
+  { direction: "get", carriage: "binary", chunkBytes: DEFAULT_BINARY_CHUNK_BYTES },
+  { direction: "get", carriage: "base64", chunkBytes: DEFAULT_BASE64_CHUNK_BYTES },
+  { direction: "get", carriage: "binary", chunkBytes: 16 * KiB },
+  { direction: "put", carriage: "base64", chunkBytes: DEFAULT_BASE64_UPLOAD_CHUNK_BYTES },
 ];
 
 /** Section paths: round trips from the packet delay line, a rate step, a latecomer, long answers. */
@@ -286,8 +293,8 @@ export function makePlan(quick: boolean): Plan {
         carriages: ["base64"],
         concurrent: 0,
       },
-      // Every configuration at each judged case (not the 64 KiB one between them), one round on a
-      // file of a few chunks: the section's code paths and its tables, not figures to read.
+      // Every configuration at each judged case (not the 64 KiB pull between them), one round on
+      // a file of a few chunks: the section's code paths and its tables, not figures to read.
       transport: { fileBytes: 2 * MiB, rounds: 1, cases: TRANSPORT_JUDGED, probeLeastMs: 50 },
       // One rate in each direction and one fairness case: the harness and the section run.
       links: {
@@ -385,7 +392,7 @@ export function makePlan(quick: boolean): Plan {
       fileBytes: 64 * MiB,
       rounds: 5,
       // Binary at 64 KiB, between the two defaults, beside the judged cases.
-      cases: [...TRANSPORT_JUDGED, { carriage: "binary", chunkBytes: 64 * KiB }],
+      cases: [...TRANSPORT_JUDGED, { direction: "get", carriage: "binary", chunkBytes: 64 * KiB }],
       probeLeastMs: 200,
     },
     links: {

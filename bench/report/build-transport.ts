@@ -1,15 +1,10 @@
 /** Report blocks of section transport: the stock transport row and each fast path's gain, per role. */
-import type { TransportData, TransportPoint } from "../sections/transport.ts";
+import { caseLabel, type TransportData, type TransportPoint } from "../sections/transport.ts";
 import { BATCHED_ATTACHMENT_MOST as COMPUTER_BATCHED_MOST } from "../../computer/transport/index.ts";
 import { BATCHED_ATTACHMENT_MOST as SERVER_BATCHED_MOST } from "../../server/transport/session-writes.ts";
+import type { TransportCase } from "../lib/plan.ts";
 import { formatBytes } from "../lib/stats.ts";
 import type { Block } from "./doc.ts";
-
-/** A carriage and chunk size of section transport. */
-export interface TransportCase {
-  carriage: string;
-  chunkBytes: number;
-}
 
 /** One departure from the libraries' stock behaviour: whose it is, and what it is for. */
 export interface Departure {
@@ -19,7 +14,10 @@ export interface Departure {
   config: string;
   /** What it serves, and the configuration it was made for. */
   goal: string;
-  /** Whether it acts on a pull of this case (its transport's own rule); elsewhere it is stock. */
+  /**
+   * Whether it acts on the chunks of this case (its transport's own rule); elsewhere it is stock,
+   * or touches only the few bytes of the other side's acks.
+   */
   actsOn: (c: TransportCase) => boolean;
 }
 
@@ -27,6 +25,11 @@ const binaryUpTo =
   (most: number) =>
   (c: TransportCase): boolean =>
     c.carriage === "binary" && c.chunkBytes <= most;
+/** A Computer's fast paths act on what it sends: a pull's chunks, never an upload's small acks. */
+const pulls =
+  (rule: (c: TransportCase) => boolean) =>
+  (c: TransportCase): boolean =>
+    c.direction === "get" && rule(c);
 
 /** Every fast path on by default, of both roles. */
 export const DEPARTURES: readonly Departure[] = [
@@ -34,8 +37,16 @@ export const DEPARTURES: readonly Departure[] = [
     role: "Server",
     name: "raw_acks",
     config: "without raw_acks",
-    goal: "D13 (the Computer's ack relayed byte for byte); Server CPU per MB of base64",
-    actsOn: (c) => c.carriage === "base64",
+    goal: "D13 (the Computer's ack relayed byte for byte); Server CPU per MB of base64 pulls",
+    // An upload's acks are text too, but carry no chunk: they cross it, a few bytes each.
+    actsOn: (c) => c.direction === "get" && c.carriage === "base64",
+  },
+  {
+    role: "Server",
+    name: "raw_uploads",
+    config: "without raw_uploads",
+    goal: "D13 (an Agent's put_blob chunk relayed byte for byte); Server CPU per MB of base64 upload",
+    actsOn: (c) => c.direction === "put" && c.carriage === "base64",
   },
   {
     role: "Server",
@@ -49,14 +60,14 @@ export const DEPARTURES: readonly Departure[] = [
     name: "mask_in_place",
     config: "without computer mask_in_place",
     goal: "Computer CPU per MB of large binary chunks: ws masks the chunk, not a copy (binary 512 KiB)",
-    actsOn: (c) => c.carriage === "binary",
+    actsOn: pulls((c) => c.carriage === "binary"),
   },
   {
     role: "Computer",
     name: "batch_writes",
     config: "without computer batch_writes",
     goal: `the small-chunk goals: one write per binary answer (binary at 16 KiB; acts up to ${formatBytes(COMPUTER_BATCHED_MOST)})`,
-    actsOn: binaryUpTo(COMPUTER_BATCHED_MOST),
+    actsOn: pulls(binaryUpTo(COMPUTER_BATCHED_MOST)),
   },
 ];
 
@@ -72,7 +83,11 @@ export function gainOf(
   at: TransportCase,
 ): { cpu: number; mbps: number } | null {
   const p = d.points.find(
-    (q) => q.config === dep.config && q.carriage === at.carriage && q.chunkBytes === at.chunkBytes,
+    (q) =>
+      q.config === dep.config &&
+      q.direction === at.direction &&
+      q.carriage === at.carriage &&
+      q.chunkBytes === at.chunkBytes,
   );
   if (!p) return null;
   const cpu = dep.role === "Server" ? p.serverCpuVsDefault : p.computerCpuVsDefault;
@@ -82,7 +97,7 @@ export function gainOf(
 export function transportBlocks(d: TransportData): Block[] {
   const row = (p: TransportPoint): string[] => [
     p.config,
-    `${p.carriage} ${formatBytes(p.chunkBytes)}`,
+    caseLabel(p),
     p.medianMbps.toFixed(1),
     x2(p.mbpsVsDefault),
     p.serverCpuMsPerMb.toFixed(2),
@@ -96,13 +111,13 @@ export function transportBlocks(d: TransportData): Block[] {
   return [
     {
       kind: "para",
-      text: `The whole stack with both roles on the stock transport (\`--stock-transport\`: socket.io, engine.io and ws as shipped) beside the default, and the default without each fast path of the Server (\`without <name>\`) and of the Computer (\`without computer <name>\`), in the same run (${formatBytes(d.fileBytes)} per read). Ratios are to the default measured in the same round: a CPU ratio above 1 is what the default saves. Every configuration has its own Server process: the Server CPU ratio of \`without computer mask_in_place\` (which changes no byte and no write the Server sees) is what two default Servers differ by in this run. A fast path that does not act at a case (its transport's own rule: raw_acks on text acks only, batch_writes on binary parts up to ${formatBytes(SERVER_BATCHED_MOST)}) runs stock code there: its ratio is the same kind of difference. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull (p50 / p99 ms).`,
+      text: `The whole stack with both roles on the stock transport (\`--stock-transport\`: socket.io, engine.io and ws as shipped) beside the default, and the default without each fast path of the Server (\`without <name>\`) and of the Computer (\`without computer <name>\`), in the same run (${formatBytes(d.fileBytes)} per pull or upload). Ratios are to the default measured in the same round: a CPU ratio above 1 is what the default saves. Every configuration has its own Server process: the Server CPU ratio of \`without computer mask_in_place\` (which changes no byte and no write the Server sees) is what two default Servers differ by in this run. A fast path that does not act at a case (its transport's own rule: raw_acks on text acks, which carry a pull's chunks but only an upload's short answers; raw_uploads on text \`client:put_blob\` events; batch_writes on binary parts up to ${formatBytes(SERVER_BATCHED_MOST)}; the Computer's on what it sends, a pull's chunks) runs stock code there, or only on those short answers: its ratio is the same kind of difference. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull or upload (p50 / p99 ms).`,
     },
     {
       kind: "table",
       head: [
         "transport",
-        "carriage, chunk",
+        "direction, carriage, chunk",
         "MB/s",
         "vs default",
         "Server ms/MB",
@@ -118,7 +133,7 @@ export function transportBlocks(d: TransportData): Block[] {
       head: [
         "fast path",
         "the goal it serves",
-        ...cases.map((c) => `${c.carriage} ${formatBytes(c.chunkBytes)}: what it saves, gains`),
+        ...cases.map((c) => `${caseLabel(c)}: what it saves, gains`),
       ],
       rows: measured.map((dep) => [
         `${dep.role} ${dep.name}`,

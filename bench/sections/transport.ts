@@ -1,7 +1,8 @@
 /**
  * Section transport: what each departure from the libraries' stock behaviour buys, measured in
- * one run. The same SDK-default pull (whole reads, every one verified by sha256) per carriage
- * through stacks that differ only in their transport:
+ * one run. The same SDK-default transfer (whole pulls, every one verified by sha256, and uploads,
+ * every landed file verified by sha256) per direction and carriage through stacks that differ only
+ * in their transport:
  * - `default`: both roles as shipped by us (every fast path on);
  * - `stock`: Server and Computer with `--stock-transport` (socket.io, engine.io and ws as shipped);
  * - `without <name>`: the default Server without that one fast path (the Computer default);
@@ -11,8 +12,9 @@
  * rotating order, so all see the same machine; ratios are per round against that round's
  * default, then the median. Beside MB/s: Server (and Computer) CPU ms per MB moved, and the chunk
  * latency of a second Agent's small window-1 pull through the same Server meanwhile (another
- * client's requests while one pulls).
+ * client's requests while one pulls or uploads).
  */
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import {
@@ -20,18 +22,30 @@ import {
   DEFAULT_BINARY_CHUNK_BYTES,
   DEFAULT_WINDOW,
 } from "../../agent/pull.ts";
+import {
+  DEFAULT_BASE64_UPLOAD_CHUNK_BYTES,
+  DEFAULT_BINARY_UPLOAD_CHUNK_BYTES,
+  DEFAULT_UPLOAD_WINDOW,
+} from "../../agent/upload.ts";
 import { FAST_PATH_NAMES, type TransportOption } from "../../server/transport/index.ts";
 import {
   FAST_PATHS as COMPUTER_FAST_PATHS,
   type TransportMode,
 } from "../../computer/transport/index.ts";
+import { expectFileSha256 } from "../lib/cli.ts";
 import { fileDigests, writeContent } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import { spawnChild, type Child } from "../lib/ipc.ts";
 import type { Ctx } from "../lib/context.ts";
+import type { TransportCase } from "../lib/plan.ts";
 import { rotatingRounds } from "../lib/measure.ts";
 import { KiB, formatBytes, mbPerSec, median, percentile } from "../lib/stats.ts";
-import type { SdkReadArgs, SdkReadResult } from "../stack/agent-side.ts";
+import type {
+  SdkReadArgs,
+  SdkReadResult,
+  SdkUploadArgs,
+  SdkUploadResult,
+} from "../stack/agent-side.ts";
 import {
   BENCH_TOKEN,
   SKILL,
@@ -41,8 +55,6 @@ import {
   type HandleInfo,
 } from "../stack/harness.ts";
 
-type Carriage = "base64" | "binary";
-
 export interface TransportConfig {
   id: string;
   server: TransportOption;
@@ -51,7 +63,9 @@ export interface TransportConfig {
 
 export interface TransportPoint {
   config: string;
-  carriage: Carriage;
+  /** `get`: an SDK pull; `put`: an SDK upload of the same file. */
+  direction: TransportCase["direction"];
+  carriage: TransportCase["carriage"];
   chunkBytes: number;
   perRoundMbps: number[];
   medianMbps: number;
@@ -61,7 +75,7 @@ export interface TransportPoint {
   mbpsVsDefault: number;
   serverCpuVsDefault: number;
   computerCpuVsDefault: number;
-  /** The other Agent's window-1 chunk latency during the pulls, ms. */
+  /** The other Agent's window-1 chunk latency during the pulls or uploads, ms. */
   probeP50Ms: number;
   probeP99Ms: number;
   probeP99VsDefault: number;
@@ -114,7 +128,8 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
   skillHome(ctx);
   const bulkPath = resourcePath(ctx, "transport.bin");
   writeContent(bulkPath, "transport", fileBytes);
-  const source = fileDigests(bulkPath, 1 << 20);
+  const source = { path: bulkPath, ...fileDigests(bulkPath, 1 << 20) };
+  const landingRoot = join(ctx.dataDir, "transport-landing");
   writeContent(resourcePath(ctx, "transport-probe.bin"), "transport-probe", 256 * KiB);
   const configs = transportConfigs();
 
@@ -160,6 +175,8 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
         stateDir: join(ctx.dataDir, "state"),
         maxHttpBufferSize: 1_000_000,
         maxSize: 4 * 1024 * 1024 * 1024,
+        landingRoot,
+        uploadMaxBytes: 4 * 1024 * 1024 * 1024,
         transport: config.computer,
         computers: offices.map((o) => ({ name: o.name, office: o.office })),
       });
@@ -181,20 +198,8 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
     ctx.log(`transport: ${configs.length} configurations up`);
 
     const points: TransportPoint[] = [];
-    for (const { carriage, chunkBytes } of cases) {
-      const bulkArgs = (p: Placed): SdkReadArgs => ({
-        agent: p.bulk.index,
-        handle: p.bulk.handle.handle,
-        sha256: source.sha256,
-        totalSize: source.size,
-        durationMs: 0,
-        reads: 1,
-        options: {
-          binary: carriage === "binary",
-          chunkBytes,
-          window: DEFAULT_WINDOW,
-        },
-      });
+    for (const tc of cases) {
+      const { direction, carriage, chunkBytes } = tc;
       const probeArgs = (p: Placed, durationMs: number): SdkReadArgs => ({
         agent: p.probe.index,
         handle: p.probe.handle.handle,
@@ -205,24 +210,26 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
         options: { binary: carriage === "binary", chunkBytes: PROBE_CHUNK, window: 1 },
       });
       const lastMs = new Map<string, number>();
-      const label = `${carriage} ${formatBytes(chunkBytes)}`;
+      const label = caseLabel(tc);
       const one = async (p: Placed) => {
         const procs = [p.server, p.computer];
         const before = await Promise.all(procs.map((c) => c.stats()));
         const t0 = performance.now();
-        // The probe spans most of the read (this configuration's last read time); beside the
-        // first, unreported read only its least time, whatever the file's size.
+        // The probe spans most of the transfer (this configuration's last time); beside the
+        // first, unreported transfer only its least time, whatever the file's size.
         const probeMs = Math.max(probeLeastMs, 0.8 * (lastMs.get(p.config.id) ?? 0));
         const [bulk, probe] = await Promise.all([
-          agent.call<SdkReadResult>("sdk-read", bulkArgs(p)),
+          bulkTransfer(agent, p, tc, source),
           agent.call<SdkReadResult>("sdk-read", probeArgs(p, probeMs)),
         ]);
         const wallMs = performance.now() - t0;
         const after = await Promise.all(procs.map((c) => c.stats()));
+        // After the CPU figures: the check reads the landed file in this process.
+        if (bulk.landingPath !== null) await checkLanded(bulk.landingPath, source.sha256);
         ctx.ledger.add(
           bulk.requests + probe.requests,
           bulk.bytes + probe.bytes,
-          bulk.reads + probe.reads,
+          bulk.transfers + probe.reads,
         );
         lastMs.set(p.config.id, bulk.seconds * 1000);
         const mb = bulk.bytes / 1e6;
@@ -234,7 +241,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
           probe: probe.samples ?? [],
         };
       };
-      // Fresh processes run their hot paths in the interpreter first: one unreported read each.
+      // Fresh processes run their hot paths in the interpreter first: one unreported transfer each.
       for (const p of placed) await one(p);
       const acc = await rotatingRounds(
         rounds,
@@ -250,6 +257,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
         const baseLat = base.flatMap((r) => r.probe).sort((a, b) => a - b);
         const point: TransportPoint = {
           config: p.config.id,
+          direction,
           carriage,
           chunkBytes,
           perRoundMbps: mine.map((r) => r.mbps),
@@ -269,6 +277,12 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
         );
       }
     }
+    const listed = (d: TransportCase["direction"]): string =>
+      cases
+        .filter((c) => c.direction === d)
+        .map((c) => `${c.carriage} ${formatBytes(c.chunkBytes)}`)
+        .join(", ");
+    const puts = listed("put");
     return {
       fileBytes: source.size,
       probeChunkBytes: PROBE_CHUNK,
@@ -276,12 +290,84 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
       configs,
       points,
       notes: [
-        `Each configuration pulls ${formatBytes(source.size)} with window ${DEFAULT_WINDOW} at ${cases.map((c) => `${c.carriage} ${formatBytes(c.chunkBytes)}`).join(", ")} (the SDK's defaults: ${formatBytes(DEFAULT_BINARY_CHUNK_BYTES)} binary, ${formatBytes(DEFAULT_BASE64_CHUNK_BYTES)} base64), one verified whole read per round after one unreported warm-up read; ${rounds} rounds, configurations in a rotating order; ratios are per round against the default, then the median.`,
+        `Each configuration pulls ${formatBytes(source.size)} with window ${DEFAULT_WINDOW} at ${listed("get")} (the SDK's defaults: ${formatBytes(DEFAULT_BINARY_CHUNK_BYTES)} binary, ${formatBytes(DEFAULT_BASE64_CHUNK_BYTES)} base64), one verified whole read per round after one unreported warm-up read; ${rounds} rounds, configurations in a rotating order; ratios are per round against the default, then the median.`,
+        ...(puts
+          ? [
+              `Each configuration also uploads the same file with uploadBlob at ${puts} (a chunk ceiling under the SDK's path controller, window ${DEFAULT_UPLOAD_WINDOW}; the SDK's defaults: ${formatBytes(DEFAULT_BINARY_UPLOAD_CHUNK_BYTES)} binary, ${formatBytes(DEFAULT_BASE64_UPLOAD_CHUNK_BYTES)} base64), timed from the call (the file hashed first) to the final ack, in the same rounds and order; the landed file is hashed and removed after the CPU figures are read.`,
+            ]
+          : []),
         `Meanwhile a second Agent on the same Server pulls a 256 KiB file in ${formatBytes(PROBE_CHUNK)} chunks, window 1: its chunk latency is the probe.`,
         "Every process shares this machine's cores: read the ratios, measured side by side, not the absolute figures.",
       ],
     };
   } finally {
     for (const c of [...children].reverse()) await c.close();
+    rmSync(landingRoot, { recursive: true, force: true });
+  }
+}
+
+/** "pull base64 64 KiB", "upload base64 64 KiB": how logs and the report name a case. */
+export function caseLabel(c: TransportCase): string {
+  return `${c.direction === "put" ? "upload" : "pull"} ${c.carriage} ${formatBytes(c.chunkBytes)}`;
+}
+
+interface Transferred {
+  bytes: number;
+  seconds: number;
+  requests: number;
+  transfers: number;
+  /** Where an upload landed on the Computer (null: a pull). */
+  landingPath: string | null;
+}
+
+/** One SDK-default transfer of the bulk file at `tc`: a verified whole pull, or an upload. */
+async function bulkTransfer(
+  agent: Child,
+  p: Placed,
+  tc: TransportCase,
+  source: { path: string; sha256: string; size: number },
+): Promise<Transferred> {
+  const binary = tc.carriage === "binary";
+  if (tc.direction === "put") {
+    const r = await agent.call<SdkUploadResult>("sdk-upload", {
+      agent: p.bulk.index,
+      path: source.path,
+      options: { binary, chunkBytes: tc.chunkBytes, window: DEFAULT_UPLOAD_WINDOW },
+    } satisfies SdkUploadArgs);
+    if (r.sha256 !== source.sha256 || r.totalSize !== source.size) {
+      throw new IntegrityError(`upload (${p.config.id}) echoed another sha256 or size`);
+    }
+    return {
+      bytes: r.totalSize,
+      seconds: r.seconds,
+      requests: r.requests,
+      transfers: 1,
+      landingPath: r.landingPath,
+    };
+  }
+  const r = await agent.call<SdkReadResult>("sdk-read", {
+    agent: p.bulk.index,
+    handle: p.bulk.handle.handle,
+    sha256: source.sha256,
+    totalSize: source.size,
+    durationMs: 0,
+    reads: 1,
+    options: { binary, chunkBytes: tc.chunkBytes, window: DEFAULT_WINDOW },
+  } satisfies SdkReadArgs);
+  return {
+    bytes: r.bytes,
+    seconds: r.seconds,
+    requests: r.requests,
+    transfers: r.reads,
+    landingPath: null,
+  };
+}
+
+/** The stored file must be the source; then it goes (the disk holds one upload at a time). */
+async function checkLanded(landingPath: string, sha256: string): Promise<void> {
+  try {
+    await expectFileSha256(`upload stored at ${landingPath}`, landingPath, sha256);
+  } finally {
+    rmSync(landingPath, { force: true });
   }
 }

@@ -2,32 +2,49 @@
 // The fast-paths goal (D102) judges each transport departure where it was made for, and at
 // the SDK's defaults only where its transport lets it act: a departure that does not act at a
 // default case runs stock code there, and its ratio (what two identical processes differ by) is
-// shown, not judged. One that acts at a default and costs its role CPU there misses.
+// shown, not judged. One that acts at a default and costs its role CPU there misses. Points are
+// matched by direction too: raw_uploads is judged at the base64 upload, raw_acks at the pull of
+// the same carriage and chunk size; a fast path this build lacks reads "not measured", unjudged.
+// The section's report tables name each case's direction and give raw_uploads its row.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { evaluateGoals } from "../../bench/goals.ts";
 import {
   transportConfigs,
+  type TransportConfig,
   type TransportData,
   type TransportPoint,
 } from "../../bench/sections/transport.ts";
 import { KiB } from "../../bench/lib/stats.ts";
+import { transportBlocks } from "../../bench/report/build-transport.ts";
 import type { Report } from "../../bench/report/types.ts";
 import { fixtureReport } from "./fixture-report.ts";
 
 const CASES = [
-  { carriage: "binary", chunkBytes: 512 * KiB },
-  { carriage: "base64", chunkBytes: 64 * KiB },
-  { carriage: "binary", chunkBytes: 16 * KiB },
+  { direction: "get", carriage: "binary", chunkBytes: 512 * KiB },
+  { direction: "get", carriage: "base64", chunkBytes: 64 * KiB },
+  { direction: "get", carriage: "binary", chunkBytes: 16 * KiB },
+  { direction: "put", carriage: "base64", chunkBytes: 64 * KiB },
 ] as const;
 
+/**
+ * The section's configurations, or (`withRawUploads` false) those of a build whose Server has no
+ * raw_uploads yet.
+ */
+function configs(withRawUploads: boolean): TransportConfig[] {
+  const all = transportConfigs();
+  assert.ok(all.some((c) => c.id === "without raw_uploads"));
+  return withRawUploads ? all : all.filter((c) => c.id !== "without raw_uploads");
+}
+
 /** Every configuration at every case with the given CPU ratios (1 unless named). */
-function transportData(cpu: Record<string, number> = {}): TransportData {
-  const points: TransportPoint[] = transportConfigs().flatMap((c) =>
+function transportData(cpu: Record<string, number> = {}, withRawUploads = true): TransportData {
+  const points: TransportPoint[] = configs(withRawUploads).flatMap((c) =>
     CASES.map((k) => {
-      const ratio = cpu[`${c.id} @ ${k.carriage} ${k.chunkBytes / KiB}`] ?? 1;
+      const ratio = cpu[`${c.id} @ ${k.direction} ${k.carriage} ${k.chunkBytes / KiB}`] ?? 1;
       return {
         config: c.id,
+        direction: k.direction,
         carriage: k.carriage,
         chunkBytes: k.chunkBytes,
         perRoundMbps: [100],
@@ -47,7 +64,7 @@ function transportData(cpu: Record<string, number> = {}): TransportData {
     fileBytes: 64 << 20,
     probeChunkBytes: 16 * KiB,
     rounds: 5,
-    configs: transportConfigs(),
+    configs: configs(withRawUploads),
     points,
     notes: [],
   };
@@ -63,30 +80,94 @@ async function goalWith(d: TransportData) {
 
 /** Each fast path paying its bar where it was made for. */
 const PAYING = {
-  "without raw_acks @ base64 64": 1.5,
-  "without batch_writes @ binary 16": 1.1,
-  "without computer mask_in_place @ binary 512": 1.4,
-  "without computer batch_writes @ binary 16": 1.1,
+  "without raw_acks @ get base64 64": 1.5,
+  "without raw_uploads @ put base64 64": 1.6,
+  "without batch_writes @ get binary 16": 1.1,
+  "without computer mask_in_place @ get binary 512": 1.4,
+  "without computer batch_writes @ get binary 16": 1.1,
 };
 
 void test("met when each pays where made for; a departure idle at a default is not judged there", async () => {
   // batch_writes does not act at 512 KiB: its 0.7 there is two processes' difference.
-  const g = await goalWith(transportData({ ...PAYING, "without batch_writes @ binary 512": 0.7 }));
+  const g = await goalWith(
+    transportData({ ...PAYING, "without batch_writes @ get binary 512": 0.7 }),
+  );
   assert.equal(g.status, "met", g.measured);
-  assert.match(g.measured, /not acting at the defaults .*batch_writes at binary 512 KiB ×0\.70/);
+  assert.match(
+    g.measured,
+    /not acting at the defaults .*batch_writes at pull binary 512 KiB ×0\.70/,
+  );
 });
 
 void test("missed when one that acts at a default costs its role CPU there", async () => {
   // raw_acks acts at the base64 default, which is also where it was made for.
-  const low = await goalWith(transportData({ ...PAYING, "without raw_acks @ base64 64": 0.9 }));
+  const low = await goalWith(transportData({ ...PAYING, "without raw_acks @ get base64 64": 0.9 }));
   assert.equal(low.status, "missed");
-  assert.match(low.why ?? "", /raw_acks at the default base64 64 KiB/);
+  assert.match(low.why ?? "", /raw_acks at the default pull base64 64 KiB/);
 });
 
 void test("missed when one no longer pays where it was made for", async () => {
   const g = await goalWith(
-    transportData({ ...PAYING, "without computer batch_writes @ binary 16": 1 }),
+    transportData({ ...PAYING, "without computer batch_writes @ get binary 16": 1 }),
   );
   assert.equal(g.status, "missed");
-  assert.match(g.why ?? "", /computer batch_writes at binary 16 KiB/);
+  assert.match(g.why ?? "", /computer batch_writes at pull binary 16 KiB/);
+});
+
+void test("raw_uploads is judged at the base64 upload: missed below ×1.1 there, met when it pays", async () => {
+  // The same ratio at the pull of the same carriage and chunk size is not its point.
+  const low = await goalWith(
+    transportData({
+      ...PAYING,
+      "without raw_uploads @ put base64 64": 1.05,
+      "without raw_uploads @ get base64 64": 2,
+    }),
+  );
+  assert.equal(low.status, "missed");
+  assert.match(low.why ?? "", /raw_uploads at upload base64 64 KiB/);
+  assert.match(low.measured, /raw_uploads at upload base64 64 KiB ×1\.05/);
+  const paying = await goalWith(transportData(PAYING));
+  assert.equal(paying.status, "met", paying.measured);
+  assert.match(paying.measured, /raw_uploads at the default upload base64 64 KiB ×1\.60/);
+  // raw_acks acts on a pull's acks, not an upload's: its upload ratio is shown, not judged.
+  const acks = await goalWith(
+    transportData({ ...PAYING, "without raw_acks @ put base64 64": 0.8 }),
+  );
+  assert.equal(acks.status, "met", acks.measured);
+  assert.match(
+    acks.measured,
+    /not acting at the defaults .*raw_acks at upload base64 64 KiB ×0\.80/,
+  );
+});
+
+void test("a fast path this build lacks reads not measured, and the others are still judged", async () => {
+  const met = await goalWith(transportData(PAYING, false));
+  assert.equal(met.status, "met", met.measured);
+  assert.match(met.measured, /not measured \(no such fast path in this build[^)]*\): raw_uploads$/);
+  const missed = await goalWith(
+    transportData({ ...PAYING, "without raw_acks @ get base64 64": 0.9 }, false),
+  );
+  assert.equal(missed.status, "missed");
+  assert.doesNotMatch(missed.why ?? "", /raw_uploads/);
+});
+
+void test("the report names each case's direction and gives raw_uploads a row judged at the upload", () => {
+  const tables = transportBlocks(transportData(PAYING)).flatMap((b) =>
+    b.kind === "table" ? [b] : [],
+  );
+  const [points, gains] = tables;
+  assert.ok(points && gains);
+  assert.ok(points.rows.some((r) => r[0] === "default" && r[1] === "upload base64 64 KiB"));
+  assert.ok(points.rows.some((r) => r[0] === "default" && r[1] === "pull base64 64 KiB"));
+  const col = gains.head.indexOf("upload base64 64 KiB: what it saves, gains");
+  const row = gains.rows.find((r) => r[0] === "Server raw_uploads");
+  assert.ok(col > 0 && row, JSON.stringify(gains.head));
+  assert.equal(row[col], "Server CPU/MB ×1.60, MB/s ×1.60");
+  const pull = gains.head.indexOf("pull base64 64 KiB: what it saves, gains");
+  assert.match(row[pull]!, /^does not act \(stock here\)/);
+  // Without that configuration (a build that lacks the fast path) the table has no row for it.
+  const lacking = transportBlocks(transportData(PAYING, false)).flatMap((b) =>
+    b.kind === "table" ? [b] : [],
+  );
+  assert.ok(!lacking[1]!.rows.some((r) => r[0] === "Server raw_uploads"));
 });
