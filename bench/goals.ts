@@ -256,7 +256,7 @@ function loopbackRatiosGoal(r: Report): Goal {
 
 /**
  * What each fast path on by default must show, in its own run, to stay on (D51, D102,
- * D@tup-1): the point it was made for, the figure it serves there (its role's CPU per MB, or the
+ * D114): the point it was made for, the figure it serves there (its role's CPU per MB, or the
  * transfer's MB/s) and the least gain that counts as paying.
  */
 const FAST_PATH_BARS: readonly (TransportCase & {
