@@ -341,17 +341,25 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
       if (!socket?.connected) return reject(new DisconnectedError());
       if (signal?.aborted) return reject(abortError(signal));
       const pending = this.acks.add(event, timeoutMs, signal, resolve, reject);
-      socket.emit(event, payload, (...args: unknown[]) => {
-        if (!this.acks.take(pending)) return; // timed out / aborted / disconnected meanwhile
-        let value: T;
-        try {
-          value = answer(args);
-        } catch (err) {
-          return reject(asError(err));
-        }
-        resolve(value);
-      });
+      socket.emit(event, payload, this.onAck(pending, answer));
     });
+  }
+
+  /**
+   * The ack callback of one request, made outside `request` so that it does not hold the
+   * request's payload (an upload chunk's base64) for the round trip it waits.
+   */
+  private onAck<T>(pending: PendingAck<T>, answer: (args: unknown[]) => T) {
+    return (...args: unknown[]): void => {
+      if (!this.acks.take(pending)) return; // timed out / aborted / disconnected meanwhile
+      let value: T;
+      try {
+        value = answer(args);
+      } catch (err) {
+        return pending.reject(asError(err));
+      }
+      pending.resolve(value);
+    };
   }
 
   /** One routed `client:*` request: flat errors thrown typed, answers validated. */

@@ -2,18 +2,29 @@
  * Requests share timers and abort listeners (agent/client-acks.ts) without losing their own
  * bounds: each request still fails at its own deadline, requests with different timeouts do not
  * wait for each other, a shared signal holds one listener while requests are pending and none
- * after, and aborting it fails exactly the requests it governs.
+ * after, and aborting it fails exactly the requests it governs. A request waiting for its ack does
+ * not hold its payload (an upload chunk) once it is sent.
  */
 import assert from "node:assert/strict";
 import { getEventListeners } from "node:events";
 import { test } from "node:test";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import type { AgentClient } from "../../agent/client.ts";
 import { RequestTimeoutError } from "../../agent/errors.ts";
 import { COMPUTER, NO_ANSWER, useFakeComputer } from "../support/agent-fake-computer.ts";
 
 let agent: AgentClient;
+/** Releases the `client:put_blob` answer the fake Computer holds. */
+let answerPut: () => void = () => undefined;
+let putArrived: () => void = () => undefined;
 useFakeComputer((fake, a) => {
   agent = a;
+  fake.on("client:put_blob", async (req) => {
+    putArrived();
+    await new Promise<void>((resolve) => (answerPut = resolve));
+    return { upload_id: "ab".repeat(16), chunk_offset: req.chunk_offset };
+  });
   fake.on("client:get_tools", () => NO_ANSWER);
   fake.on("client:get_skills", () => ({ req_id: "x", skills: [] }));
 });
@@ -57,4 +68,25 @@ void test("a shared signal: one listener while pending, none after; abort fails 
   const reused = new AbortController();
   assert.deepEqual(await agent.getSkills(COMPUTER, { signal: reused.signal }), []);
   assert.equal(getEventListeners(reused.signal, "abort").length, 0, "removed once answered");
+});
+
+void test("a request waiting for its ack does not hold its payload once sent", async () => {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const arrived = new Promise<void>((resolve) => (putArrived = resolve));
+  let blob: WeakRef<Buffer> | undefined;
+  const answer = (() => {
+    const bytes = Buffer.alloc(256 * 1024, 1);
+    blob = new WeakRef(bytes);
+    return agent.putBlobChunk(COMPUTER, { offset: 0, eof: false, blob: bytes });
+  })();
+  await arrived;
+  // Written and received: only a reference kept for the round trip could hold the chunk now.
+  for (let i = 0; i < 3 && blob?.deref() !== undefined; i++) {
+    await new Promise((r) => setImmediate(r));
+    gc();
+  }
+  assert.equal(blob?.deref(), undefined, "the chunk is still held while its ack is awaited");
+  answerPut();
+  assert.equal((await answer).chunkOffset, 0);
 });
