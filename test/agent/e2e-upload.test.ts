@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { EventEmitter } from "node:events";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { after, before, test } from "node:test";
@@ -19,6 +19,7 @@ import {
   UploadTooLargeError,
 } from "../../agent/errors.ts";
 import type { RunningComputer } from "../../computer/computer.ts";
+import { UPLOAD_WRITEBACK_BYTES } from "../../computer/upload/store.ts";
 import { testBytes } from "../support/agent-fake-computer.ts";
 import {
   inProcessComputer,
@@ -83,6 +84,17 @@ void test("a Buffer, a stream and a file land byte for byte, binary carriage by 
   assert.equal(fromFile.carriage, "base64");
   assert.equal(sha256(readFileSync(fromFile.landingPath)), want);
   assert.ok(fromFile.stats.requests > 2, "several chunks");
+});
+
+void test("a file past the store's background writeback step lands byte for byte", async () => {
+  // The Computer starts an fdatasync every UPLOAD_WRITEBACK_BYTES written; the final chunk then
+  // waits for the one in flight before its own fsync.
+  const file = join(stack.dir, "past-writeback.bin");
+  const want = await writeRandomFile(file, UPLOAD_WRITEBACK_BYTES + 3 * 1024 * 1024 + 5);
+  const r = await agent.uploadBlob("pc", file);
+  assert.equal(r.carriage, "binary");
+  assert.equal(sha256(readFileSync(r.landingPath)), want);
+  rmSync(r.landingPath);
 });
 
 void test("upstream's Agent ↔ store sizes: 1, 5, 1000, 262,151 bytes named *_paring.bin", async () => {
