@@ -30,6 +30,7 @@ const OPTIONS = {
   binary: { type: "boolean" },
   base64: { type: "boolean" },
   "no-compress": { type: "boolean" },
+  "stock-transport": { type: "boolean" },
   cache: { type: "string" },
   output: { type: "string", short: "o" },
   continue: { type: "boolean", short: "c" },
@@ -105,6 +106,8 @@ Options (flags win over env):
   --binary            ask for binary carriage (the default)
   --no-compress       send no content_encoding (default: ask for br, then gzip; the
                       Computer codes only the chunks it pays to code)
+  --stock-transport   socket.io-client as shipped, without the SDK's fast path for base64
+                      upload chunks (the same bytes on the wire)
   --cache DIR         content-addressed cache directory
   -o, --output FILE   output file (written as FILE.a2c-part, renamed when verified)
   -c, --continue      resume from FILE.a2c-part, which an interrupted download keeps (its

@@ -496,6 +496,7 @@ async function main(argv: string[]): Promise<number> {
       ...(values.path !== undefined ? { path: values.path } : {}),
       ...(s.connectTimeout !== undefined ? { connectTimeoutMs: s.connectTimeout * 1000 } : {}),
       ...(s.targetDelay !== undefined ? { targetDelayMs: s.targetDelay } : {}),
+      ...(values["stock-transport"] === true ? { transport: "stock" as const } : {}),
     });
     const quiet = values.quiet ?? false;
     const run: Run = {

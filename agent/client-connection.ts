@@ -44,6 +44,12 @@ import {
   protocolErrorFromWire,
 } from "./errors.ts";
 import { silentLogger, type AgentLogger } from "./logger.ts";
+import {
+  decideFastPaths,
+  socketOptions,
+  type AgentFastPaths,
+  type AgentTransport,
+} from "./transport.ts";
 import type { z } from "zod";
 
 /** Default local ack wait for `client:get_*` and `server:*` (the spec: at least 30 s). */
@@ -91,6 +97,11 @@ export interface AgentClientOptions {
    * travel; agent/rate-limit.ts). Default: none. A pull's own `maxRate` may cap it further.
    */
   maxRate?: number;
+  /**
+   * `"fast"` (default): the transport's fast paths the installed socket.io-parser supports
+   * (agent/transport.ts); `"stock"`: socket.io-client as shipped.
+   */
+  transport?: AgentTransport;
 }
 
 /** Events of `AgentClient` (an EventEmitter). */
@@ -136,6 +147,8 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
   name: string;
   /** `opts.logger`, or the silent default; pulls through this client log here too. */
   readonly logger: AgentLogger;
+  /** What each transport fast path is doing (`on`, `off`, `unavailable: <reason>`). */
+  readonly fastPaths: AgentFastPaths;
   protected readonly opts: AgentClientOptions;
   protected socket: Socket | undefined;
   private readonly reqPrefix = randomBytes(6).toString("base64url");
@@ -156,6 +169,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
     this.logger = opts.logger ?? silentLogger;
     this.url = opts.url.replace(/\/+$/, "");
     this.name = opts.name ?? `agent-${randomBytes(4).toString("hex")}`;
+    this.fastPaths = decideFastPaths(opts.transport);
   }
 
   /** Local ack wait for `client:get_*` / `server:*`. */
@@ -193,6 +207,7 @@ export abstract class ClientConnection extends EventEmitter<AgentClientEvents> {
       reconnectionDelayMax: this.opts.reconnectionDelayMaxMs ?? 5000,
       autoConnect: false,
       forceNew: true,
+      ...socketOptions(this.fastPaths),
     });
     this.socket = socket;
     this.wireNotifications(socket);

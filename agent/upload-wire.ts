@@ -4,6 +4,7 @@
  */
 import { isErrorPayload } from "@a2c-smcp/protocol";
 import { InvalidResponseError, protocolErrorFromWire } from "./errors.ts";
+import { markBase64Payload } from "./transport.ts";
 import type { Carriage } from "./path.ts";
 
 /** One chunk as the upload sends it; the client adds `agent`, `req_id` and `computer`. */
@@ -13,6 +14,8 @@ export interface PutChunk {
   offset: number;
   eof: boolean;
   blob: string | Buffer;
+  /** `blob` is bytes to send as base64 text (encoded here), not as a binary attachment. */
+  asBase64?: boolean;
   /** The first chunk's declaration. */
   declaration?: { totalSize: number; sha256: string; nameHint?: string };
   /** `base64`: a base64 chunk that asks for binary carriage; `binary`: `blob` is an attachment. */
@@ -48,7 +51,12 @@ export function putPayload(
     p.sha256 = d.sha256;
     if (d.nameHint !== undefined) p.name_hint = d.nameHint;
   }
-  p.blob = chunk.blob;
+  if (chunk.asBase64 === true && Buffer.isBuffer(chunk.blob)) {
+    p.blob = chunk.blob.toString("base64");
+    markBase64Payload(p);
+  } else {
+    p.blob = chunk.blob;
+  }
   if (chunk.blobFormat !== undefined) p.blob_format = chunk.blobFormat;
   return p;
 }

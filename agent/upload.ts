@@ -25,7 +25,7 @@
  * never stores a file for it.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { PROTOCOL_VERSION, supportsFeature } from "@a2c-smcp/protocol";
+import { PROTOCOL_VERSION, base64Length, supportsFeature } from "@a2c-smcp/protocol";
 import {
   ComputerNotFoundError,
   DisconnectedError,
@@ -451,10 +451,10 @@ class Attempt {
       chunk.uploadId = this.uploadId;
       if (this.binary) chunk.blobFormat = "binary";
     }
-    if (!this.binary) chunk.blob = bytes.toString("base64");
+    if (!this.binary) chunk.asBase64 = true;
     stats.requests++;
     stats.bytesSent += len;
-    stats.wireBytes += this.binary ? len : chunk.blob.length;
+    stats.wireBytes += this.binary ? len : base64Length(len);
     this.next = offset + len;
     this.inflight++;
     const ticket = pacer.sent(len, first);
