@@ -192,9 +192,9 @@ export class AgentClient extends OfficeClient implements ChunkFetcher, ChunkUplo
    * The pull uses `fetchChunk`, which also checks the answer against what was asked.
    */
   getBlobChunk(computer: string, handle: string, req: ChunkRequest): Promise<GetBlobRet> {
-    const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
+    const timeoutMs = req.timeoutMs ?? this.wire.requestTimeoutMs;
     const payload = this.blobPayload(computer, handle, req);
-    return this.request(Events.GetBlob, payload, timeoutMs, req.signal, (args) =>
+    return this.wire.request(Events.GetBlob, payload, timeoutMs, req.signal, (args) =>
       parseBlobAnswer(args[0]),
     );
   }
@@ -208,9 +208,9 @@ export class AgentClient extends OfficeClient implements ChunkFetcher, ChunkUplo
    * string that dies within the callback never is.
    */
   fetchChunk(computer: string, handle: string, req: ChunkRequest): Promise<BlobChunk> {
-    const timeoutMs = req.timeoutMs ?? this.requestTimeoutMs;
+    const timeoutMs = req.timeoutMs ?? this.wire.requestTimeoutMs;
     const payload = this.blobPayload(computer, handle, req);
-    return this.request(Events.GetBlob, payload, timeoutMs, req.signal, (args) =>
+    return this.wire.request(Events.GetBlob, payload, timeoutMs, req.signal, (args) =>
       readChunk(parseBlobAnswer(args[0]), req, this.decodeBuffers),
     );
   }
@@ -233,7 +233,7 @@ export class AgentClient extends OfficeClient implements ChunkFetcher, ChunkUplo
   private blobPayload(computer: string, handle: string, req: ChunkRequest): object {
     const payload: Record<string, unknown> = {
       agent: this.name,
-      req_id: this.nextReqId(),
+      req_id: this.wire.nextReqId(),
       computer,
       blob_handle: handle,
       chunk_offset: req.offset,
@@ -294,9 +294,9 @@ export class AgentClient extends OfficeClient implements ChunkFetcher, ChunkUplo
     chunk: PutChunk,
     opts: { timeoutMs?: number; signal?: AbortSignal } = {},
   ): Promise<PutAnswer> {
-    const payload = putPayload(this.name, this.nextReqId(), computer, chunk);
-    const timeoutMs = opts.timeoutMs ?? this.requestTimeoutMs;
-    return this.request(Events.PutBlob, payload, timeoutMs, opts.signal, (args) =>
+    const payload = putPayload(this.name, this.wire.nextReqId(), computer, chunk);
+    const timeoutMs = opts.timeoutMs ?? this.wire.requestTimeoutMs;
+    return this.wire.request(Events.PutBlob, payload, timeoutMs, opts.signal, (args) =>
       parsePutAnswer(args[0]),
     );
   }

@@ -1,5 +1,7 @@
 /**
- * The Agent's transport: its one departure from stock socket.io-client, behind one switch
+ * The Agent's transport: how its requests leave its one socket and their acks come back. The
+ * acks it waits for are kept in one table (`AckTable`) with their deadlines and abort signals;
+ * its one departure from stock socket.io-client sits behind one switch
  * (`AgentClientOptions.transport`, the CLI's `--stock-transport`), as the Server's and the
  * Computer's transports are theirs.
  *
@@ -17,6 +19,9 @@
  */
 import { Decoder, Encoder, PacketType, protocol, type Packet } from "socket.io-parser";
 import { Events } from "@a2c-smcp/protocol";
+import { randomBytes } from "node:crypto";
+import type { Socket } from "socket.io-client";
+import { DisconnectedError, RequestTimeoutError, abortError, asError } from "./errors.ts";
 
 /** `"fast"` (default): every fast path the installed libraries support; `"stock"`: none. */
 export type AgentTransport = "fast" | "stock";
@@ -131,4 +136,230 @@ let probed: { missing: string | null } | undefined;
 export function socketOptions(paths: AgentFastPaths): { parser?: unknown } {
   if (paths.upload_text !== "on") return {};
   return { parser: { protocol, PacketType, Encoder: UploadTextEncoder, Decoder } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Requests on the socket
+
+/** How one client's requests travel on its socket: `req_id`s, the emit and the ack waited for. */
+export class RequestWire {
+  /** The connection's socket (set and cleared by the connection). */
+  socket: Socket | undefined;
+  /** Requests waiting for their ack (local deadlines, abort signals). */
+  readonly acks = new AckTable();
+  private readonly reqPrefix = randomBytes(6).toString("base64url");
+  private reqCounter = 0;
+
+  constructor(
+    /** Local ack wait for `client:get_*` / `server:*`, ms. */
+    readonly requestTimeoutMs: number,
+  ) {}
+
+  /** A fresh, never reused request id: random per client + counter. */
+  nextReqId(): string {
+    this.reqCounter++;
+    return `${this.reqPrefix}-${this.reqCounter}`;
+  }
+
+  /**
+   * Emits `event` and settles with `answer(ack arguments)`, computed inside socket.io's ack
+   * callback (a throw rejects): one promise per request, whatever the answer's checks. Rejects at
+   * once with `DisconnectedError` when not connected.
+   */
+  request<T>(
+    event: string,
+    payload: unknown,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    answer: (args: unknown[]) => T,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const socket = this.socket;
+      if (!socket?.connected) return reject(new DisconnectedError());
+      if (signal?.aborted) return reject(abortError(signal));
+      const pending = this.acks.add(event, timeoutMs, signal, resolve, reject);
+      socket.emit(event, payload, this.onAck(pending, answer));
+    });
+  }
+
+  /**
+   * The ack callback of one request, made outside `request` so that it does not hold the
+   * request's payload (an upload chunk's base64) for the round trip it waits.
+   */
+  private onAck<T>(pending: PendingAck<T>, answer: (args: unknown[]) => T) {
+    return (...args: unknown[]): void => {
+      if (!this.acks.take(pending)) return; // timed out / aborted / disconnected meanwhile
+      let value: T;
+      try {
+        value = answer(args);
+      } catch (err) {
+        return pending.reject(asError(err));
+      }
+      pending.resolve(value);
+    };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The acks a connection waits for
+
+const settledAlready = (): void => undefined;
+
+/**
+ * One request waiting for its ack. Settled exactly once: by the ack, a failure or an abort; then
+ * it lets go of its promise's callbacks (a resolved promise holds its value: a whole chunk).
+ */
+export class PendingAck<T> {
+  settled = false;
+  constructor(
+    readonly event: string,
+    readonly timeoutMs: number,
+    readonly deadline: number,
+    readonly signal: AbortSignal | undefined,
+    private onResolve: (value: T) => void,
+    private onReject: (err: Error) => void,
+  ) {}
+
+  resolve(value: T): void {
+    const f = this.onResolve;
+    this.release();
+    f(value);
+  }
+  reject(err: Error): void {
+    const f = this.onReject;
+    this.release();
+    f(err);
+  }
+  private release(): void {
+    this.onResolve = settledAlready;
+    this.onReject = settledAlready;
+  }
+}
+
+/**
+ * Every pending ack of one connection, each with its own deadline and abort signal, without a
+ * timer or an abort listener per request: a pull sends hundreds of chunk requests a second, and a
+ * Node timer plus an `AbortSignal` listener cost more per request than the rest of the Agent's
+ * bookkeeping together. One timer is armed for the earliest deadline and re-armed only when a
+ * request with an earlier one arrives (a pull's deadlines follow its round trips, so they differ
+ * per request); requests with the same signal (a pull's) share one listener on it.
+ */
+export class AckTable {
+  private readonly pending = new Set<PendingAck<never>>();
+  private readonly bySignal = new WeakMap<AbortSignal, SignalGroup>();
+  private timer: NodeJS.Timeout | undefined;
+  /** The deadline the timer is armed for (Infinity when none). */
+  private armedFor = Number.POSITIVE_INFINITY;
+
+  /** Registers a request; it fails by itself at its deadline or when `signal` aborts. */
+  add<T>(
+    event: string,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    resolve: (value: T) => void,
+    reject: (err: Error) => void,
+  ): PendingAck<T> {
+    const deadline = performance.now() + timeoutMs;
+    const p = new PendingAck<T>(event, timeoutMs, deadline, signal, resolve, reject);
+    const q = p as unknown as PendingAck<never>;
+    this.pending.add(q);
+    if (deadline < this.armedFor) this.arm(deadline);
+    if (signal) this.watch(signal, q);
+    return p;
+  }
+
+  /** Takes `p` out of the table; false when it was already settled (timed out, aborted). */
+  take<T>(p: PendingAck<T>): boolean {
+    if (p.settled) return false;
+    this.forget(p);
+    return true;
+  }
+
+  /** Rejects every pending request (our socket dropped, or the client closed). */
+  failAll(err: Error): void {
+    for (const p of [...this.pending]) this.fail(p, err);
+  }
+
+  /** Stops the timer (the client closed). */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+  }
+
+  private arm(deadline: number): void {
+    clearTimeout(this.timer);
+    this.armedFor = deadline;
+    // Never keeps the process alive on its own: the socket does while requests are pending.
+    const ms = Math.max(1, Math.ceil(deadline - performance.now()));
+    this.timer = setTimeout(() => this.expire(), ms).unref();
+  }
+
+  /** Fails every request past its deadline and arms the timer for the earliest one left. */
+  private expire(): void {
+    this.timer = undefined;
+    this.armedFor = Number.POSITIVE_INFINITY;
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const p of [...this.pending]) {
+      if (p.deadline <= now) this.fail(p, new RequestTimeoutError(p.event, p.timeoutMs));
+      else if (!p.settled) next = Math.min(next, p.deadline);
+    }
+    if (next < this.armedFor && this.pending.size > 0) this.arm(next);
+  }
+
+  private fail(p: PendingAck<never>, err: Error): void {
+    if (p.settled) return;
+    this.forget(p);
+    p.reject(err);
+  }
+
+  private forget(p: PendingAck<never>): void {
+    p.settled = true;
+    this.pending.delete(p);
+    if (p.signal) this.bySignal.get(p.signal)?.leave(p);
+  }
+
+  /** One listener per signal while any of its requests is pending. */
+  private watch(signal: AbortSignal, p: PendingAck<never>): void {
+    let group = this.bySignal.get(signal);
+    if (!group) {
+      group = new SignalGroup(
+        signal,
+        (x, err) => this.fail(x, err),
+        () => this.bySignal.delete(signal),
+      );
+      this.bySignal.set(signal, group);
+    }
+    group.join(p);
+  }
+}
+
+/** The pending requests of one signal, and the one abort listener they share. */
+class SignalGroup {
+  private readonly members = new Set<PendingAck<never>>();
+  private readonly onAbort = (): void => {
+    this.dispose();
+    const err = abortError(this.signal);
+    for (const p of [...this.members]) this.fail(p, err);
+  };
+
+  constructor(
+    private readonly signal: AbortSignal,
+    private readonly fail: (p: PendingAck<never>, err: Error) => void,
+    private readonly dispose: () => void,
+  ) {
+    signal.addEventListener("abort", this.onAbort, { once: true });
+  }
+
+  join(p: PendingAck<never>): void {
+    this.members.add(p);
+  }
+
+  leave(p: PendingAck<never>): void {
+    this.members.delete(p);
+    if (this.members.size > 0 || this.signal.aborted) return;
+    this.signal.removeEventListener("abort", this.onAbort);
+    this.dispose();
+  }
 }

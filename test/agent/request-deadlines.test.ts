@@ -1,5 +1,5 @@
 /**
- * Requests share timers and abort listeners (agent/client-acks.ts) without losing their own
+ * Requests share timers and abort listeners (agent/transport.ts) without losing their own
  * bounds: each request still fails at its own deadline, requests with different timeouts do not
  * wait for each other, a shared signal holds one listener while requests are pending and none
  * after, and aborting it fails exactly the requests it governs. A request waiting for its ack does
