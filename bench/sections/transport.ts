@@ -188,7 +188,8 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
       ),
     );
     const run = randomUUID().slice(0, 8);
-    let agentPaths: AgentFastPaths | null = null;
+    /** What each configuration's AgentClients report (`client.fastPaths`), for the notes. */
+    const agentPaths = new Map<string, AgentFastPaths | null>();
     const placed: Placed[] = [];
     for (const [i, config] of configs.entries()) {
       const computer = config.computer === "stock" ? computerStock : computerFast;
@@ -215,7 +216,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
         agents: offices.map((o) => ({ office: o.office, computer: o.name })),
         transport: config.agent,
       });
-      if (config.id === "default") agentPaths = connected.fastPaths;
+      agentPaths.set(config.id, connected.fastPaths);
       const handle = (index: number, relPath: string): Promise<HandleInfo> =>
         agent.call<HandleInfo>("stack-handle", { agent: index, skill: SKILL, relPath });
       const bulk = { index: first, handle: await handle(first, "transport.bin") };
@@ -332,7 +333,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
           : []),
         `Meanwhile a second Agent on the same Server pulls a 256 KiB file in ${formatBytes(PROBE_CHUNK)} chunks, window 1: its chunk latency is the probe.`,
         "Agent CPU per MB is the Agent process's, per MB of the bulk transfer: the bulk Agent's pull or upload and the probe Agent's window-1 pulls beside it, both clients of the configuration in that one process. The probe's CPU dilutes the bulk Agent's own difference in the ratios, and grows with the time it runs (most of the transfer's).",
-        `The default's AgentClients report their fast paths as ${AGENT_FAST_PATH_NAMES.map((n) => `${n} ${agentPaths?.[n] ?? "unknown"}`).join(", ")} (\`client.fastPaths\`); a \`without agent\` configuration runs them with \`transport: "stock"\`.`,
+        agentPathsNote(configs, agentPaths),
         "Every process shares this machine's cores: read the ratios, measured side by side, not the absolute figures.",
       ],
     };
@@ -340,6 +341,20 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
     for (const c of [...children].reverse()) await c.close();
     rmSync(landingRoot, { recursive: true, force: true });
   }
+}
+
+/** What the default's and each stock-Agent configuration's AgentClients reported. */
+function agentPathsNote(
+  configs: TransportConfig[],
+  reported: Map<string, AgentFastPaths | null>,
+): string {
+  const each = configs
+    .filter((c) => c.id === "default" || c.agent === "stock")
+    .map((c) => {
+      const paths = reported.get(c.id);
+      return `${c.id}: ${AGENT_FAST_PATH_NAMES.map((n) => `${n} ${paths?.[n] ?? "unknown"}`).join(", ")}`;
+    });
+  return `The AgentClients' fast paths as they report them (\`client.fastPaths\`; the clients of \`stock\` and of a \`without agent\` configuration have \`transport: "stock"\`): ${each.join("; ")}.`;
 }
 
 /** "pull base64 64 KiB", "upload base64 64 KiB": how logs and the report name a case. */
