@@ -33,6 +33,14 @@ export interface AgentFastPaths {
   readonly upload_text: FastPathState;
 }
 
+/**
+ * The names of this transport's fast paths (the keys of `AgentFastPaths`): what the bench's
+ * transport section measures the Agent without.
+ */
+export const AGENT_FAST_PATH_NAMES = [
+  "upload_text",
+] as const satisfies readonly (keyof AgentFastPaths)[];
+
 /** The stringified empty `blob` the base64 is put into (its closing quote is where it goes). */
 const EMPTY_BLOB = '"blob":""';
 

@@ -123,7 +123,7 @@ export interface TransportCase {
  * The SDK's default pull chunk per carriage (what users run; `mask_in_place` and `raw_acks` were
  * made for these), binary pulls at 16 KiB, where a chunk's fixed costs (writes, wake-ups) decide,
  * which both `batch_writes` are for (the small-chunk goals), and the SDK's default base64 upload,
- * which `raw_uploads` is for: the cases the fast-paths goal judges.
+ * which `raw_uploads` and the Agent's `upload_text` are for: the cases the fast-paths goal judges.
  */
 const TRANSPORT_JUDGED: TransportCase[] = [
   { direction: "get", carriage: "binary", chunkBytes: DEFAULT_BINARY_CHUNK_BYTES },

@@ -8,7 +8,7 @@ import type { Block } from "./doc.ts";
 
 /** One departure from the libraries' stock behaviour: whose it is, and what it is for. */
 export interface Departure {
-  role: "Server" | "Computer";
+  role: "Server" | "Computer" | "Agent";
   name: string;
   /** The configuration of section transport that runs the default without it. */
   config: string;
@@ -31,7 +31,7 @@ const pulls =
   (c: TransportCase): boolean =>
     c.direction === "get" && rule(c);
 
-/** Every fast path on by default, of both roles. */
+/** Every fast path on by default, of every role. */
 export const DEPARTURES: readonly Departure[] = [
   {
     role: "Server",
@@ -69,19 +69,28 @@ export const DEPARTURES: readonly Departure[] = [
     goal: `the small-chunk goals: one write per binary answer (binary at 16 KiB; acts up to ${formatBytes(COMPUTER_BATCHED_MOST)})`,
     actsOn: pulls(binaryUpTo(COMPUTER_BATCHED_MOST)),
   },
+  {
+    role: "Agent",
+    name: "upload_text",
+    config: "without agent upload_text",
+    goal: "an SDK base64 upload chunk written around its base64, not through JSON.stringify; Agent CPU per MB of a base64 upload",
+    // It writes only the SDK's own base64 put_blob chunks: an upload's, never a pull's requests.
+    actsOn: (c) => c.direction === "put" && c.carriage === "base64",
+  },
 ];
 
 const x2 = (v: number): string => `×${v.toFixed(2)}`;
 
 /**
- * The gain of `dep` at a point: its role's CPU per MB without it / with it, and MB/s with it /
- * without it (above 1: the fast path pays), or null when it was not measured there.
+ * The gain of `dep` at a point: its role's CPU per MB without it / with it, the Agent's CPU per
+ * MB likewise, and MB/s with it / without it (above 1: the fast path pays), or null when it was
+ * not measured there.
  */
 export function gainOf(
   d: TransportData,
   dep: Departure,
   at: TransportCase,
-): { cpu: number; mbps: number } | null {
+): { cpu: number; agent: number; mbps: number } | null {
   const p = d.points.find(
     (q) =>
       q.config === dep.config &&
@@ -90,8 +99,12 @@ export function gainOf(
       q.chunkBytes === at.chunkBytes,
   );
   if (!p) return null;
-  const cpu = dep.role === "Server" ? p.serverCpuVsDefault : p.computerCpuVsDefault;
-  return { cpu, mbps: 1 / p.mbpsVsDefault };
+  const cpu = {
+    Server: p.serverCpuVsDefault,
+    Computer: p.computerCpuVsDefault,
+    Agent: p.agentCpuVsDefault,
+  }[dep.role];
+  return { cpu, agent: p.agentCpuVsDefault, mbps: 1 / p.mbpsVsDefault };
 }
 
 export function transportBlocks(d: TransportData): Block[] {
@@ -104,6 +117,8 @@ export function transportBlocks(d: TransportData): Block[] {
     x2(p.serverCpuVsDefault),
     p.computerCpuMsPerMb.toFixed(2),
     x2(p.computerCpuVsDefault),
+    p.agentCpuMsPerMb.toFixed(2),
+    x2(p.agentCpuVsDefault),
     `${p.probeP50Ms.toFixed(1)} / ${p.probeP99Ms.toFixed(1)}`,
   ];
   const cases = d.points.filter((p) => p.config === "default");
@@ -111,7 +126,7 @@ export function transportBlocks(d: TransportData): Block[] {
   return [
     {
       kind: "para",
-      text: `The whole stack with both roles on the stock transport (\`--stock-transport\`: socket.io, engine.io and ws as shipped) beside the default, and the default without each fast path of the Server (\`without <name>\`) and of the Computer (\`without computer <name>\`), in the same run (${formatBytes(d.fileBytes)} per pull or upload). Ratios are to the default measured in the same round: a CPU ratio above 1 is what the default saves. Every configuration has its own Server process: the Server CPU ratio of \`without computer mask_in_place\` (which changes no byte and no write the Server sees) is what two default Servers differ by in this run. A fast path that does not act at a case (its transport's own rule: raw_acks on text acks, which carry a pull's chunks but only an upload's short answers; raw_uploads on text \`client:put_blob\` events; batch_writes on binary parts up to ${formatBytes(SERVER_BATCHED_MOST)}; the Computer's on what it sends, a pull's chunks) runs stock code there, or only on those short answers: its ratio is the same kind of difference. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull or upload (p50 / p99 ms).`,
+      text: `The whole stack on the stock transport (Server and Computer with \`--stock-transport\`, the Agent's clients with \`transport: "stock"\`: socket.io, engine.io, ws and socket.io-client as shipped) beside the default, and the default without each fast path of the Server (\`without <name>\`), of the Computer (\`without computer <name>\`) and of the Agent (\`without agent <name>\`), in the same run (${formatBytes(d.fileBytes)} per pull or upload). Ratios are to the default measured in the same round: a CPU ratio above 1 is what the default saves. Every configuration has its own Server process: the Server CPU ratio of \`without computer mask_in_place\` (which changes no byte and no write the Server sees) is what two default Servers differ by in this run. A fast path that does not act at a case (its transport's own rule: raw_acks on text acks, which carry a pull's chunks but only an upload's short answers; raw_uploads on text \`client:put_blob\` events; batch_writes on binary parts up to ${formatBytes(SERVER_BATCHED_MOST)}; the Computer's on what it sends, a pull's chunks; the Agent's upload_text on its own base64 upload chunks) runs stock code there, or only on those short answers: its ratio is the same kind of difference. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull or upload (p50 / p99 ms). Agent CPU is the Agent process's, which holds that probe Agent too: its pulls are in every configuration's Agent figure.`,
     },
     {
       kind: "table",
@@ -123,6 +138,8 @@ export function transportBlocks(d: TransportData): Block[] {
         "Server ms/MB",
         "vs default",
         "Computer ms/MB",
+        "vs default",
+        "Agent ms/MB",
         "vs default",
         "probe p50 / p99 ms",
       ],

@@ -3,14 +3,18 @@
  * one run. The same SDK-default transfer (whole pulls, every one verified by sha256, and uploads,
  * every landed file verified by sha256) per direction and carriage through stacks that differ only
  * in their transport:
- * - `default`: both roles as shipped by us (every fast path on);
- * - `stock`: Server and Computer with `--stock-transport` (socket.io, engine.io and ws as shipped);
- * - `without <name>`: the default Server without that one fast path (the Computer default);
+ * - `default`: every role as shipped by us (every fast path on);
+ * - `stock`: Server, Computer and Agent on the stock transport (socket.io, engine.io, ws and
+ *   socket.io-client as shipped);
+ * - `without <name>`: the default Server without that one fast path (the others default);
  * - `without computer <name>`: the default Computer without that one fast path (the Server
- *   default, so its Server CPU ratio shows what two default Server processes differ by).
+ *   default, so its Server CPU ratio shows what two default Server processes differ by);
+ * - `without agent <name>`: the Agent's clients without that fast path (Server and Computer
+ *   default).
  * Each configuration has its own Server process; rounds run every configuration once, in a
  * rotating order, so all see the same machine; ratios are per round against that round's
- * default, then the median. Beside MB/s: Server (and Computer) CPU ms per MB moved, and the chunk
+ * default, then the median. Beside MB/s: Server, Computer and Agent CPU ms per MB moved (the
+ * Agent process holds the probe Agent too), and the chunk
  * latency of a second Agent's small window-1 pull through the same Server meanwhile (another
  * client's requests while one pulls or uploads).
  */
@@ -27,6 +31,11 @@ import {
   DEFAULT_BINARY_UPLOAD_CHUNK_BYTES,
   DEFAULT_UPLOAD_WINDOW,
 } from "../../agent/upload.ts";
+import {
+  AGENT_FAST_PATH_NAMES,
+  type AgentFastPaths,
+  type AgentTransport,
+} from "../../agent/transport.ts";
 import { FAST_PATH_NAMES, type TransportOption } from "../../server/transport/index.ts";
 import {
   FAST_PATHS as COMPUTER_FAST_PATHS,
@@ -59,6 +68,8 @@ export interface TransportConfig {
   id: string;
   server: TransportOption;
   computer: TransportMode;
+  /** The `transport` of this configuration's AgentClients (the bulk one and the probe). */
+  agent: AgentTransport;
 }
 
 export interface TransportPoint {
@@ -71,10 +82,13 @@ export interface TransportPoint {
   medianMbps: number;
   serverCpuMsPerMb: number;
   computerCpuMsPerMb: number;
+  /** The Agent process's: the bulk Agent's transfer and the probe Agent's pulls beside it. */
+  agentCpuMsPerMb: number;
   /** Medians over the rounds of this round's value / the default's in the same round. */
   mbpsVsDefault: number;
   serverCpuVsDefault: number;
   computerCpuVsDefault: number;
+  agentCpuVsDefault: number;
   /** The other Agent's window-1 chunk latency during the pulls or uploads, ms. */
   probeP50Ms: number;
   probeP99Ms: number;
@@ -94,22 +108,35 @@ const PROBE_CHUNK = 16 * KiB;
 const SPAWN_TIMEOUT_MS = 180_000;
 
 /**
- * The configurations: default, stock, and the default without each fast path of the Server and
- * of the Computer.
+ * The configurations: default, stock, and the default without each fast path of the Server, of
+ * the Computer and of the Agent.
  */
 export function transportConfigs(): TransportConfig[] {
+  // The Agent's switch is all or nothing: "stock" is the Agent without its fast path only while
+  // it has one. A second one needs a per-path switch in the SDK before it can be measured apart.
+  if (AGENT_FAST_PATH_NAMES.length !== 1) {
+    throw new Error("the Agent's transport has no per-path switch for its fast paths");
+  }
   return [
-    { id: "default", server: "fast", computer: "fast" },
-    { id: "stock", server: "stock", computer: "stock" },
+    { id: "default", server: "fast", computer: "fast", agent: "fast" },
+    { id: "stock", server: "stock", computer: "stock", agent: "stock" },
     ...FAST_PATH_NAMES.map((name): TransportConfig => ({
       id: `without ${name}`,
       server: { off: [name] },
       computer: "fast",
+      agent: "fast",
     })),
     ...COMPUTER_FAST_PATHS.map(({ name }): TransportConfig => ({
       id: `without computer ${name}`,
       server: "fast",
       computer: { off: [name] },
+      agent: "fast",
+    })),
+    ...AGENT_FAST_PATH_NAMES.map((name): TransportConfig => ({
+      id: `without agent ${name}`,
+      server: "fast",
+      computer: "fast",
+      agent: "stock",
     })),
   ];
 }
@@ -161,6 +188,8 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
       ),
     );
     const run = randomUUID().slice(0, 8);
+    /** What each configuration's AgentClients report (`client.fastPaths`), for the notes. */
+    const agentPaths = new Map<string, AgentFastPaths | null>();
     const placed: Placed[] = [];
     for (const [i, config] of configs.entries()) {
       const computer = config.computer === "stock" ? computerStock : computerFast;
@@ -181,11 +210,13 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
         computers: offices.map((o) => ({ name: o.name, office: o.office })),
       });
       const first = placed.length * 2;
-      await agent.call("stack-connect", {
+      const connected = await agent.call<{ fastPaths: AgentFastPaths | null }>("stack-connect", {
         url: urls[i]!.url,
         token: BENCH_TOKEN,
         agents: offices.map((o) => ({ office: o.office, computer: o.name })),
+        transport: config.agent,
       });
+      agentPaths.set(config.id, connected.fastPaths);
       const handle = (index: number, relPath: string): Promise<HandleInfo> =>
         agent.call<HandleInfo>("stack-handle", { agent: index, skill: SKILL, relPath });
       const bulk = { index: first, handle: await handle(first, "transport.bin") };
@@ -212,7 +243,8 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
       const lastMs = new Map<string, number>();
       const label = caseLabel(tc);
       const one = async (p: Placed) => {
-        const procs = [p.server, p.computer];
+        // The Agent process holds every configuration's clients; one transfer runs at a time.
+        const procs = [p.server, p.computer, agent];
         const before = await Promise.all(procs.map((c) => c.stats()));
         const t0 = performance.now();
         // The probe spans most of the transfer (this configuration's last time); beside the
@@ -238,6 +270,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
           mbps: mbPerSec(bulk.bytes, wallMs / 1000),
           server: cpu(0),
           computer: cpu(1),
+          agent: cpu(2),
           probe: probe.samples ?? [],
         };
       };
@@ -264,16 +297,18 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
           medianMbps: median(mine.map((r) => r.mbps)),
           serverCpuMsPerMb: median(mine.map((r) => r.server)),
           computerCpuMsPerMb: median(mine.map((r) => r.computer)),
+          agentCpuMsPerMb: median(mine.map((r) => r.agent)),
           mbpsVsDefault: vs((r) => r.mbps),
           serverCpuVsDefault: vs((r) => r.server),
           computerCpuVsDefault: vs((r) => r.computer),
+          agentCpuVsDefault: vs((r) => r.agent),
           probeP50Ms: percentile(lat, 50),
           probeP99Ms: percentile(lat, 99),
           probeP99VsDefault: percentile(lat, 99) / percentile(baseLat, 99),
         };
         points.push(point);
         ctx.log(
-          `transport ${label} ${p.config.id}: ${point.medianMbps.toFixed(1)} MB/s (×${point.mbpsVsDefault.toFixed(2)}), Server ${point.serverCpuMsPerMb.toFixed(2)} ms/MB (×${point.serverCpuVsDefault.toFixed(2)}), probe p99 ${point.probeP99Ms.toFixed(1)} ms`,
+          `transport ${label} ${p.config.id}: ${point.medianMbps.toFixed(1)} MB/s (×${point.mbpsVsDefault.toFixed(2)}), Server ${point.serverCpuMsPerMb.toFixed(2)} ms/MB (×${point.serverCpuVsDefault.toFixed(2)}), Agent ${point.agentCpuMsPerMb.toFixed(2)} ms/MB (×${point.agentCpuVsDefault.toFixed(2)}), probe p99 ${point.probeP99Ms.toFixed(1)} ms`,
         );
       }
     }
@@ -297,6 +332,8 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
             ]
           : []),
         `Meanwhile a second Agent on the same Server pulls a 256 KiB file in ${formatBytes(PROBE_CHUNK)} chunks, window 1: its chunk latency is the probe.`,
+        "Agent CPU per MB is the Agent process's, per MB of the bulk transfer: the bulk Agent's pull or upload and the probe Agent's window-1 pulls beside it, both clients of the configuration in that one process. The probe's CPU dilutes the bulk Agent's own difference in the ratios, and grows with the time it runs (most of the transfer's).",
+        agentPathsNote(configs, agentPaths),
         "Every process shares this machine's cores: read the ratios, measured side by side, not the absolute figures.",
       ],
     };
@@ -304,6 +341,20 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
     for (const c of [...children].reverse()) await c.close();
     rmSync(landingRoot, { recursive: true, force: true });
   }
+}
+
+/** What the default's and each stock-Agent configuration's AgentClients reported. */
+function agentPathsNote(
+  configs: TransportConfig[],
+  reported: Map<string, AgentFastPaths | null>,
+): string {
+  const each = configs
+    .filter((c) => c.id === "default" || c.agent === "stock")
+    .map((c) => {
+      const paths = reported.get(c.id);
+      return `${c.id}: ${AGENT_FAST_PATH_NAMES.map((n) => `${n} ${paths?.[n] ?? "unknown"}`).join(", ")}`;
+    });
+  return `The AgentClients' fast paths as they report them (\`client.fastPaths\`; the clients of \`stock\` and of a \`without agent\` configuration have \`transport: "stock"\`): ${each.join("; ")}.`;
 }
 
 /** "pull base64 64 KiB", "upload base64 64 KiB": how logs and the report name a case. */

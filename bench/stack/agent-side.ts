@@ -6,6 +6,7 @@
  */
 import {
   AgentClient,
+  type AgentClientOptions,
   ComputerPath,
   readBlobWithInfo,
   type Carriage,
@@ -381,19 +382,26 @@ async function sdkDownload(
 
 export const stackHandlers: Record<string, Handler> = {
   "stack-connect": async (raw) => {
-    const { url, token, agents } = raw as {
+    const { url, token, agents, transport } = raw as {
       url: string;
       token: string;
       agents: Array<{ office: string; computer: string }>;
+      /** The clients' transport (section transport); the SDK's default when absent. */
+      transport?: AgentClientOptions["transport"];
     };
     for (const a of agents) {
-      const client = new AgentClient({ url, token, name: `bench-agent-${seats.length}` });
+      const client = new AgentClient({
+        url,
+        token,
+        name: `bench-agent-${seats.length}`,
+        transport,
+      });
       await client.connect();
       await client.joinOffice(a.office);
       await client.waitForComputer(a.computer, { timeoutMs: 30_000 });
       seats.push({ client, office: a.office, computer: a.computer, latencies: [] });
     }
-    return { agents: seats.length };
+    return { agents: seats.length, fastPaths: seats.at(-1)?.client.fastPaths ?? null };
   },
   "stack-handle": async (raw) => {
     const { agent, skill, relPath } = raw as { agent: number; skill: string; relPath: string };

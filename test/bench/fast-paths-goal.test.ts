@@ -5,7 +5,9 @@
 // shown, not judged. One that acts at a default and costs its role CPU there misses. Points are
 // matched by direction too: raw_uploads is judged at the base64 upload, raw_acks at the pull of
 // the same carriage and chunk size; a fast path this build lacks reads "not measured", unjudged.
-// The section's report tables name each case's direction and give raw_uploads its row.
+// The Agent's upload_text is judged by the Agent's CPU per MB at the base64 upload (D116).
+// The section's report tables name each case's direction and give raw_uploads and upload_text
+// their rows.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { evaluateGoals } from "../../bench/goals.ts";
@@ -16,6 +18,7 @@ import {
   type TransportPoint,
 } from "../../bench/sections/transport.ts";
 import { KiB } from "../../bench/lib/stats.ts";
+import { decideFastPaths } from "../../agent/transport.ts";
 import { transportBlocks } from "../../bench/report/build-transport.ts";
 import type { Report } from "../../bench/report/types.ts";
 import { fixtureReport } from "./fixture-report.ts";
@@ -27,21 +30,31 @@ const CASES = [
   { direction: "put", carriage: "base64", chunkBytes: 64 * KiB },
 ] as const;
 
-/**
- * The section's configurations, or (`withRawUploads` false) those of a build whose Server has no
- * raw_uploads yet.
- */
-function configs(withRawUploads: boolean): TransportConfig[] {
+/** The section's configurations but `absent` (those of a build that lacks that fast path). */
+function configs(absent: readonly string[]): TransportConfig[] {
   const all = transportConfigs();
-  assert.ok(all.some((c) => c.id === "without raw_uploads"));
-  return withRawUploads ? all : all.filter((c) => c.id !== "without raw_uploads");
+  for (const id of absent)
+    assert.ok(
+      all.some((c) => c.id === id),
+      id,
+    );
+  return all.filter((c) => !absent.includes(c.id));
 }
 
-/** Every configuration at every case with the given CPU ratios (1 unless named). */
-function transportData(cpu: Record<string, number> = {}, withRawUploads = true): TransportData {
-  const points: TransportPoint[] = configs(withRawUploads).flatMap((c) =>
+/**
+ * Every configuration at every case with the given CPU ratios (1 unless named), every role's
+ * alike unless `agentCpu` names the Agent's apart.
+ */
+function transportData(
+  cpu: Record<string, number> = {},
+  absent: readonly string[] = [],
+  agentCpu: Record<string, number> = {},
+): TransportData {
+  const points: TransportPoint[] = configs(absent).flatMap((c) =>
     CASES.map((k) => {
-      const ratio = cpu[`${c.id} @ ${k.direction} ${k.carriage} ${k.chunkBytes / KiB}`] ?? 1;
+      const key = `${c.id} @ ${k.direction} ${k.carriage} ${k.chunkBytes / KiB}`;
+      const ratio = cpu[key] ?? 1;
+      const agent = agentCpu[key] ?? ratio;
       return {
         config: c.id,
         direction: k.direction,
@@ -54,6 +67,8 @@ function transportData(cpu: Record<string, number> = {}, withRawUploads = true):
         mbpsVsDefault: 1 / ratio,
         serverCpuVsDefault: ratio,
         computerCpuVsDefault: ratio,
+        agentCpuMsPerMb: agent,
+        agentCpuVsDefault: agent,
         probeP50Ms: 1,
         probeP99Ms: 2,
         probeP99VsDefault: 1,
@@ -64,7 +79,7 @@ function transportData(cpu: Record<string, number> = {}, withRawUploads = true):
     fileBytes: 64 << 20,
     probeChunkBytes: 16 * KiB,
     rounds: 5,
-    configs: configs(withRawUploads),
+    configs: configs(absent),
     points,
     notes: [],
   };
@@ -85,6 +100,7 @@ const PAYING = {
   "without batch_writes @ get binary 16": 1.1,
   "without computer mask_in_place @ get binary 512": 1.4,
   "without computer batch_writes @ get binary 16": 1.1,
+  "without agent upload_text @ put base64 64": 1.3,
 };
 
 void test("met when each pays where made for; a departure idle at a default is not judged there", async () => {
@@ -141,11 +157,11 @@ void test("raw_uploads is judged at the base64 upload: missed below ×1.1 there,
 });
 
 void test("a fast path this build lacks reads not measured, and the others are still judged", async () => {
-  const met = await goalWith(transportData(PAYING, false));
+  const met = await goalWith(transportData(PAYING, ["without raw_uploads"]));
   assert.equal(met.status, "met", met.measured);
   assert.match(met.measured, /not measured \(no such fast path in this build[^)]*\): raw_uploads$/);
   const missed = await goalWith(
-    transportData({ ...PAYING, "without raw_acks @ get base64 64": 0.9 }, false),
+    transportData({ ...PAYING, "without raw_acks @ get base64 64": 0.9 }, ["without raw_uploads"]),
   );
   assert.equal(missed.status, "missed");
   assert.doesNotMatch(missed.why ?? "", /raw_uploads/);
@@ -166,8 +182,86 @@ void test("the report names each case's direction and gives raw_uploads a row ju
   const pull = gains.head.indexOf("pull base64 64 KiB: what it saves, gains");
   assert.match(row[pull]!, /^does not act \(stock here\)/);
   // Without that configuration (a build that lacks the fast path) the table has no row for it.
-  const lacking = transportBlocks(transportData(PAYING, false)).flatMap((b) =>
+  const lacking = transportBlocks(transportData(PAYING, ["without raw_uploads"])).flatMap((b) =>
     b.kind === "table" ? [b] : [],
   );
   assert.ok(!lacking[1]!.rows.some((r) => r[0] === "Server raw_uploads"));
+});
+
+void test("the section runs the Agent without each of its fast paths: its clients stock, the rest default", () => {
+  const all = transportConfigs();
+  const names = Object.keys(decideFastPaths("stock"));
+  assert.deepEqual(names, ["upload_text"]);
+  for (const name of names) {
+    const c = all.find((x) => x.id === `without agent ${name}`);
+    assert.deepEqual(c, {
+      id: `without agent ${name}`,
+      server: "fast",
+      computer: "fast",
+      agent: "stock",
+    });
+  }
+  assert.equal(all.find((c) => c.id === "stock")?.agent, "stock");
+  const stockAgents = all.filter((c) => c.agent === "stock").map((c) => c.id);
+  assert.deepEqual(stockAgents, ["stock", ...names.map((n) => `without agent ${n}`)]);
+});
+
+void test("upload_text is judged by the Agent's CPU per MB at the base64 upload: met at ×1.3, missed at ×1.05", async () => {
+  const paying = await goalWith(transportData(PAYING));
+  assert.equal(paying.status, "met", paying.measured);
+  assert.match(paying.measured, /agent upload_text at upload base64 64 KiB ×1\.30/);
+  assert.match(paying.measured, /agent upload_text at the default upload base64 64 KiB ×1\.30/);
+  assert.match(
+    paying.text,
+    /agent upload_text ≥ ×1\.1 less Agent CPU per MB at upload base64 64 KiB/,
+  );
+  // The Server's and Computer's CPU in that configuration are not its figure.
+  const low = await goalWith(
+    transportData({ ...PAYING, "without agent upload_text @ put base64 64": 2 }, [], {
+      "without agent upload_text @ put base64 64": 1.05,
+    }),
+  );
+  assert.equal(low.status, "missed");
+  assert.match(low.why ?? "", /agent upload_text at upload base64 64 KiB/);
+  assert.match(low.measured, /agent upload_text at upload base64 64 KiB ×1\.05/);
+  // It writes no pull's packets: its pull ratios are shown, not judged.
+  const pulls = await goalWith(
+    transportData({ ...PAYING, "without agent upload_text @ get base64 64": 0.8 }),
+  );
+  assert.equal(pulls.status, "met", pulls.measured);
+  assert.match(
+    pulls.measured,
+    /not acting at the defaults .*agent upload_text at pull base64 64 KiB ×0\.80/,
+  );
+});
+
+void test("upload_text reads not measured when its configuration did not run", async () => {
+  const g = await goalWith(transportData(PAYING, ["without agent upload_text"]));
+  assert.equal(g.status, "met", g.measured);
+  assert.match(
+    g.measured,
+    /not measured \(no such fast path in this build[^)]*\): agent upload_text$/,
+  );
+  assert.doesNotMatch(g.measured, /upload_text at/);
+});
+
+void test("the report gives the Agent's CPU per MB and an Agent upload_text row acting on the base64 upload", () => {
+  const [points, gains] = transportBlocks(
+    transportData(PAYING, [], { "default @ put base64 64": 1, "stock @ put base64 64": 1.4 }),
+  ).flatMap((b) => (b.kind === "table" ? [b] : []));
+  assert.ok(points && gains);
+  const agentCol = points.head.indexOf("Agent ms/MB");
+  assert.ok(agentCol > 0, JSON.stringify(points.head));
+  const stock = points.rows.find((r) => r[0] === "stock" && r[1] === "upload base64 64 KiB");
+  assert.deepEqual(stock?.slice(agentCol, agentCol + 2), ["1.40", "×1.40"]);
+  const row = gains.rows.find((r) => r[0] === "Agent upload_text");
+  assert.ok(row, JSON.stringify(gains.rows.map((r) => r[0])));
+  assert.match(row[1]!, /written around its base64, not through JSON\.stringify; Agent CPU per MB/);
+  const put = gains.head.indexOf("upload base64 64 KiB: what it saves, gains");
+  assert.equal(row[put], "Agent CPU/MB ×1.30, MB/s ×1.30");
+  for (const head of ["pull base64 64 KiB", "pull binary 512 KiB", "pull binary 16 KiB"]) {
+    const col = gains.head.indexOf(`${head}: what it saves, gains`);
+    assert.ok(col > 0, head);
+    assert.match(row[col]!, /^does not act \(stock here\)/);
+  }
 });
