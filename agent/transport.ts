@@ -65,8 +65,8 @@ function uploadText(packet: Packet): string | null {
   const blob = payload.blob;
   if (typeof blob !== "string") return null;
   const text = JSON.stringify([Events.PutBlob, { ...payload, blob: "" }]);
-  // Keys keep their order, so the first `"blob":""` outside a string is the payload's own: a
-  // quote inside a string is escaped.
+  // Keys keep their order and the SDK's payloads are flat (putPayload), so the first
+  // `"blob":""` outside a string is the payload's own: a quote inside a string is escaped.
   const at = text.indexOf(EMPTY_BLOB);
   if (at < 0) return null;
   const cut = at + EMPTY_BLOB.length - 1;
