@@ -269,7 +269,7 @@ void test("a put_blob chunk is read from its text and written back to the Comput
 void test("put_blob text its skeleton cannot stand for decodes as the standard parser's", () => {
   const long = "x".repeat(100);
   const texts = [
-    putText({ ...upload, name_hint: "caf\\u00e9 \"q\"" }),
+    putText({ ...upload, name_hint: 'caf\\u00e9 "q"' }),
     putText({ ...upload, [long]: 1 }),
     putText({ ...upload, nested: { blob: long } }),
     standard.encode({
@@ -287,7 +287,11 @@ void test("put_blob text its skeleton cannot stand for decodes as the standard p
   for (const text of texts) {
     const [packet] = decodeAll(new RawTextDecoder(), [text]);
     assert.deepEqual(packet, decodeAll(new Decoder(), [text])[0], text.slice(0, 80));
-    assert.equal(uploadText((packet?.data as unknown[])[1]), undefined, `case ${texts.indexOf(text)}`);
+    assert.equal(
+      uploadText((packet?.data as unknown[])[1]),
+      undefined,
+      `case ${texts.indexOf(text)}`,
+    );
   }
   // Without an ack id and on the main namespace the payload is still read from its text.
   const [plain] = decodeAll(new RawTextDecoder(), [
