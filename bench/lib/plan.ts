@@ -390,7 +390,7 @@ export function makePlan(quick: boolean): Plan {
     },
     transport: {
       fileBytes: 64 * MiB,
-      rounds: 5,
+      rounds: 9,
       // Binary at 64 KiB, between the two defaults, beside the judged cases.
       cases: [...TRANSPORT_JUDGED, { direction: "get", carriage: "binary", chunkBytes: 64 * KiB }],
       probeLeastMs: 200,
