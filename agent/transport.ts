@@ -18,7 +18,7 @@
  * private is read. The Decoder is socket.io-parser's own.
  */
 import { Decoder, Encoder, PacketType, protocol, type Packet } from "socket.io-parser";
-import { Events } from "@a2c-smcp/protocol";
+import { Events, writePacketHeader } from "@a2c-smcp/protocol";
 import { randomBytes } from "node:crypto";
 import type { Socket } from "socket.io-client";
 import { DisconnectedError, RequestTimeoutError, abortError, asError } from "./errors.ts";
@@ -70,9 +70,7 @@ function uploadText(packet: Packet): string | null {
   const at = text.indexOf(EMPTY_BLOB);
   if (at < 0) return null;
   const cut = at + EMPTY_BLOB.length - 1;
-  let head = String(PacketType.EVENT);
-  if (packet.nsp && packet.nsp !== "/") head += `${packet.nsp},`;
-  if (packet.id !== undefined && packet.id !== null) head += String(packet.id);
+  const head = writePacketHeader(PacketType.EVENT, packet.nsp, packet.id);
   return head + text.slice(0, cut) + blob + text.slice(cut);
 }
 

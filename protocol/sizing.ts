@@ -94,6 +94,21 @@ export function readPacketHeader(text: string): PacketHeader | null {
   return { type, nsp, id: Number(text.slice(idStart, i)), start: i };
 }
 
+/**
+ * The header of a text packet as socket.io-parser writes it: `<type>[<nsp>,][<id>]`, the
+ * namespace only when it is not `/` (the inverse of `readPacketHeader` for text packets).
+ */
+export function writePacketHeader(
+  type: number,
+  nsp: string | undefined,
+  id?: number | null,
+): string {
+  let text = String(type);
+  if (nsp && nsp !== "/") text += `${nsp},`;
+  if (id !== undefined && id !== null) text += String(id);
+  return text;
+}
+
 /** Length of base64 text for `n` bytes (standard alphabet, padded). */
 export function base64Length(n: number): number {
   return 4 * Math.ceil(n / 3);

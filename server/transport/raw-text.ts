@@ -45,7 +45,12 @@
  */
 import { Socket as IoSocket } from "socket.io";
 import { Decoder, Encoder, PacketType, protocol, type Packet } from "socket.io-parser";
-import { Events, base64LenientLength, readPacketHeader } from "@a2c-smcp/protocol";
+import {
+  Events,
+  base64LenientLength,
+  readPacketHeader,
+  writePacketHeader,
+} from "@a2c-smcp/protocol";
 
 /**
  * How an ack carried resource bytes: `blob` as base64 text or a binary attachment, or `body`
@@ -387,23 +392,19 @@ export class RawTextEncoder extends Encoder {
     const data: unknown = packet.data;
     if (Array.isArray(data)) {
       if (packet.type === PacketType.ACK && data.length === 1 && data[0] instanceof AckText) {
-        return [head(packet) + data[0].json];
+        return [writePacketHeader(packet.type, packet.nsp, packet.id) + data[0].json];
       }
       if (packet.type === PacketType.EVENT && data.length === 2 && data[0] === Events.PutBlob) {
         const json = uploadText(data[1]);
-        if (json !== undefined) return [`${head(packet)}${PUT_BLOB_PREFIX}${json}]`];
+        if (json !== undefined) {
+          return [
+            `${writePacketHeader(packet.type, packet.nsp, packet.id)}${PUT_BLOB_PREFIX}${json}]`,
+          ];
+        }
       }
     }
     return super.encode(packet) as unknown[];
   }
-}
-
-/** A text packet's header as socket.io-parser writes it: type, namespace, id. */
-function head(packet: Packet): string {
-  let text = String(packet.type);
-  if (packet.nsp && packet.nsp !== "/") text += `${packet.nsp},`;
-  if (packet.id !== undefined && packet.id !== null) text += String(packet.id);
-  return text;
 }
 
 /** The `parser` option of socket.io's Server, keeping as text what `raw` says. */

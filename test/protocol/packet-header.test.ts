@@ -2,12 +2,13 @@
 /**
  * `readPacketHeader` (protocol/sizing.ts) reads a socket.io packet's type, namespace and ack id as
  * socket.io-parser's Encoder wrote them, for every packet type, with and without a namespace and
- * an id; the Server's raw acks and session guard read headers only through it.
+ * an id, and `writePacketHeader` writes a text packet's header as it does; the Server's raw text,
+ * the Agent's upload text and the session guard read and write headers only through them.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Encoder, type Packet } from "socket.io-parser";
-import { readPacketHeader } from "../../protocol/index.ts";
+import { readPacketHeader, writePacketHeader } from "../../protocol/index.ts";
 
 void test("readPacketHeader reads what socket.io-parser's Encoder writes", () => {
   const encoder = new Encoder();
@@ -40,4 +41,21 @@ void test("readPacketHeader reads what socket.io-parser's Encoder writes", () =>
   // A run of digits longer than a counter's is left unread, as the raw-ack shortcut wants.
   assert.equal(readPacketHeader("3/smcp,1234567890123456[1]")?.id, undefined);
   assert.equal(readPacketHeader("3/smcp")?.start, 6);
+});
+
+void test("writePacketHeader writes a text packet's header as socket.io-parser's Encoder does", () => {
+  const encoder = new Encoder();
+  for (const type of [2, 3]) {
+    for (const nsp of ["/", "/smcp"]) {
+      for (const id of [undefined, 0, 7, 123456]) {
+        const text = encoder.encode({
+          type,
+          nsp,
+          ...(id === undefined ? {} : { id }),
+          data: [1],
+        })[0];
+        assert.equal(`${writePacketHeader(type, nsp, id)}[1]`, text, `${type} ${nsp} ${id}`);
+      }
+    }
+  }
 });
