@@ -50,6 +50,7 @@ import {
   base64LenientLength,
   readPacketHeader,
   writePacketHeader,
+  type PacketHeader,
 } from "@a2c-smcp/protocol";
 
 /**
@@ -269,21 +270,14 @@ export function carriedByAck(ackArgs: readonly unknown[]): Carried {
 
 const OPEN_BRACKET = 0x5b;
 
-interface AckHeader {
-  nsp: string;
-  id: number;
-  /** Index of the data array's `[`. */
-  start: number;
-}
-
 /**
- * `3[<nsp>,]<id>[` (protocol/sizing.ts reads the header as socket.io-parser does), or null for
- * anything else (no id, no data) — those take the standard path.
+ * The header of a text packet of `type` followed by its data array (`start` at its `[`;
+ * protocol/sizing.ts reads it as socket.io-parser does), or null for anything else: that takes
+ * the standard path.
  */
-export function readAckHeader(text: string): AckHeader | null {
+function dataHeader(text: string, type: PacketType): PacketHeader | null {
   const h = readPacketHeader(text);
-  if (h?.type !== 3 || h.id === undefined || text.charCodeAt(h.start) !== OPEN_BRACKET) return null;
-  return { nsp: h.nsp, id: h.id, start: h.start };
+  return h?.type === type && text.charCodeAt(h.start) === OPEN_BRACKET ? h : null;
 }
 
 /** The first character of a plain (text) ACK packet: socket.io-parser's type 3. */
@@ -298,15 +292,14 @@ const PUT_BLOB_PREFIX = `[${JSON.stringify(Events.PutBlob)},`;
 const UPLOAD_TEXTS = new WeakMap<object, string>();
 
 /**
- * The payload of a text `client:put_blob` event from its data array's text (`data`), its long
- * strings slices of that text; null when the text is anything else (another event, more
- * arguments, an escape in a string, a long string that is not one of the payload's own values):
- * the standard Decoder reads it then. The payload is remembered with its text (`uploadText`).
+ * The payload of a text `client:put_blob` event from its data array's text (`data`, which
+ * starts with `PUT_BLOB_PREFIX`), its long strings slices of that text; null when the text is
+ * anything else (more arguments, an escape in a string, a long string that is not one of the
+ * payload's own values): the standard Decoder reads it then. The payload is remembered with its
+ * text (`uploadText`).
  */
-export function readUploadPayload(data: string): Record<string, unknown> | null {
-  if (!data.startsWith(PUT_BLOB_PREFIX) || data.charCodeAt(data.length - 1) !== 0x5d /* ] */) {
-    return null;
-  }
+function readUploadPayload(data: string): Record<string, unknown> | null {
+  if (data.charCodeAt(data.length - 1) !== 0x5d /* ] */) return null;
   const s = skeletonOf(data);
   if (s === null || s === "escaped" || !Array.isArray(s.value) || s.value.length !== 2) return null;
   const payload: unknown = s.value[1];
@@ -355,8 +348,8 @@ export class RawTextDecoder extends Decoder {
   }
 
   private addAck(text: string): boolean {
-    const header = readAckHeader(text);
-    if (!header) return false;
+    const header = dataHeader(text, PacketType.ACK);
+    if (header?.id === undefined) return false;
     const json = text.slice(header.start);
     const carried = checkAckJson(json);
     if (carried === null) throw new Error("invalid payload");
@@ -366,8 +359,9 @@ export class RawTextDecoder extends Decoder {
   }
 
   private addUpload(text: string): boolean {
-    const h = readPacketHeader(text);
-    if (h?.type !== 2 || text.charCodeAt(h.start) !== OPEN_BRACKET) return false;
+    // Every other event (a pull's requests among them) is let go before anything is sliced.
+    const h = dataHeader(text, PacketType.EVENT);
+    if (!h || !text.startsWith(PUT_BLOB_PREFIX, h.start)) return false;
     const payload = readUploadPayload(text.slice(h.start));
     if (payload === null) return false;
     const packet: Packet = { type: PacketType.EVENT, nsp: h.nsp, data: [Events.PutBlob, payload] };
