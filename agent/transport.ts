@@ -28,18 +28,19 @@ export type AgentTransport = "fast" | "stock";
 
 export type FastPathState = "on" | "off" | `unavailable: ${string}`;
 
-/** What each fast path of this client is doing (`AgentClient.fastPaths`). */
-export interface AgentFastPaths {
-  readonly upload_text: FastPathState;
-}
-
 /**
- * The names of this transport's fast paths (the keys of `AgentFastPaths`): what the bench's
- * transport section measures the Agent without.
+ * The fast paths, each with the probe that checks, on the installed library, the behaviour it
+ * relies on (null: it holds; else why not). The same shape as the Server's and the Computer's.
  */
-export const AGENT_FAST_PATH_NAMES = [
-  "upload_text",
-] as const satisfies readonly (keyof AgentFastPaths)[];
+const FAST_PATHS = [{ name: "upload_text", probe: () => probeUploadText() }] as const;
+
+export type AgentFastPathName = (typeof FAST_PATHS)[number]["name"];
+
+/** The names of this transport's fast paths: what the bench's transport section runs without. */
+export const AGENT_FAST_PATH_NAMES: readonly AgentFastPathName[] = FAST_PATHS.map((p) => p.name);
+
+/** What each fast path of this client is doing (`AgentClient.fastPaths`). */
+export type AgentFastPaths = Readonly<Record<AgentFastPathName, FastPathState>>;
 
 /** The stringified empty `blob` the base64 is put into (its closing quote is where it goes). */
 const EMPTY_BLOB = '"blob":""';
@@ -130,13 +131,20 @@ export function probeUploadText(): string | null {
 
 /** The fast paths for `transport`, probed on the installed socket.io-parser. */
 export function decideFastPaths(transport: AgentTransport = "fast"): AgentFastPaths {
-  if (transport === "stock") return { upload_text: "off" };
-  probed ??= { missing: probeUploadText() };
-  return { upload_text: probed.missing === null ? "on" : `unavailable: ${probed.missing}` };
+  const paths = {} as Record<AgentFastPathName, FastPathState>;
+  for (const { name, probe } of FAST_PATHS) {
+    if (transport === "stock") {
+      paths[name] = "off";
+      continue;
+    }
+    // The installed library does not change while the process runs: each probe runs once.
+    const missing = (probed[name] ??= { missing: probe() }).missing;
+    paths[name] = missing === null ? "on" : `unavailable: ${missing}`;
+  }
+  return paths;
 }
 
-/** The probe's finding: the installed library does not change while the process runs. */
-let probed: { missing: string | null } | undefined;
+const probed: Partial<Record<AgentFastPathName, { missing: string | null }>> = {};
 
 /** socket.io-client options for `paths`: its `parser` when a fast path needs one. */
 export function socketOptions(paths: AgentFastPaths): { parser?: unknown } {
