@@ -5,7 +5,7 @@
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { shebangFlags } from "../../scripts/links/stack.ts";
@@ -83,4 +83,13 @@ export async function expectFileSha256(
 ): Promise<void> {
   const got = await sha256File(path);
   if (got !== expected) throw new IntegrityError(`${what}: sha256 ${got}, expected ${expected}`);
+}
+
+/** An uploaded file must be the source; then it goes (the disk holds one upload at a time). */
+export async function expectLanded(landingPath: string, sha256: string): Promise<void> {
+  try {
+    await expectFileSha256(`upload stored at ${landingPath}`, landingPath, sha256);
+  } finally {
+    rmSync(landingPath, { force: true });
+  }
 }

@@ -41,7 +41,7 @@ import {
   FAST_PATHS as COMPUTER_FAST_PATHS,
   type TransportMode,
 } from "../../computer/transport/index.ts";
-import { expectFileSha256 } from "../lib/cli.ts";
+import { expectLanded } from "../lib/cli.ts";
 import { fileDigests, writeContent } from "../lib/data.ts";
 import { IntegrityError } from "../lib/integrity.ts";
 import { spawnChild, type Child } from "../lib/ipc.ts";
@@ -257,7 +257,7 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
         const wallMs = performance.now() - t0;
         const after = await Promise.all(procs.map((c) => c.stats()));
         // After the CPU figures: the check reads the landed file in this process.
-        if (bulk.landingPath !== null) await checkLanded(bulk.landingPath, source.sha256);
+        if (bulk.landingPath !== null) await expectLanded(bulk.landingPath, source.sha256);
         ctx.ledger.add(
           bulk.requests + probe.requests,
           bulk.bytes + probe.bytes,
@@ -412,13 +412,4 @@ async function bulkTransfer(
     transfers: r.reads,
     landingPath: null,
   };
-}
-
-/** The stored file must be the source; then it goes (the disk holds one upload at a time). */
-async function checkLanded(landingPath: string, sha256: string): Promise<void> {
-  try {
-    await expectFileSha256(`upload stored at ${landingPath}`, landingPath, sha256);
-  } finally {
-    rmSync(landingPath, { force: true });
-  }
 }

@@ -17,7 +17,14 @@ import {
 } from "../../agent/upload.ts";
 import type { Ctx } from "../lib/context.ts";
 import { writeContent } from "../lib/data.ts";
-import { CLI, cliConnection, expectFileSha256, runCli, shebangFlags } from "../lib/cli.ts";
+import {
+  CLI,
+  cliConnection,
+  expectFileSha256,
+  expectLanded,
+  runCli,
+  shebangFlags,
+} from "../lib/cli.ts";
 import { rotatingRounds } from "../lib/measure.ts";
 import { KiB, MiB, formatBytes, mbPerSec, spreadOf, type Spread } from "../lib/stats.ts";
 import type { SdkDownloadArgs, SdkUploadArgs, SdkUploadResult } from "../stack/agent-side.ts";
@@ -93,15 +100,6 @@ interface Sample {
   carriage: string;
 }
 
-/** The stored file must be the source; then it goes (the disk holds one upload at a time). */
-async function checkLanded(s: Setup, landingPath: string, sha256: string): Promise<void> {
-  try {
-    await expectFileSha256(`upload stored at ${landingPath}`, landingPath, sha256);
-  } finally {
-    rmSync(landingPath, { force: true });
-  }
-}
-
 async function sdkPut(
   s: Setup,
   options: SdkUploadArgs["options"],
@@ -115,7 +113,7 @@ async function sdkPut(
     options,
     fixedChunks,
   } satisfies SdkUploadArgs);
-  await checkLanded(s, r.landingPath, path === s.path ? s.sha256 : r.sha256);
+  await expectLanded(r.landingPath, path === s.path ? s.sha256 : r.sha256);
   s.ctx.ledger.add(0, r.totalSize, 1);
   return r;
 }
@@ -145,7 +143,7 @@ function cliCommon(s: Setup): string[] {
 
 async function cliPut(s: Setup): Promise<Sample> {
   const r = await runCli(s.flags, [...cliCommon(s), "put", s.cliOffice.computer, s.path]);
-  await checkLanded(s, r.stdout.trim(), s.sha256);
+  await expectLanded(r.stdout.trim(), s.sha256);
   s.ctx.ledger.add(0, s.ctx.plan.upload.fileBytes, 1);
   return { seconds: r.seconds, carriage: r.carriage ?? "?" };
 }
