@@ -1,55 +1,48 @@
 /**
- * The path controller (docs/protocol.md §6.9; D99..4): how many bytes one path keeps
- * in flight, how big a chunk is, and when a chunk is late, for a bulk transfer in either
- * direction. It is passive and deterministic: it does no I/O, keeps no timer and reads no clock.
- * The scheduler that owns it (agent/path.ts for pulls, the upload's sender for `client:put_blob`)
- * passes the time (ms, any monotonic origin) on every call and reports each request as it goes:
- * `onSend` when a chunk request (a download's `get_blob`, an upload's chunk) leaves, and then
- * exactly one of `onAnswer` (the answer, or the ack, arrived with `bytes` of payload), `onBusy`,
- * `onTimeout` or `onAbandon` (it ended without saying anything about the path). Given the same
- * calls it makes the same decisions, so tests drive it on a simulated link and clock.
+ * The path controller (docs/protocol.md §6.9; D99..4): how many bytes one path keeps in flight,
+ * how big a chunk is, and when a chunk is late, for a bulk transfer in either direction. It is
+ * passive and deterministic: no I/O, no timer, no clock. The scheduler that owns it (agent/path.ts
+ * for pulls, the upload's sender for `client:put_blob`) passes the time (ms, any monotonic origin)
+ * on every call and reports each request: `onSend` when it leaves, then exactly one of `onAnswer`
+ * (the answer or ack arrived with `bytes` of payload), `onBusy`, `onTimeout` or `onAbandon` (it
+ * ended without saying anything about the path). The same calls give the same decisions, so tests
+ * drive it on a simulated link and clock.
  *
- * Estimators, after TCP BBR (delivery rate, minimum round trip) and LEDBAT (a target for the
- * queue delay a background transfer may add, RFC 6817):
- * - rate: the largest delivery-rate sample of the last second or four base round trips (bytes
- *   answered while a request was out, over the longer of its send and answer intervals). Samples
- *   taken while the transfer had nothing to send (app-limited) count only when they raise it.
- * - base round trip: the least round trip seen, less the chunk's own transmission at that rate,
- *   over the current and the previous probe period (so it is measured again, and a latecomer that
- *   started on a queue learns the empty one).
- * - queue delay: what a chunk waited behind other bytes: its round trip less the base and less its
- *   own transmission at the rate, the least of the last four (a single late answer is no queue).
- *   A round trip that is long from the first answer on is base, never queue.
+ * Estimators, after TCP BBR (delivery rate, minimum round trip) and LEDBAT (RFC 6817):
+ * - rate: the largest delivery-rate sample of the last two seconds or four base round trips
+ *   (bytes answered while a request was out, over the longer of its send and answer intervals);
+ *   app-limited samples count only when they raise it.
+ * - base round trip: the least round trip of the current and the previous probe period, less the
+ *   chunk's own transmission (so it is measured again, and a latecomer learns the empty queue).
+ * - queue delay: a chunk's round trip less the base and its own transmission, the second least of
+ *   the last four (a single late answer is no queue). A round trip long from the first answer on
+ *   is base, never queue.
  *
  * The control law, by state:
  * - `startup`: the budget starts at two initial chunks and grows by 1.5× every answered byte while
- *   the least queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut in
- *   proportion to it. A link that slowed under the transfer (D110) is seen at one answer.
- * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip
- *   on an empty queue: a rise of the link rate is found in a few round trips), near it by a fixed
- *   step a round trip, the same for every flow (additive increase); over it, it drops at once to
- *   what the latest sample's rate moves in the base round trip plus the target (proportional
- *   decrease). Additive increase with proportional decrease is what makes separate controllers
- *   on one bottleneck converge to even shares.
+ *   the lesser queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut in
+ *   proportion to it.
+ * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip),
+ *   near it by a step a round trip that is the same for every flow; over it, it drops in
+ *   proportion to the excess. Additive increase with proportional decrease makes separate
+ *   controllers on one bottleneck converge to even shares. A link that slowed under the transfer
+ *   (D110) is seen at one answer and the rate follows it; when the next answer follows at the old
+ *   pace, the path had paused (a busy process, then a burst of answers) and the verdict is undone.
  * - `probing`: every `PROBE_INTERVAL_MS` the budget drops to what the rate moves in the base round
  *   trip for at least `PROBE_MIN_MS` and a round trip (BBR's ProbeRTT, LEDBAT++'s slowdown), so
  *   every flow sees the empty queue now and then; then the budget it had comes back.
- * - `backed-off`: a `busy` answer or a late one halves the budget (once a round trip); no growth
- *   until an answer to a request sent after it arrives.
- * Budget-limited samples never cap growth: the budget grows from the delay, not from the rate it
- * caused, and its ceiling (twice the rate's worth of base plus target) is at least twice what it
- * moves. A chunk is the larger of what the rate moves in half the target and a share of the budget
- * (half of it in startup, a twelfth after), at most half the budget (so the next request travels
- * while one is answered); the budget is never under two chunks of the rate's size.
+ * - `backed-off`: a `busy` or late answer halves the budget (once a round trip); no growth until an
+ *   answer to a request sent after it arrives.
+ * The budget grows from the delay, not from the rate it caused, so budget-limited samples never cap
+ * it. A chunk is the larger of what the rate moves in half the target and a share of the budget
+ * (half in startup, a twelfth after), at most half the budget (the next request travels while one
+ * is answered); the budget is never under two chunks of the rate's size. The target (60 ms,
+ * LEDBAT++'s) stays under a router's common queue and chunks stay small bursts (D111).
  *
- * The target (60 ms, LEDBAT++'s) stays under a router's common queue, and chunks stay small
- * bursts (D111): what a router drops waits a round trip, and every later answer with it.
- *
- * A request's deadline (D41) counts from when it became the oldest in flight, not from its send:
- * while answers to earlier requests keep arriving the path is moving, and an answer that is only
- * slow because the link slowed is never declared lost. It is `max(2 s, 2 × smoothed round trip +
- * 4 × its variation)`, doubled after each lost answer up to 60 s; a read's first chunk (the
- * Computer may hash the file first) has none.
+ * A request's deadline (D41) counts from when it became the oldest in flight: while earlier
+ * answers keep arriving the path is moving, and an answer that is slow because the link slowed is
+ * never declared lost. It is `max(2 s, 2 × smoothed round trip + 4 × its variation)`, doubled
+ * after each lost answer up to 60 s; a read's first chunk (the Computer may hash first) has none.
  */
 
 /** The queue delay (ms) a path's transfers may add above its base round trip (D40). */
@@ -91,7 +84,7 @@ const RATE_WINDOW_RTTS = 4;
 export type PathState = "startup" | "steady" | "probing" | "backed-off";
 
 export interface PathControllerOptions {
-  /** The queue delay (ms) the path's transfers may add above its base round trip. Default 100. */
+  /** The queue delay (ms) the path's transfers may add above its base round trip. Default 60. */
   targetDelayMs?: number;
 }
 
@@ -140,7 +133,7 @@ function sizeClass(len: number): number {
 
 /** The largest sample of a time window (a monotonic deque: a sample evicts the older it beats). */
 class MaxFilter {
-  private q: { at: number; v: number }[] = [];
+  constructor(private q: { at: number; v: number }[] = []) {}
   get value(): number {
     return this.q[0]?.v ?? 0;
   }
@@ -152,6 +145,9 @@ class MaxFilter {
   /** Drops samples older than `window` before `now`, keeping the latest. */
   expire(now: number, window: number): void {
     while (this.q.length > 1 && this.q[0]!.at < now - window) this.q.shift();
+  }
+  copy(): MaxFilter {
+    return new MaxFilter([...this.q]);
   }
   /** Forgets all but `v`. */
   reset(at: number, v: number): void {
@@ -179,6 +175,8 @@ export class PathController {
    */
   private acks = new MaxFilter();
   private lastAck = 0;
+  /** A "link slowed" verdict until the next answer confirms it: when, and what it replaced. */
+  private slowed: { at: number; rate: number; rates: MaxFilter; budget: number } | undefined;
   /** Base round-trip floors of this probe period and of the one before. */
   private floors = new Map<number, Floor>();
   private oldFloors = new Map<number, Floor>();
@@ -220,6 +218,7 @@ export class PathController {
     this.mode = "startup";
     this.budget = 2 * INITIAL_CHUNK_BYTES;
     this.nextProbeAt = Number.NaN;
+    this.slowed = undefined;
     this.epoch++;
   }
 
@@ -278,11 +277,7 @@ export class PathController {
     return d[Math.min(1, d.length - 1)]!;
   }
 
-  /**
-   * The chunk to send or ask now, at most `ceiling` (the largest chunk the transfer may move):
-   * what the rate moves in half the target, or a share of the budget (half in startup, a twelfth
-   * after), at most half the budget. The budget is never under two of the first.
-   */
+  /** The chunk to send or ask now (see the file's comment), at most `ceiling`. */
   chunkBytes(ceiling = Number.POSITIVE_INFINITY): number {
     const budget = this.budgetBytes;
     const share = budget / (this.mode === "startup" ? 2 : BUDGET_CHUNKS);
@@ -303,10 +298,7 @@ export class PathController {
     return this.inflight === 0 || this.inflight + bytes <= this.budgetBytes;
   }
 
-  /**
-   * The deadline (ms) of a request that is not a read's first, counted from when it becomes the
-   * oldest in flight; undefined until a round trip was measured.
-   */
+  /** A timed request's deadline (ms) from when it is the oldest in flight; none before an RTT. */
   get deadlineMs(): number | undefined {
     if (this.srtt === 0) return undefined;
     const rto = Math.max(MIN_CHUNK_DEADLINE_MS, 2 * this.srtt + 4 * this.rttvar) * this.backoff;
@@ -416,15 +408,15 @@ export class PathController {
     // in transmission, and a chunk is what the rate moves in half the target.
     const T = QUEUE_SHARE * this.targetMs;
     const delay = this.queueDelayMs;
+    if (this.slowed) this.confirmSlowed(now, bytes);
     if (this.mode === "probing") return;
     if (this.mode === "backed-off") {
       if (t.epoch < this.epoch) return;
       this.mode = "steady";
     }
     if (this.mode === "startup") {
-      // Out at the first answer that queued ¾ of the target: the budget doubles each round trip,
-      // so waiting for a filtered delay would leave twice the queue behind.
-      // The least of the last two: a chunk sent with another waits its transmission, no queue.
+      // Out at the first answers that queued ¾ of the target (the budget doubles each round trip:
+      // a filtered delay would come late); of two, as a chunk sent with another waits for it.
       const prev = this.delays.length >= 2 ? this.delays[this.delays.length - 2]! : queued;
       if (Math.min(queued, prev) < 0.75 * T) {
         // BBR's startup gain: more than doubling a round trip while no queue shows at all.
@@ -442,12 +434,12 @@ export class PathController {
     }
     const arriving = this.lastAck;
     if (queued > 2 * T && arriving > 0 && arriving < this.maxRate() / 3) {
-      // Far over, and answers come at under a third of the rate: the link slowed under us
-      // (at its first answer: at the new rate answers are few). The rate is what answers arrive
-      // at now (with a standing queue, the link's), and the budget halves with every such answer
-      // down to what that rate moves in the base round trip plus the target.
+      // Far over, and answers come at under a third of the rate: the link slowed under us. The
+      // rate is what answers arrive at now; the budget halves down to what that rate moves.
+      const was = { at: now, rate: this.maxRate(), rates: this.rates.copy(), budget: this.budget };
       this.rates.reset(now, arriving);
       this.budget = Math.max(this.steady(arriving), Math.min(this.budget, this.budgetBytes) / 2);
+      this.slowed = was;
     }
     if (delay > T) {
       // Over: down in proportion, to what would queue CUT of the target at the rate the budget
@@ -460,14 +452,24 @@ export class PathController {
       return;
     }
     if (t.appLimited) return;
-    // Under: a step a round trip that is the same for every flow (additive increase, so flows
-    // sharing a link converge), and half the budget a round trip more while far under.
+    // Under: a step a round trip, the same for every flow on the path (longer on a long path,
+    // whose round trips are few), and half the budget a round trip more while far under.
     const frac = bytes / Math.max(1, this.budget);
     const mult = Math.max(...this.delays) < T / 4 ? 0.5 : 0;
-    // The step grows with the base round trip (the same for every flow on the path): a long
-    // path's round trips are few.
     const step = STEP_BYTES * (1 + this.baseRttMs / 50);
     this.budget = Math.min(this.budget + bytes * mult + frac * step, this.limit);
+  }
+
+  /**
+   * The answer after a "link slowed" verdict: one that follows it at the old rate's third or more
+   * says the path paused (then a burst), not slowed; undone as TCP undoes a spurious timeout's cut.
+   */
+  private confirmSlowed(now: number, bytes: number): void {
+    const v = this.slowed!;
+    this.slowed = undefined;
+    if (bytes < (v.rate / 3) * (now - v.at)) return;
+    this.rates = v.rates;
+    this.budget = Math.max(this.budget, v.budget);
   }
 
   private decrease(now: number): void {
@@ -533,8 +535,8 @@ export class PathController {
     if (!t.alone && now > t.deliveredAt) {
       this.acks.add(now, (this.lastAck = got / (now - t.deliveredAt)));
     }
-    // Bytes delivered while this request was out, over the longer of the send and the answer
-    // intervals (a burst of answers read at once must not inflate it).
+    // Bytes delivered while it was out, over the longer of its send and answer intervals (a
+    // burst of answers read at once must not inflate it).
     const interval = Math.max(t.sentAt - t.firstSentAt, now - t.deliveredAt);
     const sample = interval > 0 ? got / interval : 0;
     if (sample > 0 && (!t.appLimited || sample > this.maxRate())) this.rates.add(now, sample);
@@ -561,10 +563,9 @@ export class PathController {
   }
 
   /**
-   * The least round trip of a chunk of about `len` bytes (within a quarter octave) this period
-   * or the last; failing that, of the next smaller size seen (so its extra transmission reads as
-   * queue, a bounded error), or of the next larger. A round trip against the same size needs no
-   * rate at all: one that is long from the first answer on is base, never queue.
+   * The least round trip of a chunk of about `len` bytes (a quarter octave) this period or the
+   * last; else of the next smaller size seen (its extra transmission reads as queue, a bounded
+   * error), or the next larger. Against the same size a long first round trip is base, not queue.
    */
   private floorFor(len: number): number {
     const key = sizeClass(len);
@@ -572,9 +573,8 @@ export class PathController {
     const rank = (k: number): number => (k === key ? 0 : k < key ? key - k : 1000 + k - key);
     for (const m of [this.floors, this.oldFloors]) {
       for (const [k, f] of m) {
-        if (!best || rank(k) < rank(best.k) || (k === best.k && f.rtt < best.rtt)) {
-          best = { k, rtt: f.rtt };
-        }
+        const better = !best || rank(k) < rank(best.k) || (k === best.k && f.rtt < best.rtt);
+        if (better) best = { k, rtt: f.rtt };
       }
     }
     return best?.rtt ?? Number.POSITIVE_INFINITY;

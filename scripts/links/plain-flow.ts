@@ -17,10 +17,8 @@ export interface PlainFlowResult {
   /** Payload bits per second over `seconds`. */
   bps: number;
   /**
-   * Payload bits per second past slow start: the median of the kernel's delivery-rate samples
-   * taken once 30 % of the bytes were acknowledged (timed by the kernel, so a starved process on
-   * a busy machine does not move it), or, with fewer than 3 such samples, the receiver's rate
-   * from 30 % of the bytes to the end.
+   * Payload bits per second past slow start: `steadyEstimate` of the kernel's delivery-rate
+   * samples taken once 30 % of the bytes were acknowledged and the receiver's marks.
    */
   steadyBps: number;
   steadyFrom: "kernel" | "receiver";
@@ -46,6 +44,24 @@ export function steadyRate(marks: ReadonlyArray<[number, number]>, from = STEADY
   const first = marks.find((m) => m[1] >= from * (last?.[1] ?? 0));
   if (!last || !first || last[0] <= first[0]) return NaN;
   return ((last[1] - first[1]) * 8) / ((last[0] - first[0]) / 1000);
+}
+
+/**
+ * A flow's rate past slow start: the median of the kernel's delivery-rate samples (timed by the
+ * kernel, so a starved process on a busy machine does not move it), or the receiver's rate from
+ * 30 % of the bytes to the end when there are fewer than 3 samples or their median reads over 1.5×
+ * what the receiver got (on a shaped Agent uplink without a round trip the sender's samples read
+ * 6× and 175× the link's 2 Mbit/s: nothing arrives faster than the receiver reads it).
+ */
+export function steadyEstimate(
+  kernelBps: number[],
+  marks: ReadonlyArray<[number, number]>,
+): { bps: number; from: "kernel" | "receiver" } {
+  const sorted = [...kernelBps].sort((a, b) => a - b);
+  const kernel = sorted.length >= 3 ? sorted[sorted.length >> 1]! : NaN;
+  const received = steadyRate(marks);
+  if (Number.isNaN(kernel) || kernel > 1.5 * received) return { bps: received, from: "receiver" };
+  return { bps: kernel, from: "kernel" };
 }
 
 /**
@@ -111,15 +127,15 @@ export async function plainFlow(
   const usable = (s: TcpInfo): boolean => !s.appLimited && Number.isFinite(s.deliveryRateBps);
   const late = samples
     .filter((s) => usable(s) && s.bytesAcked >= STEADY_FROM * bytes)
-    .map((s) => s.deliveryRateBps)
-    .sort((a, b) => a - b);
+    .map((s) => s.deliveryRateBps);
+  const steady = steadyEstimate(late, got.marks);
   return {
     direction,
     bytes: got.bytes,
     seconds: got.seconds,
     bps: (got.bytes * 8) / got.seconds,
-    steadyBps: late.length >= 3 ? late[late.length >> 1]! : steadyRate(got.marks),
-    steadyFrom: late.length >= 3 ? "kernel" : "receiver",
+    steadyBps: steady.bps,
+    steadyFrom: steady.from,
     wireBytes,
     wirePerPayloadByte: got.bytes > 0 ? wireBytes / got.bytes : NaN,
     minRttMs: minRtts.length > 0 ? Math.min(...minRtts) : null,

@@ -13,7 +13,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PathController } from "../../agent/path-controller.ts";
-import { fill, longAnswers, pacedLongPath, rateStep, shares } from "../support/path-scenarios.ts";
+import {
+  fill,
+  longAnswers,
+  pacedLongPath,
+  pauses,
+  rateStep,
+  shares,
+} from "../support/path-scenarios.ts";
 
 const make = (): PathController => new PathController();
 
@@ -150,6 +157,21 @@ void test("50 -> 2 -> 50 Mbit/s: no chunk timeout, nothing sent twice, the new r
     // within 3 s (the goal is 250 ms over idle; 257 ms at 100 ms is what the law reaches).
     assert.ok(s.budgetAfterDrop <= 3, `${rtt} ms: budget ${s.budgetAfterDrop} × the new path's`);
     assert.ok(s.smallP95After3s <= 260, `${rtt} ms: small p95 ${s.smallP95After3s} ms over idle`);
+  }
+});
+
+void test("an Agent that pauses now and then (a loaded machine): a pause is not a slower link", () => {
+  // After a pause the answers come late, then all at once. The first reads as "the link slowed"
+  // (D110); the next, right behind it, undoes that. The law before it took every pause for a
+  // slower link: its budget fell to 0.04 of the path's at 200 Mbit/s (0.48 of the link moved)
+  // and to 0.15 at 50 Mbit/s and 200 ms.
+  for (const [mbit, rtt, least, util] of [
+    [200, 100, 0.15, 0.58],
+    [50, 200, 0.3, 0.66],
+  ] as const) {
+    const p = pauses(make, mbit, rtt);
+    assert.ok(p.leastBudget >= least, `${mbit} Mbit/s, ${rtt} ms: budget down to ${p.leastBudget}`);
+    assert.ok(p.utilisation >= util, `${mbit} Mbit/s, ${rtt} ms: ${p.utilisation} of the link`);
   }
 });
 

@@ -1,11 +1,11 @@
 /**
  * What the link harness reads of a TCP connection from `ss -ti` (the kernel's round trips and
- * delivery rate), and a plain flow's rate past its slow start from the receiver's marks.
+ * delivery rate), and a plain flow's rate past its slow start from those and the receiver's marks.
  * @pure
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { steadyRate } from "../../scripts/links/plain-flow.ts";
+import { steadyEstimate, steadyRate } from "../../scripts/links/plain-flow.ts";
 import { parseTcpInfo } from "../../scripts/links/system.ts";
 
 const SS = `0      0      10.77.3.2:9001 10.77.4.10:38146
@@ -30,4 +30,14 @@ void test("the steady rate runs from the first mark at 30 % of the bytes to the 
   for (let s = 2; s <= 10; s++) marks.push([s * 1000, s * 1e6]);
   assert.equal(steadyRate(marks), ((10e6 - 3e6) * 8) / 7);
   assert.ok(Number.isNaN(steadyRate([])));
+});
+
+void test("the steady rate is the kernel's median unless it reads over 1.5x what the receiver got", () => {
+  const marks: Array<[number, number]> = [];
+  for (let s = 1; s <= 10; s++) marks.push([s * 1000, s * 250_000]); // 2 Mbit/s
+  const received = steadyRate(marks);
+  assert.deepEqual(steadyEstimate([1.9e6, 1.8e6, 2.1e6], marks), { bps: 1.9e6, from: "kernel" });
+  // What a shaped Agent uplink without a round trip gave: the sender's samples at 6x the link.
+  assert.deepEqual(steadyEstimate([11e6, 12e6, 10e6], marks), { bps: received, from: "receiver" });
+  assert.deepEqual(steadyEstimate([1.9e6, 2e6], marks), { bps: received, from: "receiver" });
 });

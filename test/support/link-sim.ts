@@ -76,6 +76,11 @@ export interface SimSpec {
    * startup), from ten packets a round trip. Default: none (answers enter the FIFO at once).
    */
   paceGain?: number;
+  /**
+   * Windows [from, to) in which the Agent reads nothing (its process paused: a loaded machine, a
+   * collection): what arrives meanwhile is read at once at the window's end.
+   */
+  agentStallsMs?: Array<[number, number]>;
   /** Packet size in the FIFO. Default 16 KiB. */
   packetBytes?: number;
   /** Size of a small request's answer. Default 300. */
@@ -227,6 +232,11 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     while (a.got.length > 0 && a.got[0]![0] <= now - paceWindow) a.sum -= a.got.shift()![1];
     return (spec.paceGain! * Math.max(a.sum, 10 * 1500)) / paceWindow;
   };
+  /** When a packet that reaches the Agent at `at` is read: at the end of a stall it falls in. */
+  const stalled = (at: number): number => {
+    for (const [from, to] of spec.agentStallsMs ?? []) if (at >= from && at < to) return to;
+    return at;
+  };
   const arrive = (p: Packet): void => {
     if (spec.paceGain !== undefined) {
       pacing[p.agent]!.got.push([now, p.bytes]);
@@ -268,7 +278,7 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     serving = true;
     ev.push(now + p.bytes / rateAt(now), () => {
       fifoBytes -= p.bytes;
-      ev.push(now + half, () => arrive(p));
+      ev.push(stalled(now + half), () => arrive(p));
       serve();
       admit();
     });

@@ -222,3 +222,42 @@ export function shares(make: MakeController, rtt: number, later: number): ShareF
     ),
   };
 }
+
+export interface PauseFigures {
+  /** Payload over the link's capacity from 2 s to 20 s. */
+  utilisation: number;
+  /** The least budget from 3 s on, over rate × (base + target). */
+  leastBudget: number;
+}
+
+/**
+ * A long download on a loaded machine: from 2 s on the Agent reads nothing for 50–350 ms every
+ * 0.3–1.2 s (the same pauses every run), then reads what arrived meanwhile at once; the
+ * Computer's socket paces as BBR, behind a router's 100 ms queue.
+ */
+export function pauses(make: MakeController, mbit: number, rtt: number): PauseFigures {
+  let seed = 7;
+  const random = (): number => (seed = (seed * 1664525 + 1013904223) >>> 0) / 2 ** 32;
+  const stalls: Array<[number, number]> = [];
+  for (let t = 2000; t < 20_000; t += 300 + random() * 900)
+    stalls.push([t, t + 50 + random() * 300]);
+  const r = simulate(
+    {
+      rates: [{ at: 0, mbit }],
+      baseRttMs: rtt,
+      until: 20_000,
+      computer: COMPUTER,
+      bufferMs: 100,
+      packetBytes: 1500,
+      paceGain: 2.89,
+      agentStallsMs: stalls,
+      traceEveryMs: 100,
+    },
+    [{ controller: make(), flows: [{}], smallEveryMs: 300 }],
+  );
+  const budgets = r.traces[0]!.filter((t) => t.at >= 3000).map((t) => t.budget);
+  return {
+    utilisation: goodput(r.flows[0]!, 2000, 20_000) / (perMs(mbit) * 18_000),
+    leastBudget: Math.min(...budgets) / (perMs(mbit) * (rtt + 60)),
+  };
+}
