@@ -15,8 +15,8 @@
  * - base round trip: the least round trip of the current and the previous probe period, less the
  *   chunk's own transmission (so it is measured again, and a latecomer learns the empty queue).
  * - queue delay: a chunk's round trip less the base and its own transmission, the second least of
- *   the last four (a single late answer is no queue). A round trip long from the first answer on
- *   is base, never queue.
+ *   the last four (one late answer is no queue; a burst read at once counts once, at its least).
+ *   A round trip long from the first answer on is base, never queue.
  *
  * The control law, by state:
  * - `startup`: the budget starts at two initial chunks and grows by 1.5× every answered byte while
@@ -109,9 +109,8 @@ export interface SendTicket {
   readonly firstSentAt: number;
   /** @internal Sent while the transfer left budget unused: its rate sample says too little. */
   readonly appLimited: boolean;
-  /** @internal Sent with nothing else in flight. */
+  /** @internal Sent with nothing else in flight; during which slowdown or back-off. */
   readonly alone: boolean;
-  /** @internal Sent during a slowdown, or after a back-off began. */
   readonly epoch: number;
   /** @internal When its deadline started to count (it became the oldest in flight). */
   since: number;
@@ -160,10 +159,7 @@ export class PathController {
   readonly targetMs: number;
   private mode: PathState = "startup";
   private budget = 2 * INITIAL_CHUNK_BYTES;
-  /**
-   * The budget the transfer may not exceed (the scheduler's windows × chunk ceilings). None
-   * from the rate: while the budget is the limit the rate is what it lets through.
-   */
+  /** The most the scheduler could keep in flight (windows × chunk ceilings); none from the rate. */
   private limit = Number.POSITIVE_INFINITY;
   private inflight = 0;
   /** Delivery-rate samples (bytes/ms), BBR's. */
@@ -175,6 +171,7 @@ export class PathController {
    */
   private acks = new MaxFilter();
   private lastAck = 0;
+  private lastAnswerAt = 0;
   /** A "link slowed" verdict until the next answer confirms it: when, and what it replaced. */
   private slowed: { at: number; rate: number; rates: MaxFilter; budget: number } | undefined;
   /** Base round-trip floors of this probe period and of the one before. */
@@ -255,9 +252,9 @@ export class PathController {
     const r = this.linkRate();
     let base = Number.POSITIVE_INFINITY;
     let raw = Number.POSITIVE_INFINITY;
+    // Each floor less its own transmission at the larger of the rates then and now: a rate that
+    // fell since never makes an old, large chunk's round trip read as a short base.
     for (const m of [this.floors, this.oldFloors]) {
-      // Each floor less its own transmission at the larger of the rates then and now: a rate
-      // that fell since never makes an old, large chunk's round trip read as a short base.
       for (const f of m.values()) {
         const at = Math.max(r, f.rate);
         raw = Math.min(raw, f.rtt);
@@ -378,7 +375,11 @@ export class PathController {
     const own = r > 0 ? Math.min(bytes / r, this.targetMs / 2) : this.targetMs / 2;
     const model = this.baseRttMs + own;
     const queued = bytes > 0 ? Math.max(0, rtt - Math.min(this.floorFor(bytes), model)) : 0;
-    this.delays.push(queued);
+    // An answer within a quarter of its own transmission after the last one waited past the
+    // bottleneck with it (a reader that paused): one burst is one queue sample, its least.
+    const burst = r > 0 && now - this.lastAnswerAt < bytes / r / 4 && this.delays.length > 0;
+    this.lastAnswerAt = now;
+    this.delays.push(burst ? Math.min(this.delays.pop()!, queued) : queued);
     if (this.delays.length > DELAY_SAMPLES) this.delays.shift();
     this.control(now, t, bytes, queued);
     this.tick(now);

@@ -162,12 +162,14 @@ void test("50 -> 2 -> 50 Mbit/s: no chunk timeout, nothing sent twice, the new r
 
 void test("an Agent that pauses now and then (a loaded machine): a pause is not a slower link", () => {
   // After a pause the answers come late, then all at once. The first reads as "the link slowed"
-  // (D110); the next, right behind it, undoes that. The law before it took every pause for a
-  // slower link: its budget fell to 0.04 of the path's at 200 Mbit/s (0.48 of the link moved)
-  // and to 0.15 at 50 Mbit/s and 200 ms.
+  // (D110); the next, right behind it, undoes that (D117), and the burst is one queue sample.
+  // The law before took every pause for a slower link: its budget fell to 0.04 of the path's at
+  // 200 Mbit/s (0.48 of the link moved), 0.15 at 50 Mbit/s and 200 ms; with the undo alone,
+  // 0.63, 0.68 and 0.75 (20 Mbit/s) of the link.
   for (const [mbit, rtt, least, util] of [
-    [200, 100, 0.15, 0.58],
-    [50, 200, 0.3, 0.66],
+    [200, 100, 0.3, 0.72],
+    [50, 200, 0.45, 0.7],
+    [20, 100, 0.4, 0.78],
   ] as const) {
     const p = pauses(make, mbit, rtt);
     assert.ok(p.leastBudget >= least, `${mbit} Mbit/s, ${rtt} ms: budget down to ${p.leastBudget}`);
