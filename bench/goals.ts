@@ -298,13 +298,6 @@ const FAST_PATH_BARS: readonly (TransportCase & {
     least: 1.05,
   },
   {
-    config: "without computer mask_in_place",
-    direction: "get",
-    carriage: "binary",
-    chunkBytes: 512 * KiB,
-    least: 1.1,
-  },
-  {
     config: "without computer batch_writes",
     direction: "get",
     carriage: "binary",

@@ -170,7 +170,6 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.hashNice !== undefined ? { hashNice: options.hashNice } : {}),
     tuning: engineTuning,
-    chunkBuffer: transport.chunkBuffer,
     transport: transport.engineTransport,
     metrics,
     log,

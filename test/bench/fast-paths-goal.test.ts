@@ -98,7 +98,6 @@ const PAYING = {
   "without raw_acks @ get base64 64": 1.5,
   "without raw_uploads @ put base64 64": 1.6,
   "without batch_writes @ get binary 16": 1.1,
-  "without computer mask_in_place @ get binary 512": 1.4,
   "without computer batch_writes @ get binary 16": 1.1,
   "without agent upload_text @ put base64 64": 1.3,
 };
@@ -265,4 +264,15 @@ void test("the report gives the Agent's CPU per MB and an Agent upload_text row 
     assert.ok(col > 0, head);
     assert.match(row[col]!, /^does not act \(stock here\)/);
   }
+});
+
+void test("the section runs the default twice, the second as the spread of identical stacks, and no Computer mask_in_place", () => {
+  const all = transportConfigs();
+  const { id: _a, ...again } = all.find((c) => c.id === "default again")!;
+  const { id: _d, ...base } = all.find((c) => c.id === "default")!;
+  assert.deepEqual(again, base);
+  assert.deepEqual(
+    all.filter((c) => c.id.startsWith("without computer ")).map((c) => c.id),
+    ["without computer batch_writes"],
+  );
 });
