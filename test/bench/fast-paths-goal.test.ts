@@ -7,7 +7,8 @@
 // the same carriage and chunk size; a fast path this build lacks reads "not measured", unjudged.
 // The Agent's upload_text is judged by the Agent's CPU per MB at the base64 upload (D116).
 // The section's report tables name each case's direction and give raw_uploads and upload_text
-// their rows.
+// their rows. Beside each bar the goal shows the same figure of `default again`, the default run
+// once more: what two identical stacks differ by (D@cfp-1).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { evaluateGoals } from "../../bench/goals.ts";
@@ -275,4 +276,17 @@ void test("the section runs the default twice, the second as the spread of ident
     all.filter((c) => c.id.startsWith("without computer ")).map((c) => c.id),
     ["without computer batch_writes"],
   );
+});
+
+void test("each bar shows the same figure of the default run again beside it, and none when it did not run", async () => {
+  const g = await goalWith(transportData({ ...PAYING, "default again @ get binary 16": 0.95 }));
+  assert.equal(g.status, "met", g.measured);
+  assert.match(
+    g.measured,
+    /computer batch_writes at pull binary 16 KiB ×1\.10 \(default again ×0\.95\)/,
+  );
+  assert.match(g.measured, /raw_acks at pull base64 64 KiB ×1\.50 \(default again ×1\.00\)/);
+  assert.match(g.evidence ?? "", /default again/);
+  const without = await goalWith(transportData(PAYING, ["default again"]));
+  assert.doesNotMatch(without.measured, /default again/);
 });
