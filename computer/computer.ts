@@ -3,8 +3,8 @@
  * joined its office.
  *
  * - connection.ts: the socket, joining and rejoining the office, giving up;
- * - transport/: how answers leave (`answer(ack, result)`, buffers for binary chunks, the unsent
- *   bytes) and which departures from the libraries' stock behaviour are on (probed at start);
+ * - transport/: how answers leave (`answer(ack, result)`, the unsent bytes) and whether its
+ *   departure from the libraries' stock behaviour is on (probed at start);
  * - blob/service.ts: the engine behind `client:get_blob` with its handle key, hashing pool, hash
  *   cache and derived store;
  * - services.ts: the SKILL and tool services (or the caller's), their producers and handlers;
@@ -170,7 +170,6 @@ export async function startComputer(options: StartComputerOptions): Promise<Runn
     ...(options.workers !== undefined ? { workers: options.workers } : {}),
     ...(options.hashNice !== undefined ? { hashNice: options.hashNice } : {}),
     tuning: engineTuning,
-    chunkBuffer: transport.chunkBuffer,
     transport: transport.engineTransport,
     metrics,
     log,

@@ -120,8 +120,8 @@ export interface TransportCase {
 }
 
 /**
- * The SDK's default pull chunk per carriage (what users run; `mask_in_place` and `raw_acks` were
- * made for these), binary pulls at 16 KiB, where a chunk's fixed costs (writes, wake-ups) decide,
+ * The SDK's default pull chunk per carriage (what users run, where every fast path that acts
+ * must pay; `raw_acks` was made for the base64 one), binary pulls at 16 KiB, where a chunk's fixed costs (writes, wake-ups) decide,
  * which both `batch_writes` are for (the small-chunk goals), and the SDK's default base64 upload,
  * which `raw_uploads` and the Agent's `upload_text` are for: the cases the fast-paths goal judges.
  */

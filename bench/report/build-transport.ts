@@ -57,13 +57,6 @@ export const DEPARTURES: readonly Departure[] = [
   },
   {
     role: "Computer",
-    name: "mask_in_place",
-    config: "without computer mask_in_place",
-    goal: "Computer CPU per MB of large binary chunks: ws masks the chunk, not a copy (binary 512 KiB)",
-    actsOn: pulls((c) => c.carriage === "binary"),
-  },
-  {
-    role: "Computer",
     name: "batch_writes",
     config: "without computer batch_writes",
     goal: `the small-chunk goals: one write per binary answer (binary at 16 KiB; acts up to ${formatBytes(COMPUTER_BATCHED_MOST)})`,
@@ -126,7 +119,7 @@ export function transportBlocks(d: TransportData): Block[] {
   return [
     {
       kind: "para",
-      text: `The whole stack on the stock transport (Server and Computer with \`--stock-transport\`, the Agent's clients with \`transport: "stock"\`: socket.io, engine.io, ws and socket.io-client as shipped) beside the default, and the default without each fast path of the Server (\`without <name>\`), of the Computer (\`without computer <name>\`) and of the Agent (\`without agent <name>\`), in the same run (${formatBytes(d.fileBytes)} per pull or upload). Ratios are to the default measured in the same round: a CPU ratio above 1 is what the default saves. Every configuration has its own Server process: the Server CPU ratio of \`without computer mask_in_place\` (which changes no byte and no write the Server sees) is what two default Servers differ by in this run. A fast path that does not act at a case (its transport's own rule: raw_acks on text acks, which carry a pull's chunks but only an upload's short answers; raw_uploads on text \`client:put_blob\` events; batch_writes on binary parts up to ${formatBytes(SERVER_BATCHED_MOST)}; the Computer's on what it sends, a pull's chunks; the Agent's upload_text on its own base64 upload chunks) runs stock code there, or only on those short answers: its ratio is the same kind of difference. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull or upload (p50 / p99 ms). Agent CPU is the Agent process's, which holds that probe Agent too: its pulls are in every configuration's Agent figure.`,
+      text: `The whole stack on the stock transport (Server and Computer with \`--stock-transport\`, the Agent's clients with \`transport: "stock"\`: socket.io, engine.io, ws and socket.io-client as shipped) beside the default, and the default without each fast path of the Server (\`without <name>\`), of the Computer (\`without computer <name>\`) and of the Agent (\`without agent <name>\`), in the same run (${formatBytes(d.fileBytes)} per pull or upload). Ratios are to the default measured in the same round: a CPU ratio above 1 is what the default saves. Every configuration has its own Server process (one Computer process and one Agent process hold them all): the ratios of \`default again\`, the default once more through a Server of its own, are what two identical stacks differ by in this run, the spread a fast path's gain must stand above. A fast path that does not act at a case (its transport's own rule: raw_acks on text acks, which carry a pull's chunks but only an upload's short answers; raw_uploads on text \`client:put_blob\` events; batch_writes on binary parts up to ${formatBytes(SERVER_BATCHED_MOST)}; the Computer's on what it sends, a pull's chunks; the Agent's upload_text on its own base64 upload chunks) runs stock code there, or only on those short answers: its ratio is the same kind of difference. Probe: another Agent's ${formatBytes(d.probeChunkBytes)} window-1 chunks through the same Server during the pull or upload (p50 / p99 ms). Agent CPU is the Agent process's, which holds that probe Agent too: its pulls are in every configuration's Agent figure.`,
     },
     {
       kind: "table",

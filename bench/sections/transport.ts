@@ -4,19 +4,23 @@
  * every landed file verified by sha256) per direction and carriage through stacks that differ only
  * in their transport:
  * - `default`: every role as shipped by us (every fast path on);
+ * - `default again`: the same, through a Server process of its own: its ratios are what two
+ *   identical stacks differ by in the run, the spread a fast path's gain must stand above;
  * - `stock`: Server, Computer and Agent on the stock transport (socket.io, engine.io, ws and
  *   socket.io-client as shipped);
  * - `without <name>`: the default Server without that one fast path (the others default);
  * - `without computer <name>`: the default Computer without that one fast path (the Server
- *   default, so its Server CPU ratio shows what two default Server processes differ by);
+ *   default);
  * - `without agent <name>`: the Agent's clients without that fast path (Server and Computer
  *   default).
- * Each configuration has its own Server process; rounds run every configuration once, in a
- * rotating order, so all see the same machine; ratios are per round against that round's
- * default, then the median. Beside MB/s: Server, Computer and Agent CPU ms per MB moved (the
- * Agent process holds the probe Agent too), and the chunk
- * latency of a second Agent's small window-1 pull through the same Server meanwhile (another
- * client's requests while one pulls or uploads).
+ * Each configuration has its own Server process; one Computer process holds every
+ * configuration's Computers, the stock one too (a fast path patches its own Computer's objects
+ * only), so a Computer CPU ratio compares code, not processes, as the Agent's does. Rounds run
+ * every configuration once, in a rotating order, so all see the same machine; ratios are per
+ * round against that round's default, then the median. Beside MB/s: Server, Computer and Agent
+ * CPU ms per MB moved (the Agent process holds the probe Agent too), and the chunk latency of a
+ * second Agent's small window-1 pull through the same Server meanwhile (another client's
+ * requests while one pulls or uploads).
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -108,8 +112,8 @@ const PROBE_CHUNK = 16 * KiB;
 const SPAWN_TIMEOUT_MS = 180_000;
 
 /**
- * The configurations: default, stock, and the default without each fast path of the Server, of
- * the Computer and of the Agent.
+ * The configurations: default, default again (the spread of two identical stacks), stock, and
+ * the default without each fast path of the Server, of the Computer and of the Agent.
  */
 export function transportConfigs(): TransportConfig[] {
   // The Agent's switch is all or nothing: "stock" is the Agent without its fast path only while
@@ -119,6 +123,7 @@ export function transportConfigs(): TransportConfig[] {
   }
   return [
     { id: "default", server: "fast", computer: "fast", agent: "fast" },
+    { id: "default again", server: "fast", computer: "fast", agent: "fast" },
     { id: "stock", server: "stock", computer: "stock", agent: "stock" },
     ...FAST_PATH_NAMES.map((name): TransportConfig => ({
       id: `without ${name}`,
@@ -166,18 +171,13 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
       spawnChild(n, script, {}, SPAWN_TIMEOUT_MS);
     const forked = await Promise.allSettled([
       ...configs.map((c) => fork(`server-${c.id}`, "bench/procs/stack-server.ts")),
-      fork("computer-fast", "bench/procs/stack-computer.ts"),
-      fork("computer-stock", "bench/procs/stack-computer.ts"),
+      fork("computer", "bench/procs/stack-computer.ts"),
       fork("agent", "bench/procs/agent.ts"),
     ]);
     for (const f of forked) if (f.status === "fulfilled") children.push(f.value);
     for (const f of forked) if (f.status === "rejected") throw f.reason;
     const servers = children.slice(0, configs.length);
-    const [computerFast, computerStock, agent] = children.slice(configs.length) as [
-      Child,
-      Child,
-      Child,
-    ];
+    const [computer, agent] = children.slice(configs.length) as [Child, Child];
     const urls = await Promise.all(
       configs.map((c, i) =>
         servers[i]!.call<{ url: string }>("start", {
@@ -192,7 +192,6 @@ export async function runTransport(ctx: Ctx): Promise<TransportData> {
     const agentPaths = new Map<string, AgentFastPaths | null>();
     const placed: Placed[] = [];
     for (const [i, config] of configs.entries()) {
-      const computer = config.computer === "stock" ? computerStock : computerFast;
       const offices = ["bulk", "probe"].map((role) => ({
         office: `tr-${run}-${i}-${role}`,
         name: `tr-computer-${i}-${role}`,

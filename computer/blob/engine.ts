@@ -117,11 +117,6 @@ export interface BlobEngineOptions {
   log?: Logger;
   /** Open descriptors kept for reuse between chunks (descriptors.ts); 0 disables the cache. */
   fdCacheEntries?: number;
-  /**
-   * Allocates the buffer a binary file chunk is read into (the transport's: the answer carrying
-   * it is its last use). Default: a fresh Buffer.
-   */
-  chunkBuffer?: (n: number) => Buffer;
   /** Content-codings of chunk answers (content-coding.ts; D63, D64). Default: all, defaults. */
   compression?: Omit<ChunkCoderOptions, "metrics">;
 }
@@ -143,7 +138,6 @@ export class BlobEngine implements HandleMinter {
   readonly #log: Logger | undefined;
   readonly #producers = new Map<HandleKind, Producer>();
   readonly #fds: FdCache;
-  readonly #chunkBuffer: (n: number) => Buffer;
   readonly #coder: ChunkCoder;
 
   constructor(options: BlobEngineOptions) {
@@ -159,7 +153,6 @@ export class BlobEngine implements HandleMinter {
       [this.#defaultChunk, Math.floor(this.#limit / 4) * 3, this.#limit],
       POOLED_BUFFERS,
     );
-    this.#chunkBuffer = options.chunkBuffer ?? ((n) => Buffer.allocUnsafeSlow(n));
     this.#coder = new ChunkCoder({
       ...options.compression,
       ...(this.#metrics ? { metrics: this.#metrics } : {}),
@@ -358,7 +351,8 @@ export class BlobEngine implements HandleMinter {
     const n = this.#chunkLength(req, envelope, total - offset);
     if (n === null) return tooSmallLimit();
     const binary = req.blob_format === "binary";
-    const buf = binary ? this.#chunkBuffer(n) : this.#buffers.take(n);
+    // A binary chunk leaves in the buffer it was read into: a fresh one, not the pool's.
+    const buf = binary ? Buffer.allocUnsafeSlow(n) : this.#buffers.take(n);
     try {
       let got = 0;
       while (got < n) {

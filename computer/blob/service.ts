@@ -28,8 +28,6 @@ export interface BlobServiceOptions {
   /** Nice offset of the hashing threads. */
   hashNice?: number;
   tuning?: BlobEngineTuning;
-  /** Allocates the buffers binary chunks are read into (the transport's). */
-  chunkBuffer: (n: number) => Buffer;
   /** The transport in use (chunk sizing: binary over polling travels base64'd). */
   transport: () => Transport;
   metrics: ComputerMetrics;
@@ -84,7 +82,6 @@ export async function startBlobService(o: BlobServiceOptions): Promise<BlobServi
     codec,
     hashCache,
     maxHttpBufferSize: config.maxHttpBufferSize,
-    chunkBuffer: o.chunkBuffer,
     transport: o.transport,
     metrics,
     log,

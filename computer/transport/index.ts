@@ -1,19 +1,13 @@
 /**
  * How the Computer's answers leave its one socket: the only code that reads or changes the
  * internals of socket.io-client, engine.io-client and ws. The rest of the Computer sees
- * `AnswerTransport`: `answer(ack, result)`, the buffers binary chunks are read into, and how many
- * answer bytes the socket still holds unsent (`unsentBytes`, with `onWritable` when that may have
- * dropped), which the dispatcher's chunk scheduler bounds (D47).
+ * `AnswerTransport`: `answer(ack, result)` and how many answer bytes the socket still holds
+ * unsent (`unsentBytes`, with `onWritable` when that may have dropped), which the dispatcher's
+ * chunk scheduler bounds (D47).
  *
- * Two fast paths, each probed at start on the installed libraries' real classes (a frame through
- * a real ws Sender, a packet through a real Manager and engine.io Socket) and kept only where the
- * measurements in docs/decisions.md D49 show they pay:
- * - `mask_in_place`: ws masks a binary chunk's buffer in place instead of a copy of it. A
- *   WebSocket client MUST mask every frame with a fresh random key (RFC 6455 §5.3); ws masks into
- *   a new buffer because it may not write a caller's Buffer. A chunk buffer from `chunkBuffer` is
- *   read once by the engine, answered once and never touched again, so ws may mask it as it masks
- *   data it allocated itself: same key, same bytes on the wire, one chunk-sized allocation fewer.
- *   Any other Buffer (a producer's in-memory bytes) keeps ws's copy.
+ * One fast path, probed at start on the installed libraries' real classes (a packet through a
+ * real Manager and engine.io Socket) and kept only where the measurements in docs/decisions.md
+ * (D49, D102, D118) show it pays:
  * - `batch_writes`: a binary answer is one socket.io packet in two engine.io packets (the text
  *   part and its attachment). Stock, engine.io-client flushes after each: the attachment waits for
  *   the transport's next-tick drain and ws writes each frame on its own. Here the Manager writes
@@ -31,15 +25,13 @@
  * handed to the kernel). Wake-ups come from the engine's `drain`/`flush` and the net.Socket's
  * `drain`; where that socket cannot be found, the scheduler's re-check timer covers it.
  */
-import { createRequire } from "node:module";
-import { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import type { Gauge } from "prom-client";
 import { NodeWebSocket, Socket as EngineSocket } from "engine.io-client";
 import { Manager } from "socket.io-client";
 import type { Transport } from "@a2c-smcp/protocol";
 
-export type FastPathName = "mask_in_place" | "batch_writes";
+export type FastPathName = "batch_writes";
 
 /**
  * `"fast"` (default): every fast path the installed libraries support; `"stock"`: none; `{ off }`:
@@ -52,7 +44,6 @@ export type FastPathReport = Record<FastPathName, FastPathState>;
 
 /** Each fast path with its probe: why it cannot work with the installed libraries, or null. */
 export const FAST_PATHS: ReadonlyArray<{ name: FastPathName; probe(): string | null }> = [
-  { name: "mask_in_place", probe: () => probeMaskInPlace() },
   { name: "batch_writes", probe: () => probeBatchWrites() },
 ];
 
@@ -96,11 +87,6 @@ export type Ack = (result: unknown) => void;
 export interface AnswerTransport {
   /** Each fast path's state, as of now. */
   readonly report: FastPathReport;
-  /**
-   * A buffer for one binary chunk (contents undefined). The answer that carries a subarray of it
-   * is its last use: the transport may mask it in place.
-   */
-  readonly chunkBuffer: (n: number) => Buffer;
   /** The engine.io transport in use (binary over polling travels base64'd). */
   readonly engineTransport: () => Transport;
   /** Sends `result` as the answer of one request through its socket.io ack. */
@@ -138,11 +124,8 @@ interface WsTransport {
   readonly ws?: {
     readonly bufferedAmount?: unknown;
     readonly _socket?: NetSocket | null;
-    readonly _sender?: { dispatch?: Dispatch } | null;
   } | null;
 }
-
-type Dispatch = (data: unknown, compress: boolean, options: unknown, cb: unknown) => void;
 
 /** The transport of `manager` (the Computer's socket.io-client Manager) in `mode`. */
 export function createAnswerTransport(
@@ -165,15 +148,12 @@ export function createAnswerTransport(
     log?.warn({ fastPath: name, reason }, "fast path unavailable; stock behaviour from now");
   };
 
-  /** Chunk buffers not yet answered, by ArrayBuffer (an answer carries a subarray). */
-  const own = new WeakSet<ArrayBufferLike>();
   const listeners: Array<() => void> = [];
   const writable = (): void => {
     for (const listener of listeners) listener();
   };
   const batch = report.batch_writes === "on";
   if (batch) flushPacketsWhole(manager);
-  const maskable = report.mask_in_place === "on" ? new WeakSet<Buffer>() : undefined;
   let noNetSocket = false;
 
   manager.on("open", () => {
@@ -194,10 +174,6 @@ export function createAnswerTransport(
         const reason = corkWrites(ws);
         if (reason) unavailable("batch_writes", reason);
       }
-      if (maskable && report.mask_in_place === "on") {
-        const reason = maskAllowedInPlace(ws, maskable);
-        if (reason) unavailable("mask_in_place", reason);
-      }
     };
     onTransport(engine.transport);
     engine.on("upgrade", onTransport);
@@ -205,23 +181,11 @@ export function createAnswerTransport(
 
   return {
     report,
-    chunkBuffer: (n) => {
-      const buf = Buffer.allocUnsafeSlow(n);
-      if (maskable) own.add(buf.buffer);
-      return buf;
-    },
     engineTransport: () =>
       (manager.engine?.transport as WsTransport | undefined)?.name === "websocket"
         ? "websocket"
         : "polling",
-    answer(ack, result) {
-      if (maskable) {
-        const blob = (result as { blob?: unknown } | null)?.blob;
-        // Once: a chunk buffer is answered once, and ws may write into it from now on.
-        if (Buffer.isBuffer(blob) && own.delete(blob.buffer)) maskable.add(blob);
-      }
-      ack(result);
-    },
+    answer: (ack, result) => ack(result),
     unsentBytes: () => unsentOf(manager.engine),
     onWritable(listener) {
       listeners.push(listener);
@@ -377,83 +341,5 @@ function probeBatchWrites(): string | null {
   if (order.join() !== "cork,send,send,uncork") {
     return `the WebSocket transport's write ran ${order.join(",")}, not both sends inside one cork`;
   }
-  return null;
-}
-
-// ---- mask_in_place ------------------------------------------------------------------------
-
-/** An own `dispatch` on the sender of `t`'s ws that clears `readOnly` for `allowed` buffers. */
-function maskAllowedInPlace(t: WsTransport, allowed: WeakSet<Buffer>): string | undefined {
-  const sender = t.ws?._sender;
-  if (!sender || typeof sender.dispatch !== "function") {
-    return "the WebSocket transport's ws has no sender with a dispatch method";
-  }
-  allowInPlace(sender as { dispatch: Dispatch }, allowed);
-  return undefined;
-}
-
-function allowInPlace(sender: { dispatch: Dispatch }, allowed: WeakSet<Buffer>): void {
-  if (patched.has(sender)) return;
-  patched.add(sender);
-  const dispatch = sender.dispatch;
-  sender.dispatch = function (this: unknown, data, compress, options, cb): void {
-    const opts = options as { readOnly?: boolean } | null;
-    if (opts?.readOnly === true && Buffer.isBuffer(data) && allowed.has(data)) {
-      allowed.delete(data);
-      opts.readOnly = false;
-    }
-    dispatch.call(this, data, compress, options, cb);
-  };
-}
-
-/** The `ws` package engine.io-client loads (its own copy, if it has one). */
-interface WsModule {
-  Sender: new (
-    socket: Duplex,
-    extensions?: object,
-    generateMask?: (mask: Buffer) => void,
-  ) => { dispatch?: Dispatch; send(data: Buffer, options: object, cb?: () => void): void };
-}
-
-function engineWs(): WsModule | string {
-  try {
-    const fromHere = createRequire(import.meta.url);
-    return createRequire(fromHere.resolve("engine.io-client"))("ws") as WsModule;
-  } catch (err) {
-    return `ws cannot be loaded from engine.io-client (${(err as Error).message})`;
-  }
-}
-
-/**
- * Behaviour on the real class: a binary frame sent through a real ws Sender (into an in-memory
- * socket) with the allowed buffer must leave as header + that very buffer, masked in place with
- * the frame's key; an unallowed buffer must leave untouched (ws masks a copy).
- */
-function probeMaskInPlace(): string | null {
-  const ws = engineWs();
-  if (typeof ws === "string") return ws;
-  const written: Buffer[] = [];
-  const socket = new Duplex({
-    read: noop,
-    write(chunk: Buffer, _enc, done) {
-      written.push(chunk);
-      done();
-    },
-  });
-  const sender = new ws.Sender(socket, {}, (mask) => mask.fill(0x22));
-  if (typeof sender.dispatch !== "function") return "ws Sender has no dispatch method";
-  const allowed = new WeakSet<Buffer>();
-  allowInPlace(sender as { dispatch: Dispatch }, allowed);
-  const options = { binary: true, mask: true, fin: true };
-  const mine = Buffer.alloc(200, 0x11);
-  allowed.add(mine);
-  sender.send(mine, options);
-  if (!written.includes(mine) || mine[0] !== (0x11 ^ 0x22) || mine[199] !== (0x11 ^ 0x22)) {
-    return "ws no longer masks a writable buffer in place";
-  }
-  const theirs = Buffer.alloc(200, 0x11);
-  written.length = 0;
-  sender.send(theirs, options);
-  if (written.includes(theirs) || theirs[0] !== 0x11) return "ws wrote into a read-only buffer";
   return null;
 }

@@ -7,7 +7,8 @@
 // the same carriage and chunk size; a fast path this build lacks reads "not measured", unjudged.
 // The Agent's upload_text is judged by the Agent's CPU per MB at the base64 upload (D116).
 // The section's report tables name each case's direction and give raw_uploads and upload_text
-// their rows.
+// their rows. Beside each bar the goal shows the same figure of `default again`, the default run
+// once more: what two identical stacks differ by (D118).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { evaluateGoals } from "../../bench/goals.ts";
@@ -98,7 +99,6 @@ const PAYING = {
   "without raw_acks @ get base64 64": 1.5,
   "without raw_uploads @ put base64 64": 1.6,
   "without batch_writes @ get binary 16": 1.1,
-  "without computer mask_in_place @ get binary 512": 1.4,
   "without computer batch_writes @ get binary 16": 1.1,
   "without agent upload_text @ put base64 64": 1.3,
 };
@@ -265,4 +265,28 @@ void test("the report gives the Agent's CPU per MB and an Agent upload_text row 
     assert.ok(col > 0, head);
     assert.match(row[col]!, /^does not act \(stock here\)/);
   }
+});
+
+void test("the section runs the default twice, the second as the spread of identical stacks, and no Computer mask_in_place", () => {
+  const all = transportConfigs();
+  const { id: _a, ...again } = all.find((c) => c.id === "default again")!;
+  const { id: _d, ...base } = all.find((c) => c.id === "default")!;
+  assert.deepEqual(again, base);
+  assert.deepEqual(
+    all.filter((c) => c.id.startsWith("without computer ")).map((c) => c.id),
+    ["without computer batch_writes"],
+  );
+});
+
+void test("each bar shows the same figure of the default run again beside it, and none when it did not run", async () => {
+  const g = await goalWith(transportData({ ...PAYING, "default again @ get binary 16": 0.95 }));
+  assert.equal(g.status, "met", g.measured);
+  assert.match(
+    g.measured,
+    /computer batch_writes at pull binary 16 KiB ×1\.10 \(default again ×0\.95\)/,
+  );
+  assert.match(g.measured, /raw_acks at pull base64 64 KiB ×1\.50 \(default again ×1\.00\)/);
+  assert.match(g.evidence ?? "", /default again/);
+  const without = await goalWith(transportData(PAYING, ["default again"]));
+  assert.doesNotMatch(without.measured, /default again/);
 });

@@ -6,7 +6,6 @@
  * classes, and put back.
  */
 import assert from "node:assert/strict";
-import { createRequire } from "node:module";
 import { test } from "node:test";
 import { NodeWebSocket } from "engine.io-client";
 import { Manager } from "socket.io-client";
@@ -25,26 +24,8 @@ function probeWith(name: FastPathName, target: object, key: string, value: unkno
   }
 }
 
-type Frame = (data: Buffer, options: Record<string, unknown>) => Buffer[];
-const fromHere = createRequire(import.meta.url);
-const ws = createRequire(fromHere.resolve("engine.io-client"))("ws") as {
-  Sender: { frame: Frame; prototype: object };
-};
-
 void test("every probe passes with the installed libraries", () => {
   for (const path of FAST_PATHS) assert.equal(path.probe(), null, path.name);
-});
-
-void test("mask_in_place: a ws that masks a copy of writable data too", () => {
-  const frame = ws.Sender.frame.bind(ws.Sender);
-  const copying: Frame = (data, options) => frame(data, { ...options, readOnly: true });
-  const reason = probeWith("mask_in_place", ws.Sender, "frame", copying);
-  assert.match(String(reason), /no longer masks a writable buffer in place/);
-});
-
-void test("mask_in_place: a ws Sender without dispatch", () => {
-  const reason = probeWith("mask_in_place", ws.Sender.prototype, "dispatch", undefined);
-  assert.match(String(reason), /Sender has no dispatch/);
 });
 
 void test("batch_writes: a Manager that writes a packet's parts on separate turns", () => {
