@@ -267,11 +267,10 @@ export class PathController {
     return Number.isFinite(base) ? Math.max(0, base) : 0;
   }
 
-  /** The queue delay the latest answers saw, ms (the least of the last few). */
+  /** The queue delay the latest answers saw, ms (the second least of the last four). */
   get queueDelayMs(): number {
-    if (this.delays.length === 0) return 0;
     const d = [...this.delays].sort((a, b) => a - b);
-    return d[Math.min(1, d.length - 1)]!;
+    return d[Math.min(1, d.length - 1)] ?? 0;
   }
 
   /** The chunk to send or ask now (see the file's comment), at most `ceiling`. */
