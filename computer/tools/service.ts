@@ -154,7 +154,7 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
 
   const entries = Object.entries(servers);
   // The MCP SDK (its client, its schemas, a JSON-schema validator) is loaded only by a Computer
-  // that has MCP servers: one that serves skills alone starts without it (about 0.1 s of CPU).
+  // that has MCP servers (D@suite4-1): one serving skills alone starts without it (0.1 s of CPU).
   const mcp = entries.length > 0 ? await import("./mcp-connection.ts") : null;
   const connections = new Map<string, McpConnection>();
   /** exposed name → (bundle, original tool name); rebuilt whenever a tool list changes. */
