@@ -85,11 +85,13 @@ export interface Plan {
   /**
    * Section transport: the SDK-default pull and upload through stacks that differ only in their
    * transport (bench/sections/transport.ts); every configuration reads (or uploads) `fileBytes`
-   * once per round after one unreported transfer, at each of `cases`.
+   * once per round, after one unreported transfer when `warmUp`, at each of `cases`.
    */
   transport: {
     fileBytes: number;
     rounds: number;
+    /** One unreported transfer per configuration and case first (fresh processes' JIT warm-up). */
+    warmUp: boolean;
     cases: TransportCase[];
     /** Least time the probe Agent pulls beside each read, ms. */
     probeLeastMs: number;
@@ -295,7 +297,14 @@ export function makePlan(quick: boolean): Plan {
       },
       // Every configuration at each judged case (not the 64 KiB pull between them), one round on
       // a file of a few chunks: the section's code paths and its tables, not figures to read.
-      transport: { fileBytes: 2 * MiB, rounds: 1, cases: TRANSPORT_JUDGED, probeLeastMs: 50 },
+      // No warm-up transfer: it runs the same code as the round, for figures a smoke run does not judge.
+      transport: {
+        fileBytes: 2 * MiB,
+        rounds: 1,
+        warmUp: false,
+        cases: TRANSPORT_JUDGED,
+        probeLeastMs: 50,
+      },
       // One rate in each direction and one fairness case: the harness and the section run.
       links: {
         rates: [20],
@@ -391,6 +400,7 @@ export function makePlan(quick: boolean): Plan {
     transport: {
       fileBytes: 64 * MiB,
       rounds: 9,
+      warmUp: true,
       // Binary at 64 KiB, between the two defaults, beside the judged cases.
       cases: [...TRANSPORT_JUDGED, { direction: "get", carriage: "binary", chunkBytes: 64 * KiB }],
       probeLeastMs: 200,

@@ -30,7 +30,7 @@ import {
 } from "@a2c-smcp/protocol";
 import type { StorageFaultMetrics } from "../blob/storage-faults.ts";
 import { loadMcpConfig, type McpServerConfig, type McpServers } from "./mcp-config.ts";
-import { McpConnection, ServerUnavailableError } from "./mcp-connection.ts";
+import type { McpConnection } from "./mcp-connection.ts";
 import { createToolProducer } from "./producer.ts";
 import {
   cancelledResult,
@@ -152,6 +152,10 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
     : null;
   await stager?.orphanAllExisting();
 
+  const entries = Object.entries(servers);
+  // The MCP SDK (its client, its schemas, a JSON-schema validator) is loaded only by a Computer
+  // that has MCP servers (D119): one serving skills alone starts without it (0.1 s of CPU).
+  const mcp = entries.length > 0 ? await import("./mcp-connection.ts") : null;
   const connections = new Map<string, McpConnection>();
   /** exposed name → (bundle, original tool name); rebuilt whenever a tool list changes. */
   let mapping = new Map<string, { bundleId: string; tool: Tool }>();
@@ -171,8 +175,8 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
   };
 
   let started = false;
-  for (const [bundleId, cfg] of Object.entries(servers)) {
-    const conn = new McpConnection({
+  for (const [bundleId, cfg] of entries) {
+    const conn = new mcp!.McpConnection({
       bundleId,
       config: cfg,
       log,
@@ -243,7 +247,8 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
         timeoutMs: req.timeout * 1000 + SDK_TIMEOUT_SLACK_MS,
       });
     } catch (err) {
-      return failureResult(err, ac.signal, req, entry.bundleId, ctx.log);
+      const unavailable = err instanceof mcp!.ServerUnavailableError;
+      return failureResult(err, unavailable, ac.signal, req, entry.bundleId, ctx.log);
     } finally {
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onShutdown);
@@ -285,8 +290,10 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
   };
 }
 
+/** The answer to a call that threw `err` (`unavailable`: its MCP server is being restarted). */
 function failureResult(
   err: unknown,
+  unavailable: boolean,
   signal: AbortSignal,
   req: ToolCallReq,
   bundleId: string,
@@ -301,8 +308,7 @@ function failureResult(
       mcp_server: bundleId,
     });
   }
-  if (err instanceof ServerUnavailableError)
-    return textError(err.message, { mcp_server: bundleId });
+  if (unavailable) return textError((err as Error).message, { mcp_server: bundleId });
   // The SDK's backstop timeout (McpError RequestTimeout, -32001).
   if ((err as { code?: unknown })?.code === -32001) return timeoutResult(req.timeout);
   log.warn({ err, tool: req.tool_name }, "tool call failed");
