@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { plainFlow, type PlainFlowResult } from "../../scripts/links/plain-flow.ts";
+import { plainFlow, steadyRate, type PlainFlowResult } from "../../scripts/links/plain-flow.ts";
 import { startNsTool, type NsTool } from "../../scripts/links/stack.ts";
 import {
   linksUnavailable,
@@ -58,12 +58,14 @@ function wireRate(flow: PlainFlowResult): number {
  * Within 6% under and 4% over the set rate, and never faster than the rate over the whole flow.
  * Under: BBR paces a quarter of its cycle below its estimate to drain the queue, and on a quiet
  * machine the median of a 3–5 s flow's samples fell 4.8% under a queue that was right (19.03 of
- * 20 Mbit/s; the same queue measured 19.81 the next run).
+ * 20 Mbit/s; the same queue measured 19.81 the next run) and 8% (4.60 of 5) in a full suite run.
+ * So the queue is slow only when the receiver's count past slow start says so too.
  */
 function assertRate(flow: PlainFlowResult, set: number, burstBytes: number): string {
   const rate = wireRate(flow);
-  const words = `measured ${(rate / 1e6).toFixed(2)} Mbit/s of ${set / 1e6} (${flow.deliveryRates.length} samples, ${flow.congestion})`;
-  assert.ok(rate >= 0.94 * set && rate <= 1.04 * set, words);
+  const received = steadyRate(flow.marks) * flow.wirePerPayloadByte;
+  const words = `measured ${(rate / 1e6).toFixed(2)} Mbit/s of ${set / 1e6} (${flow.deliveryRates.length} samples, ${flow.congestion}; received ${(received / 1e6).toFixed(2)})`;
+  assert.ok(Math.max(rate, received) >= 0.94 * set && rate <= 1.04 * set, words);
   // A shaper passes at most its burst beyond the rate, whatever else the machine does.
   const least = ((flow.wireBytes - burstBytes) * 8) / set;
   assert.ok(flow.seconds >= least, `${flow.wireBytes} B crossed in ${flow.seconds} s`);
