@@ -3,7 +3,7 @@
  * joined its office.
  *
  * - connection.ts: the socket, joining and rejoining the office, giving up;
- * - transport/: how answers leave (`answer(ack, result)`, the unsent bytes) and whether its
+ * - transport/: how answers leave (the unsent bytes) and whether its
  *   departure from the libraries' stock behaviour is on (probed at start);
  * - blob/service.ts: the engine behind `client:get_blob` with its handle key, hashing pool, hash
  *   cache and derived store;

@@ -192,7 +192,7 @@ class RequestDispatcher implements Dispatcher {
   #answer(event: ClientEvent, ack: Ack, result: unknown): void {
     const outcome = isErrorPayload(result) ? String(result.code) : "ok";
     this.options.metrics.requests.inc({ event, outcome });
-    this.options.transport.answer(ack, result);
+    ack(result);
   }
 
   #cancel(payload: unknown): void {

@@ -1,9 +1,8 @@
 /**
  * How the Computer's answers leave its one socket: the only code that reads or changes the
  * internals of socket.io-client, engine.io-client and ws. The rest of the Computer sees
- * `AnswerTransport`: `answer(ack, result)` and how many answer bytes the socket still holds
- * unsent (`unsentBytes`, with `onWritable` when that may have dropped), which the dispatcher's
- * chunk scheduler bounds (D47).
+ * `AnswerTransport`: how many answer bytes the socket still holds unsent (`unsentBytes`, with
+ * `onWritable` when that may have dropped), which the dispatcher's chunk scheduler bounds (D47).
  *
  * One fast path, probed at start on the installed libraries' real classes (a packet through a
  * real Manager and engine.io Socket) and kept only where the measurements in docs/decisions.md
@@ -89,8 +88,6 @@ export interface AnswerTransport {
   readonly report: FastPathReport;
   /** The engine.io transport in use (binary over polling travels base64'd). */
   readonly engineTransport: () => Transport;
-  /** Sends `result` as the answer of one request through its socket.io ack. */
-  answer(ack: Ack, result: unknown): void;
   /** Answer bytes handed to the socket that it has not yet handed to the kernel. */
   unsentBytes(): number;
   /** `listener` runs whenever the unsent bytes may have dropped. */
@@ -185,7 +182,6 @@ export function createAnswerTransport(
       (manager.engine?.transport as WsTransport | undefined)?.name === "websocket"
         ? "websocket"
         : "polling",
-    answer: (ack, result) => ack(result),
     unsentBytes: () => unsentOf(manager.engine),
     onWritable(listener) {
       listeners.push(listener);
