@@ -21,6 +21,7 @@ import type { Logger } from "pino";
 import { PROTOCOL_VERSION } from "@a2c-smcp/protocol";
 import { isStdio, type McpServerConfig } from "./mcp-config.ts";
 import { StdioClientTransport } from "./mcp-stdio.ts";
+import { ServerUnavailableError } from "./results.ts";
 
 export type ConnectionState = "starting" | "ready" | "restarting" | "closed";
 
@@ -52,13 +53,6 @@ export interface ConnectionOptions {
 
 /** A server that stays up this long resets the back-off. */
 const STABLE_MS = 10_000;
-
-export class ServerUnavailableError extends Error {
-  constructor(readonly bundleId: string) {
-    super(`MCP server '${bundleId}' is not running (it is being restarted); try again shortly`);
-    this.name = "ServerUnavailableError";
-  }
-}
 
 export class McpConnection {
   readonly bundleId: string;

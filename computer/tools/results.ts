@@ -7,6 +7,14 @@
 import type { CallToolResult as McpCallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type CallToolResult, ErrorCode } from "@a2c-smcp/protocol";
 
+/** A call to an MCP server that is being restarted (its answer is an isError result). */
+export class ServerUnavailableError extends Error {
+  constructor(readonly bundleId: string) {
+    super(`MCP server '${bundleId}' is not running (it is being restarted); try again shortly`);
+    this.name = "ServerUnavailableError";
+  }
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }

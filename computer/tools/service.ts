@@ -34,6 +34,7 @@ import type { McpConnection } from "./mcp-connection.ts";
 import { createToolProducer } from "./producer.ts";
 import {
   cancelledResult,
+  ServerUnavailableError,
   textError,
   timeoutResult,
   toolNotFound,
@@ -247,8 +248,7 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
         timeoutMs: req.timeout * 1000 + SDK_TIMEOUT_SLACK_MS,
       });
     } catch (err) {
-      const unavailable = err instanceof mcp!.ServerUnavailableError;
-      return failureResult(err, unavailable, ac.signal, req, entry.bundleId, ctx.log);
+      return failureResult(err, ac.signal, req, entry.bundleId, ctx.log);
     } finally {
       clearTimeout(timer);
       ctx.signal.removeEventListener("abort", onShutdown);
@@ -290,10 +290,8 @@ export async function createToolService(opts: ToolServiceOptions): Promise<ToolS
   };
 }
 
-/** The answer to a call that threw `err` (`unavailable`: its MCP server is being restarted). */
 function failureResult(
   err: unknown,
-  unavailable: boolean,
   signal: AbortSignal,
   req: ToolCallReq,
   bundleId: string,
@@ -308,7 +306,9 @@ function failureResult(
       mcp_server: bundleId,
     });
   }
-  if (unavailable) return textError((err as Error).message, { mcp_server: bundleId });
+  if (err instanceof ServerUnavailableError) {
+    return textError(err.message, { mcp_server: bundleId });
+  }
   // The SDK's backstop timeout (McpError RequestTimeout, -32001).
   if ((err as { code?: unknown })?.code === -32001) return timeoutResult(req.timeout);
   log.warn({ err, tool: req.tool_name }, "tool call failed");
