@@ -145,13 +145,6 @@ class MaxFilter {
   expire(now: number, window: number): void {
     while (this.q.length > 1 && this.q[0]!.at < now - window) this.q.shift();
   }
-  copy(): MaxFilter {
-    return new MaxFilter([...this.q]);
-  }
-  /** Forgets all but `v`. */
-  reset(at: number, v: number): void {
-    this.q = v > 0 ? [{ at, v }] : [];
-  }
 }
 
 /** The passive path controller; see the file's comment. */
@@ -173,7 +166,7 @@ export class PathController {
   private lastAck = 0;
   private lastAnswerAt = 0;
   /** A "link slowed" verdict until the next answer confirms it: when, and what it replaced. */
-  private slowed: { at: number; rate: number; rates: MaxFilter; budget: number } | undefined;
+  private slowed: { at: number; rates: MaxFilter; budget: number } | undefined;
   /** Base round-trip floors of this probe period and of the one before. */
   private floors = new Map<number, Floor>();
   private oldFloors = new Map<number, Floor>();
@@ -436,10 +429,9 @@ export class PathController {
     if (queued > 2 * T && arriving > 0 && arriving < this.maxRate() / 3) {
       // Far over, and answers come at under a third of the rate: the link slowed under us. The
       // rate is what answers arrive at now; the budget halves down to what that rate moves.
-      const was = { at: now, rate: this.maxRate(), rates: this.rates.copy(), budget: this.budget };
-      this.rates.reset(now, arriving);
+      this.slowed = { at: now, rates: this.rates, budget: this.budget };
+      this.rates = new MaxFilter([{ at: now, v: arriving }]);
       this.budget = Math.max(this.steady(arriving), Math.min(this.budget, this.budgetBytes) / 2);
-      this.slowed = was;
     }
     if (delay > T) {
       // Over: down in proportion, to what would queue CUT of the target at the rate the budget
@@ -467,7 +459,7 @@ export class PathController {
   private confirmSlowed(now: number, bytes: number): void {
     const v = this.slowed!;
     this.slowed = undefined;
-    if (bytes < (v.rate / 3) * (now - v.at)) return;
+    if (bytes < (v.rates.value / 3) * (now - v.at)) return;
     this.rates = v.rates;
     this.budget = Math.max(this.budget, v.budget);
   }
