@@ -50,7 +50,7 @@ function utilizationGoal(r: Report): Goal {
       .map((c) => `${c.id} ${c.ok ? `${(100 * c.ofCeiling).toFixed(0)}%` : "failed"}`)
       .join("; "),
     evidence:
-      "SDK uploadBlob with default options of clamp(rate × 10 s, 4, 64 MiB), hashing included, over the plain TCP flow's rate past its slow start on the same path just before (bench paths section, one run per case).",
+      "SDK uploadBlob with default options of clamp(rate × 10 s, 4, 256 MiB), hashing included, over the plain TCP flow's rate past its slow start on the same path just before (bench paths section, one run per case).",
     ...(bad.length === 0
       ? {}
       : {

@@ -479,13 +479,14 @@ export function makePlan(quick: boolean): Plan {
         secondBytes: 32 * MiB,
       },
       longAnswers: { rttsMs: [600, 1800], assetBytes: 48 * MiB, deadlineSeconds: 120 },
-      // About 5 minutes: 6 uploads of 10 s (the largest 64 MiB) and one of 4 MiB at 2 Mbit/s.
+      // About 5 minutes: 6 uploads of about 10 s (the largest 239 MiB, as the downloads' cap) and
+      // one of 4 MiB at 2 Mbit/s.
       uploads: {
         ratesMbit: [2, 20, 200],
         rttsMs: [0, 100],
         seconds: 10,
         minAssetBytes: 4 * MiB,
-        maxAssetBytes: 64 * MiB,
+        maxAssetBytes: 256 * MiB,
         ceilingSeconds: 6,
         idleSamplesPerKind: 10,
         computerDownlinkMbit: 2,

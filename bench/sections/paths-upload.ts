@@ -213,7 +213,8 @@ async function uploadCase(
       const idle = latencyStats(await stack.agents[0]!.probeRun(plan.idleSamplesPerKind));
       return uploadRun(st, stack, { id, direction, rateMbit, rttMs, assetBytes, ceiling }, idle);
     },
-    ["--landing-root", landing],
+    // The Computer takes an upload of the case's size (its default bound is 100 MiB).
+    ["--landing-root", landing, "--upload-max-bytes", String(assetBytes)],
   );
   rmSync(landing, { recursive: true, force: true });
   st.ctx.log(
