@@ -13,7 +13,10 @@
 import { base64Length, busy, internalError, type GetBlobReq } from "@a2c-smcp/protocol";
 import { DEFAULT_CHUNK_BYTES } from "./blob/engine.ts";
 import type { ComputerMetrics } from "./metrics.ts";
-import type { Ack, AnswerTransport } from "./transport/index.ts";
+import type { AnswerTransport } from "./transport/index.ts";
+
+/** A request's socket.io acknowledgement: its answer goes through it, once. */
+export type Ack = (result: unknown) => void;
 
 /**
  * Bytes the socket may hold unsent, chunks being read included, before no further chunk is read

@@ -30,8 +30,8 @@ import {
 } from "@a2c-smcp/protocol";
 import type { ClientHandler, ComputerService, RequestContext } from "./contracts.ts";
 import type { ComputerMetrics } from "./metrics.ts";
-import { ChunkScheduler, type ChunkSchedulerTuning } from "./chunk-scheduler.ts";
-import type { Ack, AnswerTransport } from "./transport/index.ts";
+import { type Ack, ChunkScheduler, type ChunkSchedulerTuning } from "./chunk-scheduler.ts";
+import type { AnswerTransport } from "./transport/index.ts";
 
 export interface DispatcherOptions {
   /** This Computer's name: requests for another `computer` are not executed. */

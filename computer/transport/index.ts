@@ -81,8 +81,6 @@ function probeOnce(name: FastPathName): string | null {
   return probed.get(name)!;
 }
 
-export type Ack = (result: unknown) => void;
-
 export interface AnswerTransport {
   /** Each fast path's state, as of now. */
   readonly report: FastPathReport;
