@@ -372,7 +372,7 @@ function roundTripGoal(r: Report): Goal {
     measured: `${bad.length === 0 ? "all runs within" : bad.join("; ")} — ${cells.map(word).join("; ")}`,
     evidence:
       "Each run: payload rate of an SDK download with default options over the plain TCP flow's rate past its slow start on the same path just before (bench paths section); small requests p95 during / idle before, ms. The machine's load average is in the section's table.",
-    why: "the pull keeps less in flight than the path's bandwidth-delay product (its budget, chunk size or slow start read the round trip as queue), or it queues more than the target on the path so small requests wait. The deterministic path-controller tests are where to find which.",
+    why: "the pull keeps less in flight than the path's bandwidth-delay product, or more than it plus the router's queue. On a fresh or idle connection the sender's TCP starts slow and paces the first chunks out, which reads as queue: startup ends at a fraction of the path (a tenth at 50 Mbit/s and 200 ms) and the additive step rebuilds it over seconds. Past it, a budget over the path's product plus the router's queue loses packets, and each loss holds the answers a TCP round trip. The deterministic path-controller tests are where to find which.",
   });
 }
 
@@ -399,7 +399,7 @@ function stepGoal(r: Report): Goal {
     met,
     measured: `${s.ok ? "completed" : `failed: ${s.error}`}; ${s.timeouts} timeouts, ${s.busy} busy; ${wire.toFixed(3)}× the file on the wire; small requests back in ${s.latencyBackSeconds.toFixed(1)} s (worst ${s.worstMs.toFixed(0)} ms, idle p95 ${s.idleP95.toFixed(0)}); 90 % of the new rate ${s.downToNinetySeconds === null ? "never" : `in ${s.downToNinetySeconds.toFixed(1)} s`} down, ${s.upToNinetySeconds === null ? "never" : `in ${s.upToNinetySeconds.toFixed(1)} s`} up`,
     evidence: `The shaped queue's bytes during the download × 1448/1514 (full frames' framing out) per file byte; small requests every 200 ms from the same Agent; "back" is when the last request sent during the slow phase over the threshold had its answer; rate over 1 s windows from the download's progress, against 90 % of what a plain TCP flow carries at the new rate (1448 payload bytes per 1514-byte frame); the time counts until the end of the first window from which every window of that phase carried it.`,
-    why: "the budget and the Computer's buffers follow the old rate after the drop: answers queue (small requests wait behind them) and deadlines learned at the old rate fire. Fix in the path controller (rate samples, deadlines from the measured rate) and the Computer's buffered bytes bounded in time.",
+    why: "the bytes in flight at the drop (a budget for the old rate) drain at the new one: small requests wait behind them until they do, and timeouts fire if deadlines learned at the old rate count that wait. The budget follows the drop at its first answer (D110); what remains is the drain of what was already on its way.",
   });
 }
 
@@ -451,7 +451,7 @@ function longAnswersGoal(r: Report): Goal {
       .join("; "),
     evidence:
       "The delay line on the Computers' side holds every packet half the round trip each way, links unshaped; a round trip is counted from the first answer; the ceiling is the SDK's window × binary chunk ceiling, reached when one round trip delivers ≥ 90 % of it. Beside it, a plain TCP flow of the same bytes on the same path, counted the same way from its first data: the packet delay is in TCP's own round trip, so TCP's slow start bounds the pull too.",
-    why: "the base-delay estimate absorbs the round trip, so all of it reads as queue and the budget stays small. Fix in the path controller: the base delay is the least round trip seen, and a pull limited by its own budget keeps probing.",
+    why: "the Computer's TCP starts slow on the long path (ten packets a round trip after idle) and paces each larger chunk out, so its wait reads as queue: startup ends at a fraction of the ceiling and the additive step needs dozens of round trips. A plain TCP flow itself needs about 11 round trips to carry the ceiling in one (its column); the pull can follow it at best.",
   });
 }
 
