@@ -47,7 +47,8 @@ export interface FillFigures {
 
 /**
  * One download of `mib` MiB at `mbit`, `rtt` ms base round trip, small requests every 300 ms;
- * with `bufferMs`, behind a router's drop-tail queue that deep, in packets of a real link's size.
+ * with `bufferMs`, behind a router's drop-tail queue that deep, in packets of a real link's size;
+ * with `paceGain`, the Computer's socket pacing as `pacedLongPath`'s.
  */
 export function fill(
   make: MakeController,
@@ -55,10 +56,19 @@ export function fill(
   rtt: number,
   mib: number,
   bufferMs?: number,
+  paceGain?: number,
 ): FillFigures {
   const router = bufferMs === undefined ? {} : { bufferMs, packetBytes: 1500 };
+  const pacing = paceGain === undefined ? {} : { paceGain };
   const r = simulate(
-    { rates: [{ at: 0, mbit }], baseRttMs: rtt, until: 600_000, computer: COMPUTER, ...router },
+    {
+      rates: [{ at: 0, mbit }],
+      baseRttMs: rtt,
+      until: 600_000,
+      computer: COMPUTER,
+      ...router,
+      ...pacing,
+    },
     [{ controller: make(), flows: [{ bytes: mib * MiB }], smallEveryMs: 300 }],
   );
   const f = r.flows[0]![0]!;
