@@ -23,21 +23,24 @@
  *   the lesser queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut in
  *   proportion to it.
  * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip),
- *   near it by a step a round trip that is the same for every flow; over it, it drops in
- *   proportion to the excess. Additive increase with proportional decrease makes separate
- *   controllers on one bottleneck converge to even shares. A link that slowed under the transfer
+ *   but once the rate stopped growing (BBR's full pipe) not past what the rate moves in the base
+ *   round trip and the target; nearer, by a step a round trip that is the same for every flow and
+ *   shrinks as the queue nears the target (LEDBAT's); over it, it drops in proportion to the
+ *   excess. Additive increase with proportional decrease makes separate controllers on one
+ *   bottleneck converge to even shares. A link that slowed under the transfer
  *   (D110) is seen at one answer and the rate follows it; when the next answer follows at the old
  *   pace, the path had paused (a busy process, then a burst of answers) and the verdict is undone.
  * - `probing`: every `PROBE_INTERVAL_MS` the budget drops to what the rate moves in the base round
  *   trip for at least `PROBE_MIN_MS` and a round trip (BBR's ProbeRTT, LEDBAT++'s slowdown), so
- *   every flow sees the empty queue now and then; then the budget it had comes back.
+ *   every flow sees the empty queue now and then; then the budget it had comes back, up to what
+ *   the rate moves in the base round trip and the target.
  * - `backed-off`: a `busy` or late answer halves the budget (once a round trip); no growth until an
  *   answer to a request sent after it arrives.
  * The budget grows from the delay, not from the rate it caused, so budget-limited samples never cap
- * it. A chunk is the larger of what the rate moves in half the target and a share of the budget
- * (half in startup, a twelfth after), at most half the budget (the next request travels while one
- * is answered); the budget is never under two chunks of the rate's size. The target (60 ms,
- * LEDBAT++'s) stays under a router's common queue and chunks stay small bursts (D111).
+ * it. A chunk is the larger of what the rate moves in a third of the target and a share of the
+ * budget (half in startup, a twelfth after), at most half the budget (the next request travels
+ * while one is answered); the budget is never under two chunks of the rate's size. The target
+ * (60 ms, LEDBAT++'s) stays under a router's usual queue, chunks small bursts (D111, D120).
  *
  * A request's deadline (D41) counts from when it became the oldest in flight: while earlier
  * answers keep arriving the path is moving, and an answer that is slow because the link slowed is
@@ -79,6 +82,8 @@ const MIN_CUT = 0.7;
 const STEP_BYTES = INITIAL_CHUNK_BYTES;
 /** Rate samples are kept for at least this many base round trips. */
 const RATE_WINDOW_RTTS = 4;
+/** The pipe is full after this many round trips whose rate grew by less than a quarter (BBR's). */
+const PIPE_FULL_ROUNDS = 3;
 
 /** What the controller is doing (see the file's comment). */
 export type PathState = "startup" | "steady" | "probing" | "backed-off";
@@ -180,6 +185,8 @@ export class PathController {
   private delivered = 0;
   private deliveredAt = 0;
   private firstSentAt = 0;
+  /** BBR's round trip: the delivered count that ends it, the rate of the last growth, and since. */
+  private round = { end: 0, rate: 0, flat: 0, pipeFull: false };
   /** Non-zero while samples are app-limited: the delivered count that ends it. */
   private appLimitedUntil = 0;
   /** Requests in flight with a deadline, oldest first. */
@@ -197,18 +204,12 @@ export class PathController {
 
   /** Forgets every estimate (the peer or our socket went away): measure afresh. */
   reset(): void {
-    this.rates = new MaxFilter();
-    this.acks = new MaxFilter();
-    this.floors = new Map();
-    this.oldFloors = new Map();
-    this.srtt = 0;
-    this.rttvar = 0;
-    this.delays = [];
-    this.backoff = 1;
-    this.mode = "startup";
-    this.budget = 2 * INITIAL_CHUNK_BYTES;
+    [this.rates, this.acks, this.slowed] = [new MaxFilter(), new MaxFilter(), undefined];
+    [this.floors, this.oldFloors] = [new Map<number, Floor>(), new Map<number, Floor>()];
+    [this.srtt, this.rttvar, this.delays, this.backoff] = [0, 0, [], 1];
+    [this.mode, this.budget] = ["startup", 2 * INITIAL_CHUNK_BYTES];
+    this.round = { end: this.delivered, rate: 0, flat: 0, pipeFull: false };
     this.nextProbeAt = Number.NaN;
-    this.slowed = undefined;
     this.epoch++;
   }
 
@@ -245,8 +246,9 @@ export class PathController {
     const r = this.linkRate();
     let base = Number.POSITIVE_INFINITY;
     let raw = Number.POSITIVE_INFINITY;
-    // Each floor less its own transmission at the larger of the rates then and now: a rate that
-    // fell since never makes an old, large chunk's round trip read as a short base.
+    // Each floor less its own transmission at the larger rate of then and now (so a rate that fell
+    // since never makes an old, large chunk's round trip read as a short base), at most half the
+    // target (chunks are sized so) whatever a low rate estimate says.
     for (const m of [this.floors, this.oldFloors]) {
       for (const f of m.values()) {
         const at = Math.max(r, f.rate);
@@ -254,8 +256,6 @@ export class PathController {
         base = Math.min(base, f.rtt - (at > 0 ? f.len / at : 0));
       }
     }
-    // A chunk's own transmission is at most half the target (chunks are sized so), whatever a
-    // low rate estimate says.
     base = Math.max(base, raw - this.targetMs / 2);
     return Number.isFinite(base) ? Math.max(0, base) : 0;
   }
@@ -325,10 +325,7 @@ export class PathController {
   onSend(now: number, bytes: number, opts: SendOptions = {}): SendTicket {
     const first = opts.first === true;
     this.tick(now);
-    if (this.inflight === 0) {
-      this.deliveredAt = now;
-      this.firstSentAt = now;
-    }
+    if (this.inflight === 0) [this.deliveredAt, this.firstSentAt] = [now, now];
     const t: SendTicket = {
       bytes,
       sentAt: now,
@@ -354,11 +351,11 @@ export class PathController {
     this.delivered += bytes;
     this.deliveredAt = now;
     this.firstSentAt = t.sentAt;
-    if (this.appLimitedUntil !== 0 && this.delivered >= this.appLimitedUntil) {
+    if (this.appLimitedUntil !== 0 && this.delivered >= this.appLimitedUntil)
       this.appLimitedUntil = 0;
-    }
     this.backoff = 1;
     this.rateSample(now, t, bytes);
+    this.countRound(t);
     if (bytes > 0) this.addFloor(rtt, bytes);
     // A read's first answer may have waited for the peer to hash: its round trip is no queue.
     if (t.first) return this.tick(now);
@@ -398,7 +395,7 @@ export class PathController {
 
   private control(now: number, t: SendTicket, bytes: number, queued: number): void {
     // The queue ahead of a chunk may take ¾ of the target: a small request may also meet a chunk
-    // in transmission, and a chunk is what the rate moves in half the target.
+    // in transmission, and a chunk is what the rate moves in a third of the target.
     const T = QUEUE_SHARE * this.targetMs;
     const delay = this.queueDelayMs;
     if (this.slowed) this.confirmSlowed(now, bytes);
@@ -445,10 +442,15 @@ export class PathController {
     }
     if (t.appLimited) return;
     // Under: a step a round trip, the same for every flow on the path (longer on a long path,
-    // whose round trips are few), and half the budget a round trip more while far under.
+    // whose round trips are few), less as the queue nears the target (a quarter at least: flows
+    // must converge); and half the budget a round trip more while far under, unless the pipe is
+    // full and the budget moves the rate with the target's queue: more would only queue, which a
+    // long path shows a round trip late.
     const frac = bytes / Math.max(1, this.budget);
-    const mult = Math.max(...this.delays) < T / 4 ? 0.5 : 0;
-    const step = STEP_BYTES * (1 + this.baseRttMs / 50);
+    const room = !this.round.pipeFull || this.budget < this.steady(this.maxRate());
+    const mult = room && Math.max(...this.delays) < T / 4 ? 0.5 : 0;
+    const near = Math.max(0.25, (T - delay) / T);
+    const step = STEP_BYTES * (1 + this.baseRttMs / 50) * near;
     this.budget = Math.min(this.budget + bytes * mult + frac * step, this.limit);
   }
 
@@ -485,8 +487,9 @@ export class PathController {
       const end = this.drainedAt + Math.max(PROBE_MIN_MS, this.srtt);
       if (now >= end) {
         this.mode = "steady";
-        // The budget it had, unless the rate fell since: then what the rate moves.
-        this.budget = Math.max(this.budget, Math.min(this.saved, 2 * this.steady(this.maxRate())));
+        // The budget it had, up to what the rate moves with the target's queue (all of it at once
+        // would reach the queue the slowdown emptied as one burst).
+        this.budget = Math.max(this.budget, Math.min(this.saved, this.steady(this.maxRate())));
         this.nextProbeAt = now + PROBE_INTERVAL_MS;
       }
       return;
@@ -509,10 +512,8 @@ export class PathController {
     this.inflight -= t.bytes;
     const head = this.timed.values().next().value;
     this.timed.delete(t);
-    if (head === t) {
-      const next = this.timed.values().next().value;
-      if (next) next.since = Math.max(next.sentAt, now);
-    }
+    const next = head === t ? this.timed.values().next().value : undefined;
+    if (next) next.since = Math.max(next.sentAt, now);
     return true;
   }
 
@@ -534,10 +535,19 @@ export class PathController {
     if (sample > 0 && (!t.appLimited || sample > this.maxRate())) this.rates.add(now, sample);
   }
 
-  /** What the rate moves in half the target (the first chunk before any answer). */
+  /** What the rate moves in a third of the target (the first chunk before any answer). */
   private rateChunk(): number {
     const r = this.maxRate();
-    return r === 0 ? INITIAL_CHUNK_BYTES : Math.max(MIN_CHUNK_BYTES, (r * this.targetMs) / 2);
+    return r === 0 ? INITIAL_CHUNK_BYTES : Math.max(MIN_CHUNK_BYTES, (r * this.targetMs) / 3);
+  }
+
+  /** Ends a round trip at the answer to its first request (BBR's); has the rate stopped growing? */
+  private countRound(t: SendTicket): void {
+    const r = this.round;
+    if (t.delivered < r.end) return;
+    r.end = this.delivered;
+    if (this.maxRate() >= 1.25 * r.rate) [r.rate, r.flat, r.pipeFull] = [this.maxRate(), 0, false];
+    else if (!t.appLimited && ++r.flat >= PIPE_FULL_ROUNDS) r.pipeFull = true;
   }
 
   private maxRate(): number {
@@ -580,10 +590,8 @@ export class PathController {
 
   /** RFC 6298's smoothed round trip and its variation. */
   private addRtt(rtt: number): void {
-    if (this.srtt === 0) {
-      this.srtt = rtt;
-      this.rttvar = rtt / 2;
-    } else {
+    if (this.srtt === 0) [this.srtt, this.rttvar] = [rtt, rtt / 2];
+    else {
       this.rttvar = 0.75 * this.rttvar + 0.25 * Math.abs(this.srtt - rtt);
       this.srtt = 0.875 * this.srtt + 0.125 * rtt;
     }

@@ -125,8 +125,9 @@ export interface SimResult {
   traces: SimTrace[][];
   /** Payload bytes that crossed the link (answers declared late included). */
   wireBytes: number;
-  /** Packets the finite FIFO dropped (each sent again). */
+  /** Packets the finite FIFO dropped (each sent again), and when (ms). */
   drops: number;
+  dropTimes: number[];
 }
 
 export const BIN_MS = 100;
@@ -211,6 +212,7 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     traces: agents.map(() => []),
     wireBytes: 0,
     drops: 0,
+    dropTimes: [],
   };
 
   // --- the bottleneck: a FIFO of packets, served at the rate of the moment a packet starts
@@ -286,6 +288,7 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
   const put = (p: Packet): void => {
     if (spec.bufferMs !== undefined && fifoBytes + p.bytes > rateAt(now) * spec.bufferMs) {
       result.drops++;
+      result.dropTimes.push(now);
       // The sender learns of the loss a round trip later (at least a millisecond: time must move).
       ev.push(now + Math.max(1, spec.baseRttMs), () => put(p));
       return;

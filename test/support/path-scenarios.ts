@@ -41,8 +41,9 @@ export interface FillFigures {
   minChunkAfter5s: number;
   minBudgetAfter5s: number;
   timeouts: number;
-  /** Packets a finite router queue dropped (TCP sent them again). */
+  /** Packets a finite router queue dropped (TCP sent them again); from 5 s on. */
   drops: number;
+  dropsAfter5s: number;
 }
 
 /**
@@ -89,6 +90,7 @@ export function fill(
     minBudgetAfter5s: Math.min(...steady.map((t) => t.budget)),
     timeouts: f.timeouts,
     drops: r.drops,
+    dropsAfter5s: r.dropTimes.filter((at) => at >= 5000).length,
   };
 }
 
