@@ -185,7 +185,7 @@ export class PathController {
   private delivered = 0;
   private deliveredAt = 0;
   private firstSentAt = 0;
-  /** BBR's round trip: the delivered count that ends it, the rate of the last growth, and since. */
+  /** BBR's round trip: the count that ends it, the rate it last grew to, rounds since, full pipe. */
   private round = { end: 0, rate: 0, flat: 0, pipeFull: false };
   /** Non-zero while samples are app-limited: the delivered count that ends it. */
   private appLimitedUntil = 0;
