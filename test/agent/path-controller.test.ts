@@ -106,7 +106,7 @@ void test("a router's 100 ms drop-tail queue at 100 and 200 ms round trips: noth
     [50, 100, 64, 0.9],
     [20, 200, 32, 0.85],
   ] as const) {
-    const f = fill(make, mbit, rtt, mib, 100);
+    const f = fill(make, mbit, rtt, mib, { bufferMs: 100 });
     assert.equal(f.drops, 0, `${mbit} Mbit/s, ${rtt} ms: ${f.drops} packets dropped`);
     assert.ok(f.utilisation >= least, `${mbit} Mbit/s, ${rtt} ms: ${f.utilisation.toFixed(3)}`);
     assert.ok(f.smallP95 <= rtt + 150, `${mbit} Mbit/s, ${rtt} ms: small p95 ${f.smallP95} ms`);
@@ -123,7 +123,11 @@ const pacedIntoRouter = (): Array<{ mbit: number; rtt: number; f: FillFigures }>
       [20, 200, 32],
       [50, 200, 64],
     ] as const
-  ).map(([mbit, rtt, mib]) => ({ mbit, rtt, f: fill(make, mbit, rtt, mib, 100, 2.89) })));
+  ).map(([mbit, rtt, mib]) => ({
+    mbit,
+    rtt,
+    f: fill(make, mbit, rtt, mib, { bufferMs: 100, paceGain: 2.89 }),
+  })));
 
 void test("a Computer pacing as BBR into a router's 100 ms queue at 100 and 200 ms: nothing dropped past startup", () => {
   // The Computer's TCP, limited by the pull, stays in BBR's startup and paces at 2.89x the rate

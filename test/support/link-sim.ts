@@ -125,8 +125,7 @@ export interface SimResult {
   traces: SimTrace[][];
   /** Payload bytes that crossed the link (answers declared late included). */
   wireBytes: number;
-  /** Packets the finite FIFO dropped (each sent again), and when (ms). */
-  drops: number;
+  /** When the finite FIFO dropped a packet (ms; each sent again). */
   dropTimes: number[];
 }
 
@@ -211,7 +210,6 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     small: agents.map(() => []),
     traces: agents.map(() => []),
     wireBytes: 0,
-    drops: 0,
     dropTimes: [],
   };
 
@@ -287,7 +285,6 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
   };
   const put = (p: Packet): void => {
     if (spec.bufferMs !== undefined && fifoBytes + p.bytes > rateAt(now) * spec.bufferMs) {
-      result.drops++;
       result.dropTimes.push(now);
       // The sender learns of the loss a round trip later (at least a millisecond: time must move).
       ev.push(now + Math.max(1, spec.baseRttMs), () => put(p));

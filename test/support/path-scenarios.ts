@@ -46,29 +46,38 @@ export interface FillFigures {
   dropsAfter5s: number;
 }
 
+/** A router's drop-tail queue `bufferMs` deep, in packets of a real link's size. */
+const router = (bufferMs: number): { bufferMs: number; packetBytes: number } => ({
+  bufferMs,
+  packetBytes: 1500,
+});
+
+export interface FillPath {
+  /** Behind a router's drop-tail queue this deep (ms). Default: none. */
+  bufferMs?: number;
+  /** The Computer's socket paces as `pacedLongPath`'s. Default: no pacing. */
+  paceGain?: number;
+}
+
 /**
- * One download of `mib` MiB at `mbit`, `rtt` ms base round trip, small requests every 300 ms;
- * with `bufferMs`, behind a router's drop-tail queue that deep, in packets of a real link's size;
- * with `paceGain`, the Computer's socket pacing as `pacedLongPath`'s.
+ * One download of `mib` MiB at `mbit`, `rtt` ms base round trip, small requests every 300 ms, on
+ * the path `path` describes.
  */
 export function fill(
   make: MakeController,
   mbit: number,
   rtt: number,
   mib: number,
-  bufferMs?: number,
-  paceGain?: number,
+  path: FillPath = {},
 ): FillFigures {
-  const router = bufferMs === undefined ? {} : { bufferMs, packetBytes: 1500 };
-  const pacing = paceGain === undefined ? {} : { paceGain };
   const r = simulate(
     {
       rates: [{ at: 0, mbit }],
       baseRttMs: rtt,
       until: 600_000,
       computer: COMPUTER,
-      ...router,
-      ...pacing,
+      ...(path.bufferMs === undefined ? {} : router(path.bufferMs)),
+      ...(path.paceGain === undefined ? {} : { paceGain: path.paceGain }),
     },
     [{ controller: make(), flows: [{ bytes: mib * MiB }], smallEveryMs: 300 }],
   );
@@ -89,7 +98,7 @@ export function fill(
     minChunkAfter5s: Math.min(...steady.map((t) => t.chunk)),
     minBudgetAfter5s: Math.min(...steady.map((t) => t.budget)),
     timeouts: f.timeouts,
-    drops: r.drops,
+    drops: r.dropTimes.length,
     dropsAfter5s: r.dropTimes.filter((at) => at >= 5000).length,
   };
 }
@@ -259,8 +268,7 @@ export function pauses(make: MakeController, mbit: number, rtt: number): PauseFi
       baseRttMs: rtt,
       until: 20_000,
       computer: COMPUTER,
-      bufferMs: 100,
-      packetBytes: 1500,
+      ...router(100),
       paceGain: 2.89,
       agentStallsMs: stalls,
       traceEveryMs: 100,
