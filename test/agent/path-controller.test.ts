@@ -7,8 +7,9 @@
  * once, and separate controllers on one link (one starting 10 s later) share it evenly. The
  * simulated Computer bounds its unsent answers in time (D109), so small requests stay within
  * idle + 150 ms, and within 260 ms 3 s after the drop. A Computer whose TCP paces as in BBR's
- * startup into a router's queue loses nothing past startup; two goals are `todo`: such a Computer
- * on a 600 ms path, and nothing lost where startup ends. The pre-controller law fails every
+ * startup into a router's queue loses nothing past startup; three goals are `todo`: such a Computer
+ * on a 600 ms path, nothing lost where startup ends, and even shares beyond the link and round
+ * trips of the shared goal. The pre-controller law fails every
  * group; the law before D110 fails the 200 ms whole download and the budget after the drop; the
  * law before D120 loses packets past startup.
  */
@@ -237,3 +238,23 @@ void test("two Agents on one 20 Mbit/s link, the second 10 s later or at once: e
     assert.ok(s.smallP95 <= rtt + 150, `${rtt} ms, +${later} ms: small p95 ${s.smallP95} ms`);
   }
 });
+
+void test(
+  "two Agents on one link of 3-50 Mbit/s and 20-200 ms, 0, 3 or 10 s apart: even shares in every case",
+  {
+    todo: "20 of these 60 cases are under Jain 0.9, the least 0.606 (50 Mbit/s, 200 ms, 10 s apart), 10 of them where both start at once; two shares converge only at the cuts (equal steps keep their difference), and a larger step near the target or a deeper cut moved the mean by under 0.02 and broke other goals (docs/results.md)",
+  },
+  () => {
+    const uneven: string[] = [];
+    for (const mbit of [3, 5, 10, 20, 50]) {
+      for (const rtt of [20, 50, 100, 200]) {
+        for (const later of [0, 3000, 10_000]) {
+          const s = shares(make, rtt, later, mbit);
+          if (s.jain < 0.9)
+            uneven.push(`${mbit} Mbit/s, ${rtt} ms, +${later}: ${s.jain.toFixed(3)}`);
+        }
+      }
+    }
+    assert.deepEqual(uneven, []);
+  },
+);

@@ -220,23 +220,20 @@ export interface ShareFigures {
   smallP95: number;
 }
 
-/** Two Agents (one controller each) on one 20 Mbit/s link, the second `later` ms after. */
-export function shares(make: MakeController, rtt: number, later: number): ShareFigures {
+/** Two Agents (one controller each) on one `mbit` link, the second `later` ms after. */
+export function shares(make: MakeController, rtt: number, later: number, mbit = 20): ShareFigures {
   const from = later;
   const to = later + 20_000;
-  const r = simulate(
-    { rates: [{ at: 0, mbit: 20 }], baseRttMs: rtt, until: to, computer: COMPUTER },
-    [
-      { controller: make(), flows: [{}], smallEveryMs: 300 },
-      { controller: make(), flows: [{ startAt: later }] },
-    ],
-  );
+  const r = simulate({ rates: [{ at: 0, mbit }], baseRttMs: rtt, until: to, computer: COMPUTER }, [
+    { controller: make(), flows: [{}], smallEveryMs: 300 },
+    { controller: make(), flows: [{ startAt: later }] },
+  ]);
   const a = goodput(r.flows[0]!, from, to);
   const b = goodput(r.flows[1]!, from, to);
   return {
     jain: jain([a, b]),
     second: b / (a + b),
-    utilisation: (a + b) / (perMs(20) * (to - from)),
+    utilisation: (a + b) / (perMs(mbit) * (to - from)),
     smallP95: quantile(
       r.small[0]!.filter(([at]) => at >= from).map(([, took]) => took),
       0.95,
