@@ -27,9 +27,9 @@
  *   round trip and the target; nearer, by a step a round trip that is the same for every flow and
  *   shrinks as the queue nears the target (LEDBAT's); over it, it drops in proportion to the
  *   excess. Additive increase with proportional decrease makes separate controllers on one
- *   bottleneck converge to even shares. A link that slowed under the transfer
- *   (D110) is seen at one answer and the rate follows it; when the next answer follows at the old
- *   pace, the path had paused (a busy process, then a burst of answers) and the verdict is undone.
+ *   bottleneck converge to even shares. A link that slowed (D110) is seen at one answer and the
+ *   rate follows it; when the next answer follows at the old pace, the path had paused (a busy
+ *   process, then a burst): the verdict is undone, and no answer the pause held counts (D121).
  * - `probing`: every `PROBE_INTERVAL_MS` the budget drops to what the rate moves in the base round
  *   trip for at least `PROBE_MIN_MS` and a round trip (BBR's ProbeRTT, LEDBAT++'s slowdown), so
  *   every flow sees the empty queue now and then; then the budget it had comes back, up to what
@@ -122,13 +122,8 @@ export interface SendTicket {
   settled: boolean;
 }
 
-/** A least round trip for chunks of about one size (a power of two), and when it was seen. */
-interface Floor {
-  rtt: number;
-  len: number;
-  /** The link's rate when it was seen (bytes/ms). */
-  rate: number;
-}
+/** The least round trip (ms) of chunks of about `len` bytes, and the link's rate then (B/ms). */
+type Floor = { rtt: number; len: number; rate: number };
 
 /** Chunk sizes within a quarter octave share their round-trip floor. */
 function sizeClass(len: number): number {
@@ -171,7 +166,9 @@ export class PathController {
   private lastAck = 0;
   private lastAnswerAt = 0;
   /** A "link slowed" verdict until the next answer confirms it: when, and what it replaced. */
-  private slowed: { at: number; rates: MaxFilter; budget: number } | undefined;
+  private slowed: { at: number; rates: MaxFilter; budget: number; delays: number[] } | undefined;
+  /** Requests sent before this met a pause of the path: their answers are no queue samples. */
+  private pausedBefore = Number.NEGATIVE_INFINITY;
   /** Base round-trip floors of this probe period and of the one before. */
   private floors = new Map<number, Floor>();
   private oldFloors = new Map<number, Floor>();
@@ -360,6 +357,7 @@ export class PathController {
     // A read's first answer may have waited for the peer to hash: its round trip is no queue.
     if (t.first) return this.tick(now);
     this.addRtt(rtt);
+    if (t.sentAt < this.pausedBefore) return this.tick(now);
     const r = this.linkRate();
     const own = r > 0 ? Math.min(bytes / r, this.targetMs / 2) : this.targetMs / 2;
     const model = this.baseRttMs + own;
@@ -398,7 +396,7 @@ export class PathController {
     // in transmission, and a chunk is what the rate moves in a third of the target.
     const T = QUEUE_SHARE * this.targetMs;
     const delay = this.queueDelayMs;
-    if (this.slowed) this.confirmSlowed(now, bytes);
+    if (this.slowed && this.confirmSlowed(now, bytes)) return;
     if (this.mode === "probing") return;
     if (this.mode === "backed-off") {
       if (t.epoch < this.epoch) return;
@@ -426,7 +424,8 @@ export class PathController {
     if (queued > 2 * T && arriving > 0 && arriving < this.maxRate() / 3) {
       // Far over, and answers come at under a third of the rate: the link slowed under us. The
       // rate is what answers arrive at now; the budget halves down to what that rate moves.
-      this.slowed = { at: now, rates: this.rates, budget: this.budget };
+      const delays = this.delays.slice(0, -1);
+      this.slowed = { at: now, rates: this.rates, budget: this.budget, delays };
       this.rates = new MaxFilter([{ at: now, v: arriving }]);
       this.budget = Math.max(this.steady(arriving), Math.min(this.budget, this.budgetBytes) / 2);
     }
@@ -455,15 +454,16 @@ export class PathController {
   }
 
   /**
-   * The answer after a "link slowed" verdict: one that follows it at the old rate's third or more
-   * says the path paused (then a burst), not slowed; undone as TCP undoes a spurious timeout's cut.
+   * A "link slowed" verdict's next answer at a third of the old rate or more says the path paused:
+   * undone as TCP undoes a spurious timeout's cut, and no answer the pause held counts (D121).
    */
-  private confirmSlowed(now: number, bytes: number): void {
+  private confirmSlowed(now: number, bytes: number): boolean {
     const v = this.slowed!;
     this.slowed = undefined;
-    if (bytes < (v.rates.value / 3) * (now - v.at)) return;
-    this.rates = v.rates;
+    if (bytes < (v.rates.value / 3) * (now - v.at)) return false;
+    [this.rates, this.delays, this.pausedBefore] = [v.rates, v.delays, v.at];
     this.budget = Math.max(this.budget, v.budget);
+    return true;
   }
 
   private decrease(now: number): void {

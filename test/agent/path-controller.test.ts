@@ -11,7 +11,8 @@
  * on a 600 ms path, nothing lost where startup ends, and even shares beyond the link and round
  * trips of the shared goal. The pre-controller law fails every
  * group; the law before D110 fails the 200 ms whole download and the budget after the drop; the
- * law before D120 loses packets past startup.
+ * law before D120 loses packets past startup; the law before D121 loses more than a sender's
+ * stall.
  */
 // @pure
 import assert from "node:assert/strict";
@@ -24,6 +25,7 @@ import {
   pacedLongPath,
   pauses,
   rateStep,
+  senderStall,
   shares,
 } from "../support/path-scenarios.ts";
 
@@ -222,6 +224,23 @@ void test("an Agent that pauses now and then (a loaded machine): a pause is not 
     const p = pauses(make, mbit, rtt);
     assert.ok(p.leastBudget >= least, `${mbit} Mbit/s, ${rtt} ms: budget down to ${p.leastBudget}`);
     assert.ok(p.utilisation >= util, `${mbit} Mbit/s, ${rtt} ms: ${p.utilisation} of the link`);
+  }
+});
+
+void test("a Computer that stalls 400-800 ms, then sends at the old rate: no more lost than the stall", () => {
+  // The answers the stall held arrive one after another at the link's rate. The law before D121
+  // undid the "link slowed" verdict at the second of them, took it again at the third, and cut
+  // for their delay as if it were queue: 125, 95 and 629 ms more lost than the stall.
+  for (const [mbit, rtt, hold] of [
+    [50, 100, 400],
+    [20, 100, 800],
+    [50, 200, 800],
+  ] as const) {
+    const extra = senderStall(make, mbit, rtt, hold);
+    assert.ok(
+      extra <= 50,
+      `${mbit} Mbit/s, ${rtt} ms, ${hold} ms: ${extra.toFixed(0)} ms more lost`,
+    );
   }
 });
 

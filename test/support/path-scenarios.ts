@@ -241,6 +241,28 @@ export function shares(make: MakeController, rtt: number, later: number, mbit = 
   };
 }
 
+/**
+ * A long download at `mbit` and `rtt` whose Computer holds every answer it would send in the
+ * `hold` ms from 6 s on to the end of that window (a busy Computer or Server, a sender waiting
+ * out a retransmission), then sends them at the link's rate. The link's time lost in the 3 s
+ * from 6 s on, less the stall itself, in ms.
+ */
+export function senderStall(make: MakeController, mbit: number, rtt: number, hold: number): number {
+  const at = 6000;
+  const r = simulate(
+    {
+      rates: [{ at: 0, mbit }],
+      baseRttMs: rtt,
+      until: at + 3000,
+      computer: COMPUTER,
+      answerDelay: (_n, now) => (now >= at && now < at + hold ? at + hold - now : 0),
+    },
+    [{ controller: make(), flows: [{}] }],
+  );
+  const moved = goodput(r.flows[0]!, at, at + 3000);
+  return 3000 - moved / perMs(mbit) - hold;
+}
+
 export interface PauseFigures {
   /** Payload over the link's capacity from 2 s to 20 s. */
   utilisation: number;
