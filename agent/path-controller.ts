@@ -27,9 +27,9 @@
  *   round trip and the target; nearer, by a step a round trip that is the same for every flow and
  *   shrinks as the queue nears the target (LEDBAT's); over it, it drops in proportion to the
  *   excess. Additive increase with proportional decrease makes separate controllers on one
- *   bottleneck converge to even shares. A link that slowed (D110) is seen at one answer and the
- *   rate follows it; when the next answer follows at the old pace, the path had paused (a busy
- *   process, then a burst): the verdict is undone, and no answer the pause held counts (D121).
+ *   bottleneck converge to even shares. One answer far over, arriving slowly or after a hole, is
+ *   a slower link (D110) and the rate follows it; if the next follows at the old pace, the path
+ *   had paused (a busy process, a sender's ProbeRTT): undone, and nothing it held counts (D121).
  * - `probing`: every `PROBE_INTERVAL_MS` the budget drops to what the rate moves in the base round
  *   trip for at least `PROBE_MIN_MS` and a round trip (BBR's ProbeRTT, LEDBAT++'s slowdown), so
  *   every flow sees the empty queue now and then; then the budget it had comes back, up to what
@@ -204,9 +204,8 @@ export class PathController {
     [this.rates, this.acks, this.slowed] = [new MaxFilter(), new MaxFilter(), undefined];
     [this.floors, this.oldFloors] = [new Map<number, Floor>(), new Map<number, Floor>()];
     [this.srtt, this.rttvar, this.delays, this.backoff] = [0, 0, [], 1];
-    [this.mode, this.budget] = ["startup", 2 * INITIAL_CHUNK_BYTES];
+    [this.mode, this.budget, this.nextProbeAt] = ["startup", 2 * INITIAL_CHUNK_BYTES, Number.NaN];
     this.round = { end: this.delivered, rate: 0, flat: 0, pipeFull: false };
-    this.nextProbeAt = Number.NaN;
     this.epoch++;
   }
 
@@ -267,10 +266,8 @@ export class PathController {
   chunkBytes(ceiling = Number.POSITIVE_INFINITY): number {
     const budget = this.budgetBytes;
     const share = budget / (this.mode === "startup" ? 2 : BUDGET_CHUNKS);
-    const c = Math.min(
-      Math.max(this.rateChunk(), share),
-      budget / (this.mode === "probing" ? 1 : 2),
-    );
+    const most = budget / (this.mode === "probing" ? 1 : 2);
+    const c = Math.min(Math.max(this.rateChunk(), share), most);
     const paged = Math.max(MIN_CHUNK_BYTES, Math.floor(c / PAGE) * PAGE);
     return Math.max(1, Math.min(paged, Math.floor(ceiling)));
   }
@@ -364,11 +361,14 @@ export class PathController {
     const queued = bytes > 0 ? Math.max(0, rtt - Math.min(this.floorFor(bytes), model)) : 0;
     // An answer within a quarter of its own transmission after the last one waited past the
     // bottleneck with it (a reader that paused): one burst is one queue sample, its least.
-    const burst = r > 0 && now - this.lastAnswerAt < bytes / r / 4 && this.delays.length > 0;
+    const since = now - this.lastAnswerAt;
+    const burst = r > 0 && since < bytes / r / 4 && this.delays.length > 0;
     this.lastAnswerAt = now;
     this.delays.push(burst ? Math.min(this.delays.pop()!, queued) : queued);
     if (this.delays.length > DELAY_SAMPLES) this.delays.shift();
-    this.control(now, t, bytes, queued);
+    // No answer for longer than a lost packet's resend takes: a slower link or a pause (D121).
+    const hole = r > 0 && since > Math.max(this.baseRttMs + 2 * this.targetMs, (4 * bytes) / r);
+    this.control(now, t, bytes, queued, hole);
     this.tick(now);
   }
 
@@ -391,7 +391,7 @@ export class PathController {
 
   // --- the law
 
-  private control(now: number, t: SendTicket, bytes: number, queued: number): void {
+  private control(now: number, t: SendTicket, bytes: number, queued: number, hole: boolean): void {
     // The queue ahead of a chunk may take ¾ of the target: a small request may also meet a chunk
     // in transmission, and a chunk is what the rate moves in a third of the target.
     const T = QUEUE_SHARE * this.targetMs;
@@ -421,9 +421,9 @@ export class PathController {
       return;
     }
     const arriving = this.lastAck;
-    if (queued > 2 * T && arriving > 0 && arriving < this.maxRate() / 3) {
-      // Far over, and answers come at under a third of the rate: the link slowed under us. The
-      // rate is what answers arrive at now; the budget halves down to what that rate moves.
+    if (queued > 2 * T && arriving > 0 && (hole || arriving < this.maxRate() / 3)) {
+      // Far over, after a hole or at under a third of the rate: the link slowed (or paused: the
+      // next answer tells). The rate is what answers arrive at; the budget halves to what it moves.
       const delays = this.delays.slice(0, -1);
       this.slowed = { at: now, rates: this.rates, budget: this.budget, delays };
       this.rates = new MaxFilter([{ at: now, v: arriving }]);
