@@ -166,7 +166,7 @@ export class PathController {
   private lastAck = 0;
   private lastAnswerAt = 0;
   /** A "link slowed" verdict until the next answer confirms it: when, and what it replaced. */
-  private slowed: { at: number; rates: MaxFilter; budget: number; delays: number[] } | undefined;
+  private slowed: { at: number; rates: MaxFilter; budget: number } | undefined;
   /** Requests sent before this met a pause of the path: their answers are no queue samples. */
   private pausedBefore = Number.NEGATIVE_INFINITY;
   /** Base round-trip floors of this probe period and of the one before. */
@@ -424,8 +424,7 @@ export class PathController {
     if (queued > 2 * T && arriving > 0 && (hole || arriving < this.maxRate() / 3)) {
       // Far over, after a hole or at under a third of the rate: the link slowed (or paused: the
       // next answer tells). The rate is what answers arrive at; the budget halves to what it moves.
-      const delays = this.delays.slice(0, -1);
-      this.slowed = { at: now, rates: this.rates, budget: this.budget, delays };
+      this.slowed = { at: now, rates: this.rates, budget: this.budget };
       this.rates = new MaxFilter([{ at: now, v: arriving }]);
       this.budget = Math.max(this.steady(arriving), Math.min(this.budget, this.budgetBytes) / 2);
     }
@@ -461,7 +460,8 @@ export class PathController {
     const v = this.slowed!;
     this.slowed = undefined;
     if (bytes < (v.rates.value / 3) * (now - v.at)) return false;
-    [this.rates, this.delays, this.pausedBefore] = [v.rates, v.delays, v.at];
+    // The queue emptied while the sender stopped; delays read before it may carry its onset.
+    [this.rates, this.delays, this.pausedBefore] = [v.rates, [], v.at];
     this.budget = Math.max(this.budget, v.budget);
     return true;
   }
