@@ -68,6 +68,8 @@ export const PROBE_MIN_MS = 200;
 const BUDGET_CHUNKS = 12;
 /** Chunk sizes are multiples of this. */
 const PAGE = 4096;
+/** The fewest requests a transfer keeps in flight by default (an upload's; a pull's are 16). */
+const WINDOW = 15;
 /** Queue-delay samples of which the least is taken (LEDBAT's "current delay" filter). */
 const DELAY_SAMPLES = 4;
 /** The share of the target the queue ahead of a chunk may take. */
@@ -268,7 +270,10 @@ export class PathController {
     const share = budget / (this.mode === "startup" ? 2 : BUDGET_CHUNKS);
     const most = budget / (this.mode === "probing" ? 1 : 2);
     const c = Math.min(Math.max(this.rateChunk(), share), most);
-    const paged = Math.max(MIN_CHUNK_BYTES, Math.floor(c / PAGE) * PAGE);
+    // Whole pages, yet never so few that a window of 15 cannot hold the budget: a transfer limited
+    // by its own chunks takes no growth from its answers (app-limited), and stays so.
+    const least = Math.ceil(budget / WINDOW / PAGE) * PAGE;
+    const paged = Math.max(MIN_CHUNK_BYTES, Math.floor(c / PAGE) * PAGE, least);
     return Math.max(1, Math.min(paged, Math.floor(ceiling)));
   }
 
