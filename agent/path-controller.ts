@@ -5,8 +5,7 @@
  * for pulls, the upload's sender for `client:put_blob`) passes the time (ms, any monotonic origin)
  * on every call and reports each request: `onSend` when it leaves, then exactly one of `onAnswer`
  * (the answer or ack arrived with `bytes` of payload), `onBusy`, `onTimeout` or `onAbandon` (it
- * ended without saying anything about the path). The same calls give the same decisions, so tests
- * drive it on a simulated link and clock.
+ * ended saying nothing of the path). Same calls, same decisions: tests run it on a simulated link.
  *
  * Estimators, after TCP BBR (delivery rate, minimum round trip) and LEDBAT (RFC 6817):
  * - rate: the largest delivery-rate sample of the last two seconds or four base round trips
@@ -19,9 +18,8 @@
  *   A round trip long from the first answer on is base, never queue.
  *
  * The control law, by state:
- * - `startup`: the budget starts at two initial chunks and grows by 1.5× every answered byte while
- *   the lesser queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut in
- *   proportion to it.
+ * - `startup`: from two initial chunks the budget grows by 1.5× every answered byte while the
+ *   lesser queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut to match.
  * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip),
  *   but once the rate stopped growing (BBR's full pipe) not past what the rate moves in the base
  *   round trip and the target; nearer, by a step a round trip that is the same for every flow and
@@ -36,16 +34,15 @@
  *   the rate moves in the base round trip and the target.
  * - `backed-off`: a `busy` or late answer halves the budget (once a round trip); no growth until an
  *   answer to a request sent after it arrives.
- * The budget grows from the delay, not from the rate it caused, so budget-limited samples never cap
- * it. A chunk is the larger of what the rate moves in a third of the target and a share of the
- * budget (half in startup, a twelfth after), at most half the budget (the next request travels
- * while one is answered); the budget is never under two chunks of the rate's size. The target
- * (60 ms, LEDBAT++'s) stays under a router's usual queue, chunks small bursts (D111, D120).
+ * The budget grows from the delay, not the rate it caused. A chunk is the larger of what the rate
+ * moves in a third of the target and a share of the budget (half in startup, a twelfth after), at
+ * most half of it (the next request travels while one is answered), in whole pages, and enough
+ * that 15 (a window) hold the budget, else their answers are app-limited; the budget is two rate
+ * chunks at least. The target (60 ms, LEDBAT++'s) stays under a router's queue (D111, D120).
  *
- * A request's deadline (D41) counts from when it became the oldest in flight: while earlier
- * answers keep arriving the path is moving, and an answer that is slow because the link slowed is
- * never declared lost. It is `max(2 s, 2 × smoothed round trip + 4 × its variation)`, doubled
- * after each lost answer up to 60 s; a read's first chunk (the Computer may hash first) has none.
+ * A request's deadline (D41), `max(2 s, 2 × smoothed round trip + 4 × its variation)`, doubled
+ * after each lost answer up to 60 s, counts from when it became the oldest in flight (an answer
+ * slow because the link slowed is never lost); a read's first chunk (may wait on a hash) has none.
  */
 
 /** The queue delay (ms) a path's transfers may add above its base round trip (D40). */
@@ -270,10 +267,8 @@ export class PathController {
     const share = budget / (this.mode === "startup" ? 2 : BUDGET_CHUNKS);
     const most = budget / (this.mode === "probing" ? 1 : 2);
     const c = Math.min(Math.max(this.rateChunk(), share), most);
-    // Whole pages, yet never so few that a window of 15 cannot hold the budget: a transfer limited
-    // by its own chunks takes no growth from its answers (app-limited), and stays so.
-    const least = Math.ceil(budget / WINDOW / PAGE) * PAGE;
-    const paged = Math.max(MIN_CHUNK_BYTES, Math.floor(c / PAGE) * PAGE, least);
+    const forWindow = Math.ceil(budget / WINDOW / PAGE) * PAGE;
+    const paged = Math.max(MIN_CHUNK_BYTES, Math.floor(c / PAGE) * PAGE, forWindow);
     return Math.max(1, Math.min(paged, Math.floor(ceiling)));
   }
 

@@ -27,6 +27,7 @@ import {
   rateStep,
   senderStall,
   shares,
+  windowShortMs,
 } from "../support/path-scenarios.ts";
 
 const make = (): PathController => new PathController();
@@ -244,6 +245,20 @@ void test("a Computer that stalls 400-800 ms, then sends at the old rate: no mor
       extra <= 50,
       `${mbit} Mbit/s, ${rtt} ms, ${hold} ms: ${extra.toFixed(0)} ms more lost`,
     );
+  }
+});
+
+void test("a window of 15 chunks always holds the budget: the transfer is never limited by its own chunk size", () => {
+  // Chunks were whole pages rounded down, so at budgets of 128-144 KiB sixteen 8 KiB chunks held
+  // less than the budget; every answer then came to requests sent window-limited (app-limited)
+  // and the budget never grew. The law before spent 2.8 s so at 5 Mbit/s and 200 ms; on the real
+  // link a 50 Mbit/s, 200 ms first download held 138 KB for a second.
+  for (const [mbit, rtt] of [
+    [5, 200],
+    [20, 100],
+    [50, 200],
+  ] as const) {
+    assert.equal(windowShortMs(make, mbit, rtt), 0, `${mbit} Mbit/s, ${rtt} ms`);
   }
 });
 

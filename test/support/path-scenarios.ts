@@ -242,6 +242,27 @@ export function shares(make: MakeController, rtt: number, later: number, mbit = 
 }
 
 /**
+ * A 32 MiB download at `mbit` and `rtt` (small requests every 300 ms, a router's 100 ms queue):
+ * how long past startup the budget was more than 15 of the chunks asked meanwhile could hold (an
+ * upload's window; a pull's is 16), in ms of 10 ms samples.
+ */
+export function windowShortMs(make: MakeController, mbit: number, rtt: number): number {
+  const r = simulate(
+    {
+      rates: [{ at: 0, mbit }],
+      baseRttMs: rtt,
+      until: 20_000,
+      traceEveryMs: 10,
+      computer: COMPUTER,
+      ...router(100),
+    },
+    [{ controller: make(), flows: [{ bytes: 32 * MiB }], smallEveryMs: 300 }],
+  );
+  const short = r.traces[0]!.filter((t) => t.state !== "startup" && t.budget > 15 * t.chunk);
+  return short.length * 10;
+}
+
+/**
  * A long download at `mbit` and `rtt` whose Computer holds every answer it would send in the
  * `hold` ms from 6 s on to the end of that window (a busy Computer or Server, a sender waiting
  * out a retransmission), then sends them at the link's rate. The link's time lost in the 3 s
