@@ -357,8 +357,8 @@ export class PathController {
     if (t.sentAt < this.pausedBefore) return this.tick(now);
     const r = this.linkRate();
     const own = r > 0 ? Math.min(bytes / r, this.targetMs / 2) : this.targetMs / 2;
-    const model = this.baseRttMs + own;
-    const queued = bytes > 0 ? Math.max(0, rtt - Math.min(this.floorFor(bytes), model)) : 0;
+    const base = this.baseRttMs;
+    const queued = bytes > 0 ? Math.max(0, rtt - Math.min(this.floorFor(bytes), base + own)) : 0;
     // An answer within a quarter of its own transmission after the last one waited past the
     // bottleneck with it (a reader that paused): one burst is one queue sample, its least.
     const since = now - this.lastAnswerAt;
@@ -367,7 +367,7 @@ export class PathController {
     this.delays.push(burst ? Math.min(this.delays.pop()!, queued) : queued);
     if (this.delays.length > DELAY_SAMPLES) this.delays.shift();
     // No answer for longer than a lost packet's resend takes: a slower link or a pause (D121).
-    const hole = r > 0 && since > Math.max(this.baseRttMs + 2 * this.targetMs, (4 * bytes) / r);
+    const hole = r > 0 && since > Math.max(base + 2 * this.targetMs, (4 * bytes) / r);
     this.control(now, t, bytes, queued, hole);
     this.tick(now);
   }
