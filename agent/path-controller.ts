@@ -36,9 +36,9 @@
  *   answer to a request sent after it arrives.
  * The budget grows from the delay, not the rate it caused. A chunk is the larger of what the rate
  * moves in a third of the target and a share of the budget (half in startup, a twelfth after), at
- * most half of it (the next request travels while one is answered), in whole pages, and enough
- * that 15 (a window) hold the budget, else their answers are app-limited; the budget is two rate
- * chunks at least. The target (60 ms, LEDBAT++'s) stays under a router's queue (D111, D120).
+ * most half of it (the next request travels while one is answered), in whole pages, and at least
+ * the budget over the window (else the window stops the sending: app-limited); the budget is two
+ * rate chunks at least. The target (60 ms, LEDBAT++'s) stays under a router's queue (D111, D120).
  *
  * A request's deadline (D41), `max(2 s, 2 × smoothed round trip + 4 × its variation)`, doubled
  * after each lost answer up to 60 s, counts from when it became the oldest in flight (an answer
@@ -65,8 +65,6 @@ export const PROBE_MIN_MS = 200;
 const BUDGET_CHUNKS = 12;
 /** Chunk sizes are multiples of this. */
 const PAGE = 4096;
-/** The fewest requests a transfer keeps in flight by default (an upload's; a pull's are 16). */
-const WINDOW = 15;
 /** Queue-delay samples of which the least is taken (LEDBAT's "current delay" filter). */
 const DELAY_SAMPLES = 4;
 /** The share of the target the queue ahead of a chunk may take. */
@@ -153,6 +151,8 @@ export class PathController {
   private budget = 2 * INITIAL_CHUNK_BYTES;
   /** The most the scheduler could keep in flight (windows × chunk ceilings); none from the rate. */
   private limit = Number.POSITIVE_INFINITY;
+  /** The requests the scheduler may keep in flight (a pull's 16 until `setLimit` says). */
+  private window = 16;
   private inflight = 0;
   /** Delivery-rate samples (bytes/ms), BBR's. */
   private rates = new MaxFilter();
@@ -267,9 +267,8 @@ export class PathController {
     const share = budget / (this.mode === "startup" ? 2 : BUDGET_CHUNKS);
     const most = budget / (this.mode === "probing" ? 1 : 2);
     const c = Math.min(Math.max(this.rateChunk(), share), most);
-    const forWindow = Math.ceil(budget / WINDOW / PAGE) * PAGE;
-    const paged = Math.max(MIN_CHUNK_BYTES, Math.floor(c / PAGE) * PAGE, forWindow);
-    return Math.max(1, Math.min(paged, Math.floor(ceiling)));
+    const least = Math.max(MIN_CHUNK_BYTES, Math.floor(budget / this.window));
+    return Math.max(1, Math.min(Math.max(least, Math.floor(c / PAGE) * PAGE), Math.floor(ceiling)));
   }
 
   /**
@@ -305,14 +304,15 @@ export class PathController {
 
   // --- what the scheduler reports
 
-  /** Caps the budget (the most the transfers could keep in flight: windows × chunk ceilings). */
-  setLimit(bytes: number): void {
-    this.limit = Math.max(2 * MIN_CHUNK_BYTES, bytes);
+  /** Caps the budget (what `window` requests of the chunk ceilings could keep in flight). */
+  setLimit(bytes: number, window = this.window): void {
+    [this.limit, this.window] = [Math.max(2 * MIN_CHUNK_BYTES, bytes), Math.max(1, window)];
   }
 
-  /** The transfers had budget left and nothing to send: later samples say less than the path. */
+  /** Nothing to send, with room for a chunk left (BBR's app-limited): samples say too little. */
   onAppLimited(): void {
-    this.appLimitedUntil = this.delivered + this.inflight || 1;
+    if (this.inflight + this.chunkBytes() <= this.budgetBytes)
+      this.appLimitedUntil = this.delivered + this.inflight || 1;
   }
 
   /** A request of `bytes` leaves now. */

@@ -277,7 +277,7 @@ export class ComputerPath {
     const ctl = this.controller;
     const now = performance.now();
     // The chunk the flows ask: the path's, or less where every flow's ceiling is lower.
-    ctl.setLimit(this.ceiling());
+    ctl.setLimit(this.ceiling(), Math.max(...this.flows.map((f) => f.flow.window)));
     const chunk = ctl.chunkBytes(Math.max(...this.flows.map((f) => f.flow.chunkCeiling)));
     const idle = new Set<FlowState>();
     let waiting = false;

@@ -18,8 +18,8 @@ export interface UploadPacer {
   chunkBytes(ceiling: number): number;
   /** Whether a chunk of `bytes` may leave now (all of it must fit the budget). */
   maySend(bytes: number): boolean;
-  /** The most the upload could keep in flight (its window × its chunk ceiling). */
-  setLimit(bytes: number): void;
+  /** The most the upload could keep in flight (its `window` of chunks × its chunk ceiling). */
+  setLimit(bytes: number, window: number): void;
   /** The local ack wait of a chunk, a backstop (undefined: the client's request timeout). */
   readonly ackTimeoutMs: number | undefined;
   /** The smoothed round trip of a chunk, ms (0 before the first ack). */
@@ -102,8 +102,8 @@ export class PathPacer implements UploadPacer {
   maySend(bytes: number): boolean {
     return this.ctl.maySend(performance.now(), bytes);
   }
-  setLimit(bytes: number): void {
-    this.ctl.setLimit(bytes);
+  setLimit(bytes: number, window: number): void {
+    this.ctl.setLimit(bytes, window);
   }
   sent(bytes: number, first: boolean): PaceTicket {
     const t = this.ctl.onSend(performance.now(), bytes, { first });

@@ -248,7 +248,7 @@ class Upload {
     this.pacer =
       uploader.uploadPacer?.(computer) ??
       new FixedPacer(opts.binary === false ? this.ceiling.base64 : this.ceiling.binary, window);
-    this.pacer.setLimit(window * Math.max(this.ceiling.binary, this.ceiling.base64));
+    this.pacer.setLimit(window * Math.max(this.ceiling.binary, this.ceiling.base64), window);
     this.log = uploader.logger ?? silentLogger;
   }
 

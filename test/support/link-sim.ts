@@ -30,7 +30,7 @@ export interface SimController<T> {
   readonly state: string;
   chunkBytes(ceiling?: number): number;
   maySend(now: number, bytes: number): boolean;
-  setLimit(bytes: number): void;
+  setLimit(bytes: number, window: number): void;
   onAppLimited(): void;
   onSend(now: number, bytes: number, opts?: { first?: boolean }): T;
   onAnswer(now: number, t: T, bytes: number): void;
@@ -354,7 +354,10 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
       pumping = true;
       const ls = live();
       if (ls.length > 0) {
-        ctl.setLimit(Math.max(...ls.map((f) => f.spec.window * f.spec.chunkCeiling)));
+        ctl.setLimit(
+          Math.max(...ls.map((f) => f.spec.window * f.spec.chunkCeiling)),
+          Math.max(...ls.map((f) => f.spec.window)),
+        );
         const chunk = ctl.chunkBytes(Math.max(...ls.map((f) => f.spec.chunkCeiling)));
         const idle = new Set<Flow>();
         let waiting = false;

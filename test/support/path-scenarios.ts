@@ -57,6 +57,8 @@ export interface FillPath {
   bufferMs?: number;
   /** The Computer's socket paces as `pacedLongPath`'s. Default: no pacing. */
   paceGain?: number;
+  /** The pull's window (`--window`). Default 16. */
+  window?: number;
 }
 
 /**
@@ -79,7 +81,15 @@ export function fill(
       ...(path.bufferMs === undefined ? {} : router(path.bufferMs)),
       ...(path.paceGain === undefined ? {} : { paceGain: path.paceGain }),
     },
-    [{ controller: make(), flows: [{ bytes: mib * MiB }], smallEveryMs: 300 }],
+    [
+      {
+        controller: make(),
+        flows: [
+          { bytes: mib * MiB, ...(path.window === undefined ? {} : { window: path.window }) },
+        ],
+        smallEveryMs: 300,
+      },
+    ],
   );
   const f = r.flows[0]![0]!;
   // A download that never finishes is judged over the whole simulated time (a trapped pull must
@@ -242,11 +252,17 @@ export function shares(make: MakeController, rtt: number, later: number, mbit = 
 }
 
 /**
- * A 32 MiB download at `mbit` and `rtt` (small requests every 300 ms, a router's 100 ms queue):
- * how long past startup the budget was more than 15 of the chunks asked meanwhile could hold (an
- * upload's window; a pull's is 16), in ms of 10 ms samples.
+ * A 32 MiB download at `mbit` and `rtt` (small requests every 300 ms, a router's 100 ms queue) by
+ * a pull whose window is `window`: how long past startup the window's chunks asked meanwhile held
+ * less than the budget by a chunk or more (the window, not the budget, stopped the sending), in ms
+ * of 10 ms samples.
  */
-export function windowShortMs(make: MakeController, mbit: number, rtt: number): number {
+export function windowShortMs(
+  make: MakeController,
+  mbit: number,
+  rtt: number,
+  window = 16,
+): number {
   const r = simulate(
     {
       rates: [{ at: 0, mbit }],
@@ -256,9 +272,11 @@ export function windowShortMs(make: MakeController, mbit: number, rtt: number): 
       computer: COMPUTER,
       ...router(100),
     },
-    [{ controller: make(), flows: [{ bytes: 32 * MiB }], smallEveryMs: 300 }],
+    [{ controller: make(), flows: [{ bytes: 32 * MiB, window }], smallEveryMs: 300 }],
   );
-  const short = r.traces[0]!.filter((t) => t.state !== "startup" && t.budget > 15 * t.chunk);
+  const short = r.traces[0]!.filter(
+    (t) => t.state !== "startup" && t.budget >= (window + 1) * t.chunk,
+  );
   return short.length * 10;
 }
 
