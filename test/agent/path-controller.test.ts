@@ -12,7 +12,7 @@
  * trips of the shared goal. The pre-controller law fails every
  * group; the law before D110 fails the 200 ms whole download and the budget after the drop; the
  * law before D120 loses packets past startup; the law before D121 loses more than a sender's
- * stall.
+ * stall; the law before D123 keeps a pull with a window of 4 or 8 short of its budget.
  */
 // @pure
 import assert from "node:assert/strict";
