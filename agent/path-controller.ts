@@ -309,10 +309,10 @@ export class PathController {
     [this.limit, this.window] = [Math.max(2 * MIN_CHUNK_BYTES, bytes), Math.max(1, window)];
   }
 
-  /** Nothing to send, with room for a chunk left (BBR's app-limited): samples say too little. */
+  /** Room for a chunk, some in flight, nothing to send (D123, D124): samples say too little. */
   onAppLimited(): void {
-    if (this.inflight + this.chunkBytes() <= this.budgetBytes)
-      this.appLimitedUntil = this.delivered + this.inflight || 1;
+    if (this.inflight > 0 && this.inflight + this.chunkBytes() <= this.budgetBytes)
+      this.appLimitedUntil = this.delivered + this.inflight;
   }
 
   /** A request of `bytes` leaves now. */

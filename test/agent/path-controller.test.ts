@@ -61,6 +61,31 @@ void test("scripted answers: exact budgets, chunk sizes and deadlines", () => {
   assert.equal(c.inflightBytes, 0);
 });
 
+void test("a read's first answer, asked alone, does not keep the next round trip from growing the budget", () => {
+  // The read asks its first chunk alone (it learns the size from it), so the scheduler has room
+  // and nothing to send twice: with the chunk in flight, and after its answer while the read
+  // takes in the size. The second time nothing was in flight; the mark it left made the next
+  // round trip's requests app-limited, and the law before D124 grew nothing from their answers
+  // (a round trip lost at the start of every read: 32 KiB asked in the third as in the second).
+  const c = make();
+  const first = c.onSend(0, 16384, { first: true });
+  c.onAppLimited();
+  c.onAnswer(600, first, 16384);
+  c.onAppLimited();
+  assert.equal(c.budgetBytes, 32768, "the first answer gives no growth (it may wait on a hash)");
+  const a = c.onSend(610, 16384);
+  const b = c.onSend(610, 16384);
+  c.onAnswer(1210, a, 16384);
+  c.onAnswer(1211, b, 16384);
+  assert.equal(c.budgetBytes, 32768 + 3 * 16384);
+  // With a request in flight and room left, the mark holds: what is sent then gives no growth.
+  c.onSend(1212, 16384);
+  c.onAppLimited();
+  const e = c.onSend(1213, 16384);
+  c.onAnswer(1812, e, 16384);
+  assert.equal(c.budgetBytes, 32768 + 3 * 16384);
+});
+
 void test("a request's deadline counts from when it became the oldest in flight", () => {
   const c = make();
   const warm = c.onSend(0, 4096);

@@ -5,18 +5,20 @@
  * after a deadline from the round trips (seconds, not the 30 s request timeout), a read's first
  * chunk may take long (the Computer hashing); two pulls through one client share the path
  * evenly in what they cost the link; on loopback a fresh path reaches the chunk ceiling within
- * a few round trips.
+ * a few round trips, and one whose every answer the Computer holds 600 ms (a loaded Computer)
+ * keeps its window's ceiling in flight within 10 of them.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { AgentClient } from "../../agent/client.ts";
 import { ServerError } from "../../agent/errors.ts";
-import { DEFAULT_BINARY_CHUNK_BYTES, readBlobWithInfo } from "../../agent/pull.ts";
+import { DEFAULT_BINARY_CHUNK_BYTES, DEFAULT_WINDOW, readBlobWithInfo } from "../../agent/pull.ts";
 import {
   COMPUTER,
   NO_ANSWER,
   answerFor,
   connectAgent,
+  serve,
   testBytes,
   useFakeComputer,
   type FakeServer,
@@ -149,6 +151,37 @@ void test("on loopback a fresh path reaches the chunk ceiling within a few round
     );
     const atCeiling = sizes.filter((s) => s === DEFAULT_BINARY_CHUNK_BYTES).length;
     assert.ok(atCeiling * DEFAULT_BINARY_CHUNK_BYTES >= 0.8 * bytes.length);
+  } finally {
+    await fresh.close();
+  }
+});
+
+void test("every answer held 600 ms (a loaded Computer): the window's ceiling in flight within 10 round trips", async () => {
+  const hold = 600;
+  const bytes = testBytes(64 * 1024 * 1024, 9);
+  const answer = serve(bytes);
+  const fresh = await connectAgent(fake, { name: "agent-long" });
+  const asked: Array<[number, number]> = [];
+  try {
+    fake.on("client:get_blob", async (req) => {
+      asked.push([performance.now(), req.max_chunk_bytes as number]);
+      await new Promise((r) => setTimeout(r, hold));
+      return answer(req);
+    });
+    const { value, info } = await readBlobWithInfo(fresh, COMPUTER, "long");
+    assert.ok(value.equals(bytes));
+    assert.equal(info.stats.timeouts, 0);
+    // Bytes asked in each round trip from the first request: the ceiling is a window of chunks
+    // of the binary ceiling, reached when one round trip asks 90 % of it.
+    const perRound: number[] = [];
+    for (const [at, n] of asked) {
+      const k = Math.floor((at - asked[0]![0]) / hold);
+      perRound[k] = (perRound[k] ?? 0) + n;
+    }
+    const ceiling = DEFAULT_WINDOW * DEFAULT_BINARY_CHUNK_BYTES;
+    const round = perRound.findIndex((b) => b >= 0.9 * ceiling) + 1;
+    const shown = perRound.map((b) => Math.round(b / 1024)).join(" ");
+    assert.ok(round >= 1 && round <= 10, `ceiling in round ${round}; KiB a round: ${shown}`);
   } finally {
     await fresh.close();
   }
