@@ -163,10 +163,10 @@ void test("every answer held 600 ms (a loaded Computer): the window's ceiling in
   const fresh = await connectAgent(fake, { name: "agent-long" });
   const asked: Array<[number, number]> = [];
   try {
-    fake.on("client:get_blob", async (req) => {
+    fake.on("client:get_blob", async (req, socket) => {
       asked.push([performance.now(), req.max_chunk_bytes as number]);
       await new Promise((r) => setTimeout(r, hold));
-      return answer(req);
+      return answer(req, socket);
     });
     const { value, info } = await readBlobWithInfo(fresh, COMPUTER, "long");
     assert.ok(value.equals(bytes));
