@@ -164,9 +164,11 @@ export function launch(spec: ProcessSpec): LaunchedProcess {
 
   const exited = new Promise<Exit>((resolve) => {
     let done = false;
+    let fallback: NodeJS.Timeout | undefined;
     const finish = (exit: Exit): void => {
       if (done) return;
       done = true;
+      clearTimeout(fallback);
       // A last line without its newline still counts.
       for (const stream of ["stdout", "stderr"] as const) {
         if (partial[stream]) take(partial[stream], stream);
@@ -179,15 +181,15 @@ export function launch(spec: ProcessSpec): LaunchedProcess {
       // Output may still be in the pipes: wait for them to close, briefly.
       const status = code ?? 128 + (signal ? (SIGNAL_NUMBERS[signal] ?? 0) : 0);
       const settle = (): void => finish({ code, signal, status });
-      if (child.stdout!.readableEnded && child.stderr!.readableEnded) settle();
-      else {
-        let open = 2;
-        const one = (): void => void (--open === 0 && settle());
-        child.stdout!.once("close", one);
-        child.stderr!.once("close", one);
-        // A grandchild holding the pipes open must not hold the exit back.
-        setTimeout(settle, 1000).unref();
-      }
+      // Wait for the pipes still open: one that ended or closed before the exit has no `close`
+      // left to wait for (waiting for it left this promise unsettled: the stack exited 13).
+      const open = [child.stdout!, child.stderr!].filter((s) => !s.readableEnded && !s.closed);
+      if (open.length === 0) return settle();
+      let left = open.length;
+      for (const s of open) s.once("close", () => void (--left === 0 && settle()));
+      // A grandchild holding the pipes open must not hold the exit back. Not unref'd: with
+      // nothing else to wait for, the loop would end with this promise never settled.
+      fallback = setTimeout(settle, 1000);
     });
     // A spawn failure (ENOENT, EACCES) emits `error` and possibly no `exit`.
     child.once("error", (err) => {

@@ -1,7 +1,7 @@
 /**
- * scripts/launch/: a process's lines are kept (bounded) and waited for; a stop escalates to
- * SIGKILL for a child that ignores SIGTERM; a command prefix runs the process under another
- * command with the same pid; a script of this repo runs compiled on plain node, its own
+ * scripts/launch/: a process's lines are kept (bounded) and waited for; its exit is seen whichever
+ * of its pipes closed first; a stop escalates to SIGKILL for a child that ignores SIGTERM; a
+ * command prefix runs the process under another command with the same pid; a script of this repo runs compiled on plain node, its own
  * `import.meta` intact and `@a2c-smcp/*` resolved to the built packages, and its compiled file
  * is reused until a source changes; a role starts as its shipped bin with the bins' node flags.
  */
@@ -64,6 +64,34 @@ void test("stop: SIGTERM, then SIGKILL after the grace for a child that ignores 
   assert.equal(exit.status, 137);
   assert.ok(p.lines().includes("ignored"));
   assert.ok(Date.now() - started < 5000);
+});
+
+void test("an exit is seen when a pipe closed before it and another outlives it", async () => {
+  // The child closes its stdout at once and leaves its stderr to a grandchild that holds it
+  // 300 ms past the child's exit. The host process has nothing else to wait for: the launcher
+  // waited for a second "close" of stdout, never settled, and the host ended with 13 (a
+  // top-level await never settled), as \`npm run stack\` did once on Ctrl-C.
+  const child = [
+    'const { spawn } = require("node:child_process");',
+    'spawn(process.execPath, ["-e", "setTimeout(() => {}, 300)"], { stdio: ["ignore", "ignore", "inherit"], detached: true }).unref();',
+    'require("node:fs").closeSync(1);',
+    "setTimeout(() => process.exit(0), 100);",
+  ].join(" ");
+  const processTs = join(REPO_ROOT, "scripts/launch/process.ts");
+  const host = [
+    `import { launch } from ${JSON.stringify(processTs)};`,
+    `const p = launch({ name: "child", command: process.execPath, args: ["-e", ${JSON.stringify(child)}] });`,
+    'const exit = await p.exited; console.log("settled", exit.status);',
+  ].join(" ");
+  const h = launch({
+    name: "host",
+    command: process.execPath,
+    args: ["--import", "tsx", "--input-type=module", "-e", host],
+    cwd: REPO_ROOT,
+  });
+  const exit = await h.exited;
+  assert.equal(exit.status, 0, h.output());
+  assert.deepEqual(h.lines(), ["settled 0"]);
 });
 
 void test("a start that fails is an exit with status 127, not an exception", async () => {
