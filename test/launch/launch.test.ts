@@ -86,7 +86,7 @@ void test("an exit is seen when a pipe closed before it and another outlives it"
   const h = launch({
     name: "host",
     command: process.execPath,
-    args: ["--import", "tsx", "--input-type=module", "-e", host],
+    args: ["--conditions=@a2c-smcp/source", "--import", "tsx", "--input-type=module", "-e", host],
     cwd: REPO_ROOT,
   });
   const exit = await h.exited;
