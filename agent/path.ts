@@ -277,8 +277,9 @@ export class ComputerPath {
     const ctl = this.controller;
     const now = performance.now();
     // The chunk the flows ask: the path's, or less where every flow's ceiling is lower.
-    ctl.setLimit(this.ceiling(), Math.max(...this.flows.map((f) => f.flow.window)));
-    const chunk = ctl.chunkBytes(Math.max(...this.flows.map((f) => f.flow.chunkCeiling)));
+    const most = this.ceilings();
+    ctl.setLimit(most.bytes, most.window);
+    const chunk = ctl.chunkBytes(most.chunk);
     const idle = new Set<FlowState>();
     let waiting = false;
     while (idle.size < this.flows.length) {
@@ -314,10 +315,14 @@ export class ComputerPath {
     return best;
   }
 
-  /** The most the budget may hold: the largest window × chunk of the flows. */
-  private ceiling(): number {
-    let most = 0;
-    for (const f of this.flows) most = Math.max(most, f.flow.window * f.flow.chunkCeiling);
+  /** The flows' largest window × chunk (the most the budget may hold), window and chunk. */
+  private ceilings(): { bytes: number; window: number; chunk: number } {
+    const most = { bytes: 0, window: 0, chunk: 0 };
+    for (const { flow } of this.flows) {
+      most.bytes = Math.max(most.bytes, flow.window * flow.chunkCeiling);
+      most.window = Math.max(most.window, flow.window);
+      most.chunk = Math.max(most.chunk, flow.chunkCeiling);
+    }
     return most;
   }
 

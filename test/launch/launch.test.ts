@@ -1,9 +1,10 @@
 /**
  * scripts/launch/: a process's lines are kept (bounded) and waited for; its exit is seen whichever
  * of its pipes closed first; a stop escalates to SIGKILL for a child that ignores SIGTERM; a
- * command prefix runs the process under another command with the same pid; a script of this repo runs compiled on plain node, its own
- * `import.meta` intact and `@a2c-smcp/*` resolved to the built packages, and its compiled file
- * is reused until a source changes; a role starts as its shipped bin with the bins' node flags.
+ * command prefix runs the process under another command with the same pid; a script of this repo
+ * runs compiled on plain node, its own `import.meta` intact and `@a2c-smcp/*` resolved to the
+ * built packages, and its compiled file is reused until a source changes; a role starts as its
+ * shipped bin with the bins' node flags.
  */
 import assert from "node:assert/strict";
 import { readFileSync, statSync, utimesSync } from "node:fs";
