@@ -134,6 +134,13 @@ const TRANSPORT_JUDGED: TransportCase[] = [
   { direction: "put", carriage: "base64", chunkBytes: DEFAULT_BASE64_UPLOAD_CHUNK_BYTES },
 ];
 
+/**
+ * Who holds a long answer's round trip: the Computer (`held`: a relay holds what the Server sends
+ * it, TCP on both sides runs at the hosts' round trip: a loaded Computer) or the path (`packets`:
+ * the delay line on the Computers' side, whose round trip TCP itself sees: a satellite hop).
+ */
+export type LongAnswerForm = "held" | "packets";
+
 /** Section paths: round trips from the packet delay line, a rate step, a latecomer, long answers. */
 export interface PathsPlan {
   roundTrips: {
@@ -172,8 +179,13 @@ export interface PathsPlan {
     firstBytes: number;
     secondBytes: number;
   } | null;
-  /** Every answer a constant round trip later, unshaped (the delay line on the Computers' side). */
-  longAnswers: { rttsMs: number[]; assetBytes: number; deadlineSeconds: number } | null;
+  /** Every answer a constant round trip later, unshaped, in each form. */
+  longAnswers: {
+    forms: LongAnswerForm[];
+    rttsMs: number[];
+    assetBytes: number;
+    deadlineSeconds: number;
+  } | null;
   /**
    * Uploads (bench/sections/paths-upload.ts): SDK uploads of clamp(rate × seconds, min, max) on a
    * shaped Agent uplink at each rate and round trip (the delay line on the Agents' side), the
@@ -478,7 +490,12 @@ export function makePlan(quick: boolean): Plan {
         firstBytes: 56 * MiB,
         secondBytes: 32 * MiB,
       },
-      longAnswers: { rttsMs: [600, 1800], assetBytes: 48 * MiB, deadlineSeconds: 120 },
+      longAnswers: {
+        forms: ["held", "packets"],
+        rttsMs: [600, 1800],
+        assetBytes: 48 * MiB,
+        deadlineSeconds: 120,
+      },
       // About 5 minutes: 6 uploads of about 10 s (the largest 239 MiB, as the downloads' cap) and
       // one of 4 MiB at 2 Mbit/s.
       uploads: {

@@ -125,6 +125,7 @@ export function pathsBlocks(d: PathsData): Block[] {
         [
           "case",
           "build",
+          "round trip",
           "file",
           "download",
           "ceiling (window × chunk)",
@@ -135,6 +136,7 @@ export function pathsBlocks(d: PathsData): Block[] {
         d.longAnswers.map((a) => [
           a.id,
           a.build,
+          a.form === "held" ? "the Computer holds it" : "in the packets",
           formatBytes(a.assetBytes),
           a.ok ? `${a.seconds.toFixed(1)} s` : `FAILED: ${a.error ?? "?"}`,
           formatBytes(a.ceilingBytes),
@@ -143,7 +145,7 @@ export function pathsBlocks(d: PathsData): Block[] {
             .slice(0, 12)
             .map((b) => formatBytes(Math.round(b)))
             .join(", "),
-          `${a.plain.roundsToCeiling ?? "never"}, ${a.plain.seconds.toFixed(1)} s`,
+          a.plain ? `${a.plain.roundsToCeiling ?? "never"}, ${a.plain.seconds.toFixed(1)} s` : "–",
         ]),
       ),
     );

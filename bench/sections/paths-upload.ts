@@ -214,7 +214,7 @@ async function uploadCase(
       return uploadRun(st, stack, { id, direction, rateMbit, rttMs, assetBytes, ceiling }, idle);
     },
     // The Computer takes an upload of the case's size (its default bound is 100 MiB).
-    ["--landing-root", landing, "--upload-max-bytes", String(assetBytes)],
+    { computerArgs: ["--landing-root", landing, "--upload-max-bytes", String(assetBytes)] },
   );
   rmSync(landing, { recursive: true, force: true });
   st.ctx.log(

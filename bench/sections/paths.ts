@@ -17,7 +17,12 @@ import { join } from "node:path";
 import { DEFAULT_BINARY_CHUNK_BYTES, DEFAULT_WINDOW } from "../../agent/index.ts";
 import type { DownloadResult, ProbeSample } from "../../scripts/links/agent-driver.ts";
 import { plainFlowOnce, type PlainFlowResult } from "../../scripts/links/plain-flow.ts";
-import type { AgentDriver, Build, StackOnLinks } from "../../scripts/links/stack.ts";
+import type {
+  AgentDriver,
+  Build,
+  StackOnLinks,
+  StackOnLinksOptions,
+} from "../../scripts/links/stack.ts";
 import { linksUnavailable } from "../../scripts/links/system.ts";
 import {
   DIRECTIONS,
@@ -36,7 +41,7 @@ import {
   writeAsset,
   type LinksWorkspace,
 } from "../stack/links-workspace.ts";
-import type { PathsPlan } from "../lib/plan.ts";
+import type { LongAnswerForm, PathsPlan } from "../lib/plan.ts";
 import { MiB, formatBytes } from "../lib/stats.ts";
 import { jainIndex, latencyStats, type LatencyStats } from "./links.ts";
 import { FULL_FRAME_PAYLOAD, bytesAt, rounds, secondsToRate } from "../lib/progress.ts";
@@ -132,6 +137,8 @@ export interface LatecomerCase {
 export interface LongAnswerCase {
   id: string;
   build: string;
+  /** Who holds the round trip (plan.ts `LongAnswerForm`). */
+  form: LongAnswerForm;
   rttMs: number;
   assetBytes: number;
   /** The most the pull may hold in flight: window × binary chunk ceiling of the SDK. */
@@ -146,9 +153,10 @@ export interface LongAnswerCase {
   stats: Record<string, number | boolean>;
   /**
    * A plain TCP flow of the same bytes from computer-0 to the Server on the same path, counted
-   * the same way from its first data: what TCP itself needs to carry the ceiling a round trip.
+   * the same way from its first data: what TCP itself needs to carry the ceiling a round trip
+   * (the `packets` form; null when the Computer holds the answers).
    */
-  plain: LongAnswerPlain;
+  plain: LongAnswerPlain | null;
 }
 
 export interface LongAnswerPlain {
@@ -209,9 +217,9 @@ export function withStack<T>(
   st: St,
   build: Build,
   fn: (s: StackOnLinks) => Promise<T>,
-  computerArgs: string[] = [],
+  computer: Pick<StackOnLinksOptions, "computerArgs" | "computerHoldMs"> = {},
 ): Promise<T> {
-  return withBuildStack(st, build, "stack", fn, computerArgs);
+  return withBuildStack(st, build, "stack", fn, computer);
 }
 
 /** The plain TCP flow of `seconds` at the link's rate on the path as it is set now. */
@@ -475,39 +483,47 @@ async function plainRounds(
 async function longAnswerCase(
   st: St,
   p: NonNullable<PathsPlan["longAnswers"]>,
+  form: LongAnswerForm,
   rttMs: number,
   build: Build,
   plains: Map<number, LongAnswerPlain>,
 ): Promise<LongAnswerCase> {
-  await setPath(st.links, null, null, rttMs, "computers");
   const ceilingBytes = DEFAULT_WINDOW * DEFAULT_BINARY_CHUNK_BYTES;
-  // Once per round trip: the same path for every build.
-  let plain = plains.get(rttMs);
-  if (!plain) {
-    plain = await plainRounds(st, rttMs, p.assetBytes, ceilingBytes);
+  let plain: LongAnswerPlain | null = null;
+  if (form === "packets") {
+    await setPath(st.links, null, null, rttMs, "computers");
+    // Once per round trip: the same path for every build.
+    plain = plains.get(rttMs) ?? (await plainRounds(st, rttMs, p.assetBytes, ceilingBytes));
     plains.set(rttMs, plain);
-  }
-  return withStack(st, build, async (stack) => {
-    const a0 = stack.agents[0]!;
-    const relPath = asset(st, p.assetBytes);
-    const h = await a0.handle({ skill: st.skill, relPath });
-    const dest = join(st.work, `long-${st.seq++}.bin`);
-    const dl = await a0.download({ ...h, dest, deadlineMs: p.deadlineSeconds * 1000 });
-    checkDownload(st, relPath, h.sha256, dl, dest);
-    return {
-      id: `answers-rtt${rttMs}`,
-      build: build.label,
-      rttMs,
-      assetBytes: p.assetBytes,
-      ceilingBytes,
-      ok: dl.ok,
-      error: dl.error,
-      seconds: dl.seconds,
-      ...rounds(dl.progress, rttMs, ceilingBytes),
-      stats: dl.stats,
-      plain,
-    };
-  });
+  } else await setPath(st.links, null, null, 0, "computers");
+  const hold = form === "held" ? { computerHoldMs: rttMs } : {};
+  return withStack(
+    st,
+    build,
+    async (stack) => {
+      const a0 = stack.agents[0]!;
+      const relPath = asset(st, p.assetBytes);
+      const h = await a0.handle({ skill: st.skill, relPath });
+      const dest = join(st.work, `long-${st.seq++}.bin`);
+      const dl = await a0.download({ ...h, dest, deadlineMs: p.deadlineSeconds * 1000 });
+      checkDownload(st, relPath, h.sha256, dl, dest);
+      return {
+        id: `answers-${form}-rtt${rttMs}`,
+        build: build.label,
+        form,
+        rttMs,
+        assetBytes: p.assetBytes,
+        ceilingBytes,
+        ok: dl.ok,
+        error: dl.error,
+        seconds: dl.seconds,
+        ...rounds(dl.progress, rttMs, ceilingBytes),
+        stats: dl.stats,
+        plain,
+      };
+    },
+    hold,
+  );
 }
 
 export async function runPaths(ctx: Ctx): Promise<PathsData> {
@@ -555,13 +571,18 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
           `paths: ${l.id} ${build.label}: Jain ${l.jain.toFixed(3)} over ${l.windowSeconds.toFixed(1)} s (${l.windowBytes.map(formatBytes).join(" / ")}), small requests p95 ${l.during.p95.toFixed(0)} ms (idle ${l.idleP95.toFixed(0)})`,
         );
       }
-      for (const rttMs of plan.longAnswers?.rttsMs ?? []) {
-        ctx.log(`paths: answers ${rttMs} ms later, ${build.label}…`);
-        const a = await longAnswerCase(st, plan.longAnswers!, rttMs, build, plains);
-        data.longAnswers.push(a);
-        ctx.log(
-          `paths: ${a.id} ${build.label}: ${a.ok ? `${a.seconds.toFixed(1)} s` : `FAILED: ${a.error}`}, ceiling ${a.roundsToCeiling === null ? "not reached" : `reached in round ${a.roundsToCeiling}`} (per round: ${a.perRound.slice(0, 12).map(formatBytes).join(", ")}); a plain TCP flow: ${a.plain.roundsToCeiling === null ? "not reached" : `round ${a.plain.roundsToCeiling}`}, ${a.plain.seconds.toFixed(1)} s`,
-        );
+      for (const form of plan.longAnswers?.forms ?? []) {
+        for (const rttMs of plan.longAnswers!.rttsMs) {
+          ctx.log(`paths: answers ${rttMs} ms later (${form}), ${build.label}…`);
+          const a = await longAnswerCase(st, plan.longAnswers!, form, rttMs, build, plains);
+          data.longAnswers.push(a);
+          const plain = a.plain
+            ? `; a plain TCP flow: ${a.plain.roundsToCeiling === null ? "not reached" : `round ${a.plain.roundsToCeiling}`}, ${a.plain.seconds.toFixed(1)} s`
+            : "";
+          ctx.log(
+            `paths: ${a.id} ${build.label}: ${a.ok ? `${a.seconds.toFixed(1)} s` : `FAILED: ${a.error}`}, ceiling ${a.roundsToCeiling === null ? "not reached" : `reached in round ${a.roundsToCeiling}`} (per round: ${a.perRound.slice(0, 12).map(formatBytes).join(", ")})${plain}`,
+          );
+        }
       }
     }
     if (plan.uploads) data.uploads = await uploadPathCases(st, plan.uploads, builds);

@@ -13,6 +13,7 @@ import {
   startStackOnLinks,
   type Build,
   type StackOnLinks,
+  type StackOnLinksOptions,
 } from "../../scripts/links/stack.ts";
 import { openLinks, type Links } from "../../scripts/links/topology.ts";
 import type { Ctx } from "../lib/context.ts";
@@ -157,11 +158,13 @@ export async function withBuildStack<T>(
   build: Build,
   label: string,
   fn: (s: StackOnLinks) => Promise<T>,
-  computerArgs: string[] = [],
+  computer: Pick<StackOnLinksOptions, "computerArgs" | "computerHoldMs"> = {},
 ): Promise<T> {
   // Counted for every run, shared or not: the runs name their downloads after it.
   const workDir = join(ws.work, `${label}-${build.label}-${ws.seq++}`);
-  const key = [build.root, ...computerArgs].join(" ");
+  const key = [build.root, computer.computerHoldMs ?? 0, ...(computer.computerArgs ?? [])].join(
+    " ",
+  );
   if (ws.kept?.key === key) return fn(ws.kept.stack);
   if (ws.kept) {
     const other = ws.kept.stack;
@@ -172,7 +175,7 @@ export async function withBuildStack<T>(
     build,
     skills: ws.home,
     workDir,
-    computerArgs,
+    ...computer,
   });
   if (ws.shareStacks) {
     ws.kept = { key, stack };

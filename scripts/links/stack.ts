@@ -208,6 +208,11 @@ export interface StackOnLinksOptions {
   /** Extra flags for the Server / the Computers. */
   serverArgs?: string[];
   computerArgs?: string[];
+  /**
+   * Every Computer's answers come this much later: it reaches the Server through `hold-relay.ts`
+   * in its host, which holds what the Server sends. Default none.
+   */
+  computerHoldMs?: number;
 }
 
 export interface StackOnLinks {
@@ -303,6 +308,28 @@ export async function startStackOnLinks(
     const officeNames = Array.from({ length: offices }, (_, i) => `links-${run}-office-${i}`);
     const computerNames = Array.from({ length: offices }, (_, i) => `computer-${i}`);
     const computerFile = join(build.root, ENTRY.computer);
+    const serverUrl = `http://${links.server.addressForComputers}:${SERVER_PORT}`;
+    const urls = await Promise.all(
+      links.computers.slice(0, offices).map(async (host) => {
+        if (o.computerHoldMs === undefined) return serverUrl;
+        const lines: string[] = [];
+        const relay = links.spawn(host, {
+          name: `${host.name}-hold`,
+          command: process.execPath,
+          args: [
+            ...TSX,
+            join(REPO_ROOT, "scripts/links/hold-relay.ts"),
+            ...["--to", `${links.server.addressForComputers}:${SERVER_PORT}`],
+            ...["--hold-ms", String(o.computerHoldMs)],
+          ],
+          cwd: REPO_ROOT,
+          onLine: (l) => lines.push(l),
+        });
+        started.push(relay);
+        const port = (await firstLine(relay, lines, /^listening on \d+/, 60_000)).split(" ")[2];
+        return `http://127.0.0.1:${port}`;
+      }),
+    );
     const computers = links.computers.slice(0, offices).map((host, i) => {
       const c = links.spawn(host, {
         name: `${host.name}-${build.label}`,
@@ -310,7 +337,7 @@ export async function startStackOnLinks(
         args: [
           ...shebangFlags(computerFile),
           computerFile,
-          ...["--server", `http://${links.server.addressForComputers}:${SERVER_PORT}`],
+          ...["--server", urls[i]!],
           ...["--office", officeNames[i]!, "--name", computerNames[i]!, "--token", token],
           ...["--skills", o.skills, "--mcp-config", mcpConfig],
           ...["--state-dir", join(o.workDir, `state-${i}`), "--max-size", String(2 ** 32)],
