@@ -457,7 +457,7 @@ export function makePlan(quick: boolean): Plan {
     },
     // About 45 minutes on a loaded 2-core machine: 32 round-trip cases of 45–60 s (plain flow,
     // fresh stack, a 10 s download), 4 more downloads in each of the 8 cells the goals judge,
-    // the step (1 min), two latecomers (3–5 min each), two long-answer cases (2–3 min each).
+    // the step (1 min), two latecomers (3–5 min each), four long-answer cases (1–3 min each).
     paths: {
       roundTrips: {
         directions: ["uplink", "downlink"],
