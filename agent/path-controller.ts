@@ -35,8 +35,8 @@
  * - `backed-off`: a `busy` or late answer halves the budget (once a round trip); no growth until an
  *   answer to a request sent after it arrives.
  * The budget grows from the delay, not the rate it caused. A chunk is the larger of what the rate
- * moves in a third of the target and a share of the budget (half in startup, a twelfth after), at
- * most half of it (the next request travels while one is answered), in whole pages, and at least
+ * moves in a third of the target and a share of the budget (a sixth in startup, a twelfth after),
+ * at most half of it (the next request travels while one is answered), in whole pages, and at least
  * the budget over the window (else the window stops the sending: app-limited); the budget is two
  * rate chunks at least. The target (60 ms, LEDBAT++'s) stays under a router's queue (D111, D120).
  *
@@ -61,8 +61,9 @@ export const MAX_CHUNK_DEADLINE_MS = 60_000;
 export const PROBE_INTERVAL_MS = 5000;
 /** The least a slowdown lasts once the bytes in flight fit it. */
 export const PROBE_MIN_MS = 200;
-/** After startup a chunk is at least this share of the budget: a window of 16 carries it. */
-const BUDGET_CHUNKS = 12;
+/** A chunk's least share of the budget in startup (a round trip's ×2.5 growth is then 15 chunks,
+ * an upload's window) and after it (a window of 16 carries it). */
+const [STARTUP_CHUNKS, BUDGET_CHUNKS] = [6, 12];
 /** Chunk sizes are multiples of this. */
 const PAGE = 4096;
 /** Queue-delay samples of which the least is taken (LEDBAT's "current delay" filter). */
@@ -264,7 +265,7 @@ export class PathController {
   /** The chunk to send or ask now (see the file's comment), at most `ceiling`. */
   chunkBytes(ceiling = Number.POSITIVE_INFINITY): number {
     const budget = this.budgetBytes;
-    const share = budget / (this.mode === "startup" ? 2 : BUDGET_CHUNKS);
+    const share = budget / (this.mode === "startup" ? STARTUP_CHUNKS : BUDGET_CHUNKS);
     const most = budget / (this.mode === "probing" ? 1 : 2);
     const c = Math.min(Math.max(this.rateChunk(), share), most);
     const least = Math.max(MIN_CHUNK_BYTES, Math.floor(budget / this.window));
@@ -398,10 +399,8 @@ export class PathController {
     const delay = this.queueDelayMs;
     if (this.slowed && this.confirmSlowed(now, bytes)) return;
     if (this.mode === "probing") return;
-    if (this.mode === "backed-off") {
-      if (t.epoch < this.epoch) return;
-      this.mode = "steady";
-    }
+    if (this.mode === "backed-off" && t.epoch < this.epoch) return;
+    if (this.mode === "backed-off") this.mode = "steady";
     if (this.mode === "startup") {
       // Out at the first answers that queued ¾ of the target (the budget doubles each round trip:
       // a filtered delay would come late); of two, as a chunk sent with another waits for it.
