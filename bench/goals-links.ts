@@ -17,7 +17,7 @@ import {
 } from "./sections/links.ts";
 import { codingRatio, type CodingCase } from "./sections/links-coding.ts";
 import type { PathsData, RoundTripCase } from "./sections/paths.ts";
-import { FULL_FRAME_PAYLOAD } from "./lib/progress.ts";
+import { FULL_FRAME_PAYLOAD, roundText as round } from "./lib/progress.ts";
 
 /** The rates the goals speak of ("every rate from 1 Mbit/s to unshaped"; null is unshaped). */
 const ALL_RATES: Array<number | null> = [1, 2, 5, 20, 200, null];
@@ -440,7 +440,6 @@ function longAnswersGoal(r: Report): Goal {
   const cases = ours.filter((a) => a.form === "held");
   if (cases.length === 0) return notMeasured(id, text, "the run's plan has no held-answer case");
   const bad = cases.filter((a) => a.roundsToCeiling === null || a.roundsToCeiling > 10);
-  const round = (n: number | null): string => (n === null ? "never" : `round ${n}`);
   const packets = ours.filter((a) => a.form === "packets");
   return judged({
     id,

@@ -62,3 +62,8 @@ export function rounds(
   const k = perRound.findIndex((b) => b >= 0.9 * most);
   return { perRound, roundsToCeiling: k < 0 ? null : k + 1 };
 }
+
+/** `rounds`' round that reached the ceiling, as the log and the goals print it. */
+export function roundText(round: number | null): string {
+  return round === null ? "never" : `round ${round}`;
+}

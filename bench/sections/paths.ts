@@ -44,7 +44,7 @@ import {
 import type { LongAnswerForm, PathsPlan } from "../lib/plan.ts";
 import { MiB, formatBytes } from "../lib/stats.ts";
 import { jainIndex, latencyStats, type LatencyStats } from "./links.ts";
-import { FULL_FRAME_PAYLOAD, bytesAt, rounds, secondsToRate } from "../lib/progress.ts";
+import { FULL_FRAME_PAYLOAD, bytesAt, roundText, rounds, secondsToRate } from "../lib/progress.ts";
 import { uploadPathCases, type UploadPathCase } from "./paths-upload.ts";
 
 /** The same Agent's small requests during a download: one every 300 ms (issue's user). */
@@ -577,10 +577,10 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
           const a = await longAnswerCase(st, plan.longAnswers!, form, rttMs, build, plains);
           data.longAnswers.push(a);
           const plain = a.plain
-            ? `; a plain TCP flow: ${a.plain.roundsToCeiling === null ? "not reached" : `round ${a.plain.roundsToCeiling}`}, ${a.plain.seconds.toFixed(1)} s`
+            ? `; a plain TCP flow: ${roundText(a.plain.roundsToCeiling)}, ${a.plain.seconds.toFixed(1)} s`
             : "";
           ctx.log(
-            `paths: ${a.id} ${build.label}: ${a.ok ? `${a.seconds.toFixed(1)} s` : `FAILED: ${a.error}`}, ceiling ${a.roundsToCeiling === null ? "not reached" : `reached in round ${a.roundsToCeiling}`} (per round: ${a.perRound.slice(0, 12).map(formatBytes).join(", ")})${plain}`,
+            `paths: ${a.id} ${build.label}: ${a.ok ? `${a.seconds.toFixed(1)} s` : `FAILED: ${a.error}`}, ceiling ${roundText(a.roundsToCeiling)} (per round: ${a.perRound.slice(0, 12).map(formatBytes).join(", ")})${plain}`,
           );
         }
       }

@@ -308,10 +308,10 @@ export async function startStackOnLinks(
     const officeNames = Array.from({ length: offices }, (_, i) => `links-${run}-office-${i}`);
     const computerNames = Array.from({ length: offices }, (_, i) => `computer-${i}`);
     const computerFile = join(build.root, ENTRY.computer);
-    const serverUrl = `http://${links.server.addressForComputers}:${SERVER_PORT}`;
+    const serverAddress = `${links.server.addressForComputers}:${SERVER_PORT}`;
     const urls = await Promise.all(
       links.computers.slice(0, offices).map(async (host) => {
-        if (o.computerHoldMs === undefined) return serverUrl;
+        if (o.computerHoldMs === undefined) return `http://${serverAddress}`;
         const lines: string[] = [];
         const relay = links.spawn(host, {
           name: `${host.name}-hold`,
@@ -319,7 +319,7 @@ export async function startStackOnLinks(
           args: [
             ...TSX,
             join(REPO_ROOT, "scripts/links/hold-relay.ts"),
-            ...["--to", `${links.server.addressForComputers}:${SERVER_PORT}`],
+            ...["--to", serverAddress],
             ...["--hold-ms", String(o.computerHoldMs)],
           ],
           cwd: REPO_ROOT,
