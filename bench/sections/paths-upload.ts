@@ -55,6 +55,8 @@ export interface UploadPathCase {
   ofCeiling: number;
   /** Wire bytes on the shaped direction per payload byte. */
   wirePerPayloadByte: number;
+  /** Packets the shaped direction's queue dropped during the upload (TCP sent them again). */
+  drops: number;
   idle: LatencyStats;
   during: LatencyStats;
   /** The most the Server held queued for one connection while the upload ran (sampled). */
@@ -160,6 +162,7 @@ async function uploadRun(
     seconds: up.seconds,
     carriage: up.carriage,
     ...linkShares(c, up, c1[c.direction].bytes - c0[c.direction].bytes, up.bytes || c.assetBytes),
+    drops: c1[c.direction].drops - c0[c.direction].drops,
     idle,
     during: latencyStats(samples),
     serverHeldMaxBytes: held.max,
@@ -183,6 +186,7 @@ type UploadRunStats = Pick<
   | "utilization"
   | "ofCeiling"
   | "wirePerPayloadByte"
+  | "drops"
   | "serverHeldMaxBytes"
   | "serverHeldSamples"
   | "serverSendQMaxBytes"
@@ -222,7 +226,7 @@ async function uploadCase(
       (c.ok
         ? `${formatBytes(assetBytes)} in ${c.seconds.toFixed(1)} s, ${(100 * c.utilization).toFixed(1)}% of the link, ${(100 * c.ofCeiling).toFixed(1)}% of the plain flow (${(100 * (ceiling.steadyUtilization ?? 0)).toFixed(1)}% of the link), ${c.carriage}`
         : `FAILED: ${c.error}`) +
-      `, small requests p95 ${c.during.p95.toFixed(0)} ms (idle ${c.idle.p95.toFixed(0)}), Server held at most ${formatBytes(c.serverHeldMaxBytes)} (${c.serverHeldSamples} samples; its kernel's Send-Q to the Computer ${formatBytes(c.serverSendQMaxBytes)}, the Agent's to the Server ${formatBytes(c.agentSendQMaxBytes)}); busy ${String(c.stats.busy ?? 0)}, rewinds ${String(c.stats.rewinds ?? 0)}, restarts ${String(c.stats.restarts ?? 0)}; Mbit/s per second ${c.perSecondMbit.join(" ")}`,
+      `, small requests p95 ${c.during.p95.toFixed(0)} ms (idle ${c.idle.p95.toFixed(0)}), Server held at most ${formatBytes(c.serverHeldMaxBytes)} (${c.serverHeldSamples} samples; its kernel's Send-Q to the Computer ${formatBytes(c.serverSendQMaxBytes)}, the Agent's to the Server ${formatBytes(c.agentSendQMaxBytes)}); ${c.drops} packets dropped; busy ${String(c.stats.busy ?? 0)}, rewinds ${String(c.stats.rewinds ?? 0)}, restarts ${String(c.stats.restarts ?? 0)}; Mbit/s per second ${c.perSecondMbit.join(" ")}`,
   );
   return c;
 }

@@ -69,6 +69,8 @@ export interface PathRun {
   busy: number;
   resumes: number;
   wirePerPayloadByte: number;
+  /** Packets the shaped direction's queue dropped during the download (TCP sent them again). */
+  drops: number;
   idle: LatencyStats;
   during: LatencyStats | null;
   /** The SDK's PullStats. */
@@ -283,6 +285,7 @@ async function downloadRun(
     seconds: dl.seconds,
     carriage: dl.carriage,
     ...linkShares(c, dl, c1[c.direction].bytes - c0[c.direction].bytes, dl.bytes),
+    drops: c1[c.direction].drops - c0[c.direction].drops,
     timeouts: timeoutsOf(dl),
     busy: busyOf(dl),
     resumes: typeof dl.stats.resumes === "number" ? dl.stats.resumes : 0,
@@ -317,7 +320,7 @@ async function roundTripCases(st: St, plan: PathsPlan["roundTrips"], builds: Bui
         const goal = plan.goalRttsMs.includes(rttMs) && plan.goalRatesMbit.includes(rateMbit);
         const modes = goal ? plan.goalProbeModes : [true];
         st.ctx.log(
-          `paths: ${id}: plain flow ${(100 * (ceiling.steadyUtilization ?? 0)).toFixed(1)}% of the link past slow start (${(100 * (ceiling.utilization ?? 0)).toFixed(1)}% whole), min RTT ${ceiling.minRttMs ?? "?"} ms`,
+          `paths: ${id}: plain flow ${(100 * (ceiling.steadyUtilization ?? 0)).toFixed(1)}% of the link past slow start (${(100 * (ceiling.utilization ?? 0)).toFixed(1)}% whole), min RTT ${ceiling.minRttMs ?? "?"} ms, ${ceiling.drops} packets dropped`,
         );
         // With a baseline, the builds take turns going first, case by case.
         for (const build of out.length % 2 === 0 ? builds : [...builds].reverse()) {
@@ -334,7 +337,8 @@ async function roundTripCases(st: St, plan: PathsPlan["roundTrips"], builds: Bui
                   (run.during
                     ? `, small requests p95 ${run.during.p95.toFixed(0)} ms (idle ${idle.p95.toFixed(0)})`
                     : "") +
-                  (run.timeouts || run.busy ? `; ${run.timeouts} timeouts, ${run.busy} busy` : ""),
+                  (run.timeouts || run.busy ? `; ${run.timeouts} timeouts, ${run.busy} busy` : "") +
+                  (run.drops > 0 ? `; ${run.drops} packets dropped` : ""),
               );
             }
           });

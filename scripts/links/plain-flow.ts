@@ -25,6 +25,8 @@ export interface PlainFlowResult {
   /** Frames that left through the direction's queue (every header, retransmissions too). */
   wireBytes: number;
   wirePerPayloadByte: number;
+  /** Packets the direction's queue dropped meanwhile (its sender sent them again). */
+  drops: number;
   /** The sender's least round trip, ms, and its congestion control (kernel's view; null: none read). */
   minRttMs: number | null;
   congestion: string | null;
@@ -138,6 +140,7 @@ export async function plainFlow(
     steadyFrom: steady.from,
     wireBytes,
     wirePerPayloadByte: got.bytes > 0 ? wireBytes / got.bytes : NaN,
+    drops: c1.drops - c0.drops,
     minRttMs: minRtts.length > 0 ? Math.min(...minRtts) : null,
     congestion: samples[0]?.congestion ?? null,
     deliveryRates: samples.filter(usable).map((s) => s.deliveryRateBps),
