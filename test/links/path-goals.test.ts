@@ -228,7 +228,7 @@ void test("the report puts each download beside its plain flow", () => {
   const md = toMarkdown(pathsBlocks(clean()));
   assert.match(
     md,
-    /\| uplink-20-rtt100 \| 95\.5% \/ 85\.0%, 100\.2 ms \(bbr\) \| 24 MiB \| ours \| 10\.0 s, 18\.14 Mbit\/s \| 90\.7% \| 95\.0% \|/,
+    /\| uplink-20-rtt100 \| 95\.5% \/ 85\.0%, 100\.2 ms \(bbr\), 0 \| 24 MiB \| ours \| 10\.0 s, 18\.14 Mbit\/s \| 90\.7% \| 95\.0% \|/,
   );
   assert.match(
     md,
