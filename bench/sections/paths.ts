@@ -108,6 +108,8 @@ export interface StepCase {
   timeouts: number;
   busy: number;
   wirePerPayloadByte: number;
+  /** Packets the shaped queue dropped during the download. */
+  drops: number;
   idleP95: number;
   /** From the drop until the last small request over idle p95 + 250 ms had its answer (0: none). */
   latencyBackSeconds: number;
@@ -131,6 +133,8 @@ export interface LatecomerCase {
   windowBytes: number[];
   windowSeconds: number;
   jain: number;
+  /** Packets the shared uplink's queue dropped while either pull ran. */
+  drops: number;
   idleP95: number;
   during: LatencyStats;
   pulls: Array<{ ok: boolean; seconds: number; error: string | null }>;
@@ -399,6 +403,7 @@ async function stepCase(
       timeouts: timeoutsOf(dl),
       busy: busyOf(dl),
       wirePerPayloadByte: (c1[p.direction].bytes - c0[p.direction].bytes) / Math.max(1, dl.bytes),
+      drops: c1[p.direction].drops - c0[p.direction].drops,
       idleP95: idle.p95,
       latencyBackSeconds: over.length > 0 ? Math.max(...over.map(since)) : 0,
       worstMs: Math.max(0, ...samples.filter((s) => s.at >= drop && s.at <= rise).map((s) => s.ms)),
@@ -438,6 +443,7 @@ async function latecomerCase(
       await a1.handle({ skill: st.skill, relPath: rel[1]! }),
     ];
     const idle = latencyStats(await a0.probeRun(10));
+    const c0 = await st.links.counters();
     const probe = await a0.probeStart(PROBE_MS);
     const dests = [0, 1].map((i) => join(st.work, `late-${st.seq++}-${i}.bin`));
     const deadlineMs = Math.round(
@@ -448,6 +454,7 @@ async function latecomerCase(
     const second = a1.download({ ...hs[1]!, dest: dests[1]!, deadlineMs });
     const dls = await Promise.all([first, second]);
     const samples = await a0.probeStop(probe);
+    const c1 = await st.links.counters();
     dls.forEach((dl, i) => checkDownload(st, rel[i]!, hs[i]!.sha256, dl, dests[i]!));
     const from = dls[1].startedAt;
     const to = Math.min(
@@ -466,6 +473,7 @@ async function latecomerCase(
       windowBytes,
       windowSeconds: Math.max(0, (to - from) / 1000),
       jain: jainIndex(windowBytes),
+      drops: c1.uplink.drops - c0.uplink.drops,
       idleP95: idle.p95,
       during,
       pulls: dls.map((d) => ({ ok: d.ok, seconds: d.seconds, error: d.error })),
@@ -564,7 +572,7 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
         const s = await stepCase(st, plan.step, build);
         data.steps.push(s);
         ctx.log(
-          `paths: ${s.id} ${build.label}: ${s.ok ? `${s.seconds.toFixed(1)} s` : `FAILED: ${s.error}`}, ${s.timeouts} timeouts, ${s.wirePerPayloadByte.toFixed(3)} wire B/B, small requests back in ${s.latencyBackSeconds.toFixed(1)} s, 90% of the new rate in ${s.downToNinetySeconds ?? "–"} s down / ${s.upToNinetySeconds ?? "–"} s up; Mbit/s per second from 2 s before the drop: ${s.perSecondMbit.map((x) => x.toFixed(1)).join(" ")}`,
+          `paths: ${s.id} ${build.label}: ${s.ok ? `${s.seconds.toFixed(1)} s` : `FAILED: ${s.error}`}, ${s.timeouts} timeouts, ${s.wirePerPayloadByte.toFixed(3)} wire B/B, ${s.drops} packets dropped, small requests back in ${s.latencyBackSeconds.toFixed(1)} s, 90% of the new rate in ${s.downToNinetySeconds ?? "–"} s down / ${s.upToNinetySeconds ?? "–"} s up; Mbit/s per second from 2 s before the drop: ${s.perSecondMbit.map((x) => x.toFixed(1)).join(" ")}`,
         );
       }
       for (const rttMs of plan.latecomer?.rttsMs ?? []) {
@@ -572,7 +580,7 @@ export async function runPaths(ctx: Ctx): Promise<PathsData> {
         const l = await latecomerCase(st, plan.latecomer!, rttMs, build);
         data.latecomers.push(l);
         ctx.log(
-          `paths: ${l.id} ${build.label}: Jain ${l.jain.toFixed(3)} over ${l.windowSeconds.toFixed(1)} s (${l.windowBytes.map(formatBytes).join(" / ")}), small requests p95 ${l.during.p95.toFixed(0)} ms (idle ${l.idleP95.toFixed(0)})`,
+          `paths: ${l.id} ${build.label}: Jain ${l.jain.toFixed(3)} over ${l.windowSeconds.toFixed(1)} s (${l.windowBytes.map(formatBytes).join(" / ")}), small requests p95 ${l.during.p95.toFixed(0)} ms (idle ${l.idleP95.toFixed(0)}), ${l.drops} packets dropped`,
         );
       }
       for (const form of plan.longAnswers?.forms ?? []) {
