@@ -29,7 +29,12 @@ import {
   type StackOnLinks,
 } from "../../scripts/links/stack.ts";
 import { linksUnavailable } from "../../scripts/links/system.ts";
-import { type Direction, type Links, type ShapeReport } from "../../scripts/links/topology.ts";
+import {
+  queueDelta,
+  type Direction,
+  type Links,
+  type ShapeReport,
+} from "../../scripts/links/topology.ts";
 import { SkipSection, type Ctx } from "../lib/context.ts";
 import {
   buildLabels,
@@ -356,7 +361,7 @@ async function downloadRun(
     const m1 = await stack.metrics();
     checkDownload(st, relPath, h.sha256, dl, dest);
     const rate = c.shape.rateBitsPerSecond;
-    const wireBytes = c1[c.direction].bytes - c0[c.direction].bytes;
+    const carried = queueDelta(c0[c.direction], c1[c.direction]);
     return {
       build: build.label,
       loadAvg,
@@ -375,9 +380,8 @@ async function downloadRun(
       },
       honest: honestFrom(dl, m0, m1),
       wire: {
-        bytes: wireBytes,
-        drops: c1[c.direction].drops - c0[c.direction].drops,
-        perPayloadByte: dl.bytes > 0 ? wireBytes / dl.bytes : NaN,
+        ...carried,
+        perPayloadByte: dl.bytes > 0 ? carried.bytes / dl.bytes : NaN,
       },
       latency: {
         idle: byKind(idle),

@@ -16,7 +16,7 @@ import { join } from "node:path";
 import type { UploadRunResult } from "../../scripts/links/agent-driver.ts";
 import type { Build, StackOnLinks } from "../../scripts/links/stack.ts";
 import { run } from "../../scripts/links/system.ts";
-import type { Direction, Host } from "../../scripts/links/topology.ts";
+import { queueDelta, type Direction, type Host } from "../../scripts/links/topology.ts";
 import { writeContent, fileDigests } from "../lib/data.ts";
 import { expectDigest } from "../lib/integrity.ts";
 import type { PathsPlan } from "../lib/plan.ts";
@@ -161,8 +161,7 @@ async function uploadRun(
     error: up.error,
     seconds: up.seconds,
     carriage: up.carriage,
-    ...linkShares(c, up, c1[c.direction].bytes - c0[c.direction].bytes, up.bytes || c.assetBytes),
-    drops: c1[c.direction].drops - c0[c.direction].drops,
+    ...linkShares(c, up, queueDelta(c0[c.direction], c1[c.direction]), up.bytes || c.assetBytes),
     idle,
     during: latencyStats(samples),
     serverHeldMaxBytes: held.max,

@@ -26,6 +26,7 @@ import type {
 import { linksUnavailable } from "../../scripts/links/system.ts";
 import {
   DIRECTIONS,
+  queueDelta,
   type DelaySide,
   type Direction,
   type Links,
@@ -243,20 +244,28 @@ export async function ceilingFlow(
 
 /**
  * What a transfer made of its case's path: its rate, its share of the link and of the plain flow
- * measured beside it, and the bytes the shaped direction carried per payload byte.
+ * measured beside it, the bytes the shaped direction carried per payload byte and the packets its
+ * queue dropped (`queue`: `queueDelta` around the transfer).
  */
 export function linkShares(
   c: { rateMbit: number; ceiling: Ceiling },
   moved: { ok: boolean; totalSize: number; seconds: number },
-  wireBytes: number,
+  queue: { bytes: number; drops: number },
   payloadBytes: number,
-): { bps: number; utilization: number; ofCeiling: number; wirePerPayloadByte: number } {
+): {
+  bps: number;
+  utilization: number;
+  ofCeiling: number;
+  wirePerPayloadByte: number;
+  drops: number;
+} {
   const bps = moved.ok ? (moved.totalSize * 8) / moved.seconds : 0;
   return {
     bps,
     utilization: bps / (c.rateMbit * 1e6),
     ofCeiling: bps / c.ceiling.steadyBps,
-    wirePerPayloadByte: wireBytes / Math.max(1, payloadBytes),
+    wirePerPayloadByte: queue.bytes / Math.max(1, payloadBytes),
+    drops: queue.drops,
   };
 }
 
@@ -288,8 +297,7 @@ async function downloadRun(
     error: dl.error,
     seconds: dl.seconds,
     carriage: dl.carriage,
-    ...linkShares(c, dl, c1[c.direction].bytes - c0[c.direction].bytes, dl.bytes),
-    drops: c1[c.direction].drops - c0[c.direction].drops,
+    ...linkShares(c, dl, queueDelta(c0[c.direction], c1[c.direction]), dl.bytes),
     timeouts: timeoutsOf(dl),
     busy: busyOf(dl),
     resumes: typeof dl.stats.resumes === "number" ? dl.stats.resumes : 0,
@@ -381,7 +389,7 @@ async function stepCase(
     const dl = await a0.download({ ...h, dest, deadlineMs: 300_000 });
     const { drop, rise } = await changes;
     const samples = await a0.probeStop(probe);
-    const c1 = await st.links.counters();
+    const queue = queueDelta(c0[p.direction], (await st.links.counters())[p.direction]);
     checkDownload(st, relPath, h.sha256, dl, dest);
     const threshold = idle.p95 + 250;
     const over = samples.filter((s) => s.at >= drop && s.at <= rise && (!s.ok || s.ms > threshold));
@@ -402,8 +410,8 @@ async function stepCase(
       seconds: dl.seconds,
       timeouts: timeoutsOf(dl),
       busy: busyOf(dl),
-      wirePerPayloadByte: (c1[p.direction].bytes - c0[p.direction].bytes) / Math.max(1, dl.bytes),
-      drops: c1[p.direction].drops - c0[p.direction].drops,
+      wirePerPayloadByte: queue.bytes / Math.max(1, dl.bytes),
+      drops: queue.drops,
       idleP95: idle.p95,
       latencyBackSeconds: over.length > 0 ? Math.max(...over.map(since)) : 0,
       worstMs: Math.max(0, ...samples.filter((s) => s.at >= drop && s.at <= rise).map((s) => s.ms)),
@@ -454,7 +462,7 @@ async function latecomerCase(
     const second = a1.download({ ...hs[1]!, dest: dests[1]!, deadlineMs });
     const dls = await Promise.all([first, second]);
     const samples = await a0.probeStop(probe);
-    const c1 = await st.links.counters();
+    const { drops } = queueDelta(c0.uplink, (await st.links.counters()).uplink);
     dls.forEach((dl, i) => checkDownload(st, rel[i]!, hs[i]!.sha256, dl, dests[i]!));
     const from = dls[1].startedAt;
     const to = Math.min(
@@ -473,7 +481,7 @@ async function latecomerCase(
       windowBytes,
       windowSeconds: Math.max(0, (to - from) / 1000),
       jain: jainIndex(windowBytes),
-      drops: c1.uplink.drops - c0.uplink.drops,
+      drops,
       idleP95: idle.p95,
       during,
       pulls: dls.map((d) => ({ ok: d.ok, seconds: d.seconds, error: d.error })),

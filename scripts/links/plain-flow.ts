@@ -7,7 +7,7 @@
  */
 import { startNsTool, type NsTool } from "./stack.ts";
 import { tcpInfo, type TcpInfo } from "./system.ts";
-import type { Direction, Host, Links } from "./topology.ts";
+import { queueDelta, type Direction, type Host, type Links } from "./topology.ts";
 
 export interface PlainFlowResult {
   direction: Direction;
@@ -123,8 +123,7 @@ export async function plainFlow(
   })();
   const got = await tools.receiver.tcpSink(target, listening).finally(() => (done = true));
   await sampling;
-  const c1 = (await links.counters())[direction];
-  const wireBytes = c1.bytes - c0.bytes;
+  const { bytes: wireBytes, drops } = queueDelta(c0, (await links.counters())[direction]);
   const minRtts = samples.map((s) => s.minRttMs).filter((x) => Number.isFinite(x));
   const usable = (s: TcpInfo): boolean => !s.appLimited && Number.isFinite(s.deliveryRateBps);
   const late = samples
@@ -140,7 +139,7 @@ export async function plainFlow(
     steadyFrom: steady.from,
     wireBytes,
     wirePerPayloadByte: got.bytes > 0 ? wireBytes / got.bytes : NaN,
-    drops: c1.drops - c0.drops,
+    drops,
     minRttMs: minRtts.length > 0 ? Math.min(...minRtts) : null,
     congestion: samples[0]?.congestion ?? null,
     deliveryRates: samples.filter(usable).map((s) => s.deliveryRateBps),

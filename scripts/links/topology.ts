@@ -87,6 +87,14 @@ export interface QueueCounters {
   backlogBytes: number;
 }
 
+/** What a queue carried (frames with every header) and dropped between two reads of its counters. */
+export function queueDelta(
+  before: QueueCounters,
+  after: QueueCounters,
+): { bytes: number; drops: number } {
+  return { bytes: after.bytes - before.bytes, drops: after.drops - before.drops };
+}
+
 export interface Host {
   /** `server`, `router-c`, `router-a`, `computer-<i>`, `agent-<i>`. */
   name: string;
