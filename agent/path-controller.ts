@@ -34,6 +34,8 @@
  *   the rate moves in the base round trip and the target.
  * - `backed-off`: a `busy` or late answer halves the budget (once a round trip); no growth until an
  *   answer to a request sent after it arrives.
+ * After an idle spell a round trip's requests leave paced, the budget over 0.8 of it (BBR's idle
+ * restart): a relay pacing at 2.89× would send a budget asked at once as one burst (D126).
  * The budget grows from the delay, not the rate it caused. A chunk is the larger of what the rate
  * moves in a third of the target and a share of the budget (a sixth in startup, a twelfth after),
  * at most half of it (the next request travels while one is answered), in whole pages, and at least
@@ -44,6 +46,8 @@
  * after each lost answer up to 60 s, counts from when it became the oldest in flight (an answer
  * slow because the link slowed is never lost); a read's first chunk (may wait on a hash) has none.
  */
+
+import { MaxFilter } from "./max-filter.ts";
 
 /** The queue delay (ms) a path's transfers may add above its base round trip (D40). */
 export const DEFAULT_TARGET_DELAY_MS = 60;
@@ -78,6 +82,8 @@ const STARTUP_GAIN = 1.5;
 const MIN_CUT = 0.7;
 /** The budget's additive increase a round trip under the target, the same for every flow. */
 const STEP_BYTES = INITIAL_CHUNK_BYTES;
+/** After an idle spell, requests leave for a round trip at this multiple of the budget's rate. */
+const RESTART_PACE_GAIN = 1.25;
 /** Rate samples are kept for at least this many base round trips. */
 const RATE_WINDOW_RTTS = 4;
 /** The pipe is full after this many round trips whose rate grew by less than a quarter (BBR's). */
@@ -128,23 +134,6 @@ function sizeClass(len: number): number {
   return Math.round(4 * Math.log2(Math.max(1, len)));
 }
 
-/** The largest sample of a time window (a monotonic deque: a sample evicts the older it beats). */
-class MaxFilter {
-  constructor(private q: { at: number; v: number }[] = []) {}
-  get value(): number {
-    return this.q[0]?.v ?? 0;
-  }
-  add(at: number, v: number): void {
-    const q = this.q;
-    while (q.length > 0 && q[q.length - 1]!.v <= v) q.pop();
-    q.push({ at, v });
-  }
-  /** Drops samples older than `window` before `now`, keeping the latest. */
-  expire(now: number, window: number): void {
-    while (this.q.length > 1 && this.q[0]!.at < now - window) this.q.shift();
-  }
-}
-
 /** The passive path controller; see the file's comment. */
 export class PathController {
   readonly targetMs: number;
@@ -169,6 +158,8 @@ export class PathController {
   private slowed: { at: number; rates: MaxFilter; budget: number } | undefined;
   /** Requests sent before this met a pause of the path: their answers are no queue samples. */
   private pausedBefore = Number.NEGATIVE_INFINITY;
+  /** The pace after an idle spell: until when, and the next request not before `sendAt`. */
+  private restart = { until: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
   /** Base round-trip floors of this probe period and of the one before. */
   private floors = new Map<number, Floor>();
   private oldFloors = new Map<number, Floor>();
@@ -206,6 +197,7 @@ export class PathController {
     [this.srtt, this.rttvar, this.delays, this.backoff] = [0, 0, [], 1];
     [this.mode, this.budget, this.nextProbeAt] = ["startup", 2 * INITIAL_CHUNK_BYTES, Number.NaN];
     this.round = { end: this.delivered, rate: 0, flat: 0, pipeFull: false };
+    this.restart = { until: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
     this.epoch++;
   }
 
@@ -273,12 +265,18 @@ export class PathController {
   }
 
   /**
-   * Whether a request of `bytes` fits the budget now (all of it must fit). With nothing in flight
-   * one always may: no answer would wake the caller again, whatever slowdown began on this call.
+   * Whether a request of `bytes` fits the budget (all of it) and the pace (`sendAtMs`) now. With
+   * nothing in flight one always may: no answer would wake the caller, whatever slowdown began.
    */
   maySend(now: number, bytes: number): boolean {
     this.tick(now);
-    return this.inflight === 0 || this.inflight + bytes <= this.budgetBytes;
+    if (this.inflight === 0) return true;
+    return this.inflight + bytes <= this.budgetBytes && now >= this.restart.sendAt;
+  }
+
+  /** When the next request may leave by the restart's pace (ms): the caller's wake-up time. */
+  get sendAtMs(): number {
+    return this.restart.sendAt;
   }
 
   /** A timed request's deadline (ms) from when it is the oldest in flight; none before an RTT. */
@@ -321,6 +319,10 @@ export class PathController {
     const first = opts.first === true;
     this.tick(now);
     if (this.inflight === 0) [this.deliveredAt, this.firstSentAt] = [now, now];
+    const r = this.restart;
+    if (this.inflight === 0 && this.srtt > 0) r.until = now + this.srtt;
+    const pace = (RESTART_PACE_GAIN * this.budgetBytes) / Math.max(1, this.srtt);
+    if (now < r.until) r.sendAt = Math.max(r.sendAt, now) + bytes / pace;
     const t: SendTicket = {
       bytes,
       sentAt: now,

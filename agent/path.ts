@@ -193,6 +193,8 @@ export class ComputerPath {
   private readonly timed = new Map<SendTicket, Sent>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private timerAt = Number.POSITIVE_INFINITY;
+  /** A wake-up at the controller's pace, when that and not an answer holds the next request. */
+  private paceTimer: ReturnType<typeof setTimeout> | undefined;
   private waking = false;
 
   constructor(
@@ -300,6 +302,13 @@ export class ComputerPath {
     }
     // Budget left and nobody to use it: samples from now on say less than the path can do.
     if (!waiting) ctl.onAppLimited();
+    else if (ctl.sendAtMs > now && !this.paceTimer) {
+      this.paceTimer = setTimeout(() => {
+        this.paceTimer = undefined;
+        this.wake();
+      }, ctl.sendAtMs - now);
+      this.paceTimer.unref?.();
+    }
   }
 
   /** The flow that asked the fewest bytes among those that may send (ties in turn). */

@@ -18,6 +18,8 @@ export interface UploadPacer {
   chunkBytes(ceiling: number): number;
   /** Whether a chunk of `bytes` may leave now (all of it must fit the budget). */
   maySend(bytes: number): boolean;
+  /** How long the path's pace holds a chunk the budget has room for (ms; 0: an answer will). */
+  paceWaitMs(): number;
   /** The most the upload could keep in flight (its `window` of chunks × its chunk ceiling). */
   setLimit(bytes: number, window: number): void;
   /** The local ack wait of a chunk, a backstop (undefined: the client's request timeout). */
@@ -55,6 +57,9 @@ export class FixedPacer implements UploadPacer {
   }
   maySend(bytes: number): boolean {
     return this.inflight + bytes <= Math.min(this.limit, this.chunk * this.window);
+  }
+  paceWaitMs(): number {
+    return 0;
   }
   setLimit(bytes: number): void {
     this.limit = bytes;
@@ -101,6 +106,9 @@ export class PathPacer implements UploadPacer {
   }
   maySend(bytes: number): boolean {
     return this.ctl.maySend(performance.now(), bytes);
+  }
+  paceWaitMs(): number {
+    return Math.max(0, this.ctl.sendAtMs - performance.now());
   }
   setLimit(bytes: number, window: number): void {
     this.ctl.setLimit(bytes, window);

@@ -393,7 +393,7 @@ class Attempt {
       const room =
         this.inflight === 0 || (!first && this.inflight < this.up.window && pacer.maySend(len));
       if (!room) {
-        await this.changed();
+        await this.changed(pacer.paceWaitMs());
         continue;
       }
       await this.send(this.next, len);
@@ -416,10 +416,14 @@ class Attempt {
     return this.up.pacer.chunkBytes(limit);
   }
 
-  /** Resolves at the next answer (or failure) of any chunk of this attempt. */
-  private changed(): Promise<void> {
+  /** Resolves at the next answer (or failure) of any chunk of this attempt, or after `ms` (> 0). */
+  private changed(ms = 0): Promise<void> {
     return new Promise((resolve) => {
-      this.poke = resolve;
+      const timer = ms > 0 ? setTimeout(() => this.wake(), ms) : undefined;
+      this.poke = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
 

@@ -17,9 +17,10 @@
  * TCP stream delivers in order.
  *
  * The Computer's socket may pace (`paceGain`): each Agent's answers leave it no faster than a
- * multiple of what that Agent received over the last round trip, as TCP BBR paces a connection
- * whose transfer is the limit. On a long path a larger chunk then takes longer to leave, which a
- * delay-based law must not read as queue.
+ * multiple of the most that Agent received in a round trip over its last ten (rounds counted by
+ * arrivals, so an idle spell keeps it), as TCP BBR paces a connection whose transfer is the limit
+ * (its bandwidth filter). On a long path a larger chunk then takes longer to leave, which a
+ * delay-based law must not read as queue; after an idle spell a burst leaves at the old rate.
  */
 
 import { UnsentBound, type UnsentBoundOptions } from "../../computer/chunk-scheduler.ts";
@@ -30,6 +31,8 @@ export interface SimController<T> {
   readonly state: string;
   chunkBytes(ceiling?: number): number;
   maySend(now: number, bytes: number): boolean;
+  /** When the law's pace lets the next request leave (none: only the budget holds them). */
+  readonly sendAtMs?: number;
   setLimit(bytes: number, window: number): void;
   onAppLimited(): void;
   onSend(now: number, bytes: number, opts?: { first?: boolean }): T;
@@ -71,9 +74,10 @@ export interface SimSpec {
   /** The FIFO's depth in ms at the rate of the moment (a drop-tail queue). Default: unbounded. */
   bufferMs?: number;
   /**
-   * The Computer's socket paces each Agent's answers at this multiple of what that Agent received
-   * over the last base round trip (TCP BBR's pacing while the transfer is the limit: 2.89 in its
-   * startup), from ten packets a round trip. Default: none (answers enter the FIFO at once).
+   * The Computer's socket paces each Agent's answers at this multiple of the most that Agent
+   * received in a base round trip over its last ten (TCP BBR's pacing while the transfer is the
+   * limit: 2.89 in its startup), from ten packets a round trip. Default: none (answers enter the
+   * FIFO at once).
    */
   paceGain?: number;
   /**
@@ -224,13 +228,24 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
   const fifo: Packet[] = [];
   /** Per Agent: the next place in its stream, the first not yet delivered, and what arrived. */
   const streams = agents.map(() => ({ next: 0, delivered: 0, arrived: new Map<number, Packet>() }));
-  /** Per Agent: what arrived lately [at, bytes] (the pacing's rate), and when its pacer is free. */
-  const pacing = agents.map(() => ({ got: [] as [number, number][], sum: 0, free: 0 }));
+  /**
+   * Per Agent: what arrived in the last round trip [at, bytes] and its sum, the round count (a
+   * round ends at the first arrival a round trip after it began), the most a round trip brought
+   * in each of the last ten rounds (the pacing's rate), and when its pacer is free.
+   */
+  const pacing = agents.map(() => ({
+    got: [] as [number, number][],
+    sum: 0,
+    round: 0,
+    roundAt: Number.NEGATIVE_INFINITY,
+    best: [] as [number, number][],
+    free: 0,
+  }));
   const paceWindow = Math.max(1, spec.baseRttMs);
   const paceRate = (agent: number): number => {
     const a = pacing[agent]!;
-    while (a.got.length > 0 && a.got[0]![0] <= now - paceWindow) a.sum -= a.got.shift()![1];
-    return (spec.paceGain! * Math.max(a.sum, 10 * 1500)) / paceWindow;
+    const best = a.best.reduce((m, [r, v]) => (r > a.round - 10 ? Math.max(m, v) : m), 0);
+    return (spec.paceGain! * Math.max(best, 10 * 1500)) / paceWindow;
   };
   /** When a packet that reaches the Agent at `at` is read: at the end of a stall it falls in. */
   const stalled = (at: number): number => {
@@ -239,8 +254,15 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
   };
   const arrive = (p: Packet): void => {
     if (spec.paceGain !== undefined) {
-      pacing[p.agent]!.got.push([now, p.bytes]);
-      pacing[p.agent]!.sum += p.bytes;
+      const a = pacing[p.agent]!;
+      a.got.push([now, p.bytes]);
+      a.sum += p.bytes;
+      while (a.got.length > 0 && a.got[0]![0] <= now - paceWindow) a.sum -= a.got.shift()![1];
+      if (now - a.roundAt >= paceWindow) [a.round, a.roundAt] = [a.round + 1, now];
+      const last = a.best[a.best.length - 1];
+      if (last?.[0] === a.round) last[1] = Math.max(last[1], a.sum);
+      else a.best.push([a.round, a.sum]);
+      if (a.best[0]![0] <= a.round - 10) a.best.shift();
     }
     const s = streams[p.agent]!;
     s.arrived.set(p.seq, p);
@@ -378,11 +400,21 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
           send(f, w);
         }
         if (!waiting) ctl.onAppLimited();
+        // The law's pace, not an answer, holds the next request: wake when it lets one go.
+        const at = ctl.sendAtMs;
+        if (waiting && at !== undefined && at > now && at < paceAt) {
+          paceAt = at;
+          ev.push(at, () => {
+            paceAt = Number.POSITIVE_INFINITY;
+            pump();
+          });
+        }
       }
       pumping = false;
       armTimer();
     };
     let timerAt = Number.POSITIVE_INFINITY;
+    let paceAt = Number.POSITIVE_INFINITY;
     const armTimer = (): void => {
       const at = ctl.nextDeadlineAt();
       if (at === undefined || at >= timerAt) return;

@@ -144,7 +144,7 @@ export function longAnswers(make: MakeController, hold: number): LongAnswerFigur
 
 /**
  * An unshaped path (1 Gbit/s) whose round trip is `rtt` ms for TCP too: the Computer's socket
- * paces each answer at `gain` × what its Agent received over the last round trip, from ten
+ * paces each answer at `gain` × the most its Agent received in a round trip lately, from ten
  * packets a round trip (TCP BBR on a fresh connection, 2.89 in its startup). Round trips until
  * the budget first reached the window ceiling (Infinity: not in 40).
  */
@@ -163,6 +163,45 @@ export function pacedLongPath(make: MakeController, rtt: number, gain: number): 
   );
   const at = r.traces[0]!.find((t) => t.budget >= ceiling)?.at ?? Number.POSITIVE_INFINITY;
   return at / rtt;
+}
+
+export interface RestartFigures {
+  /** When the first read ended and the second began (ms): the idle spell between them. */
+  firstDoneMs: number;
+  secondStartMs: number;
+  /** Packets the router's queue dropped from the second read's start on. */
+  drops: number;
+  /** The second read's bytes over its time, at the link's rate. */
+  utilisation: number;
+}
+
+/**
+ * Two reads of 10 s of the link one after the other on one path, the second at 13 s (after an
+ * idle spell), through a relay whose TCP paces as BBR in its startup (2.89 × its bandwidth
+ * filter, which the idle spell keeps) into a router's 100 ms drop-tail queue; nothing bounds what
+ * the relay holds unsent (the Server's socket to an Agent).
+ */
+export function idleRestart(make: MakeController, mbit: number, rtt: number): RestartFigures {
+  const [bytes, second] = [(mbit * 1e6 * 10) / 8, 13_000];
+  const r = simulate(
+    {
+      rates: [{ at: 0, mbit }],
+      baseRttMs: rtt,
+      paceGain: 2.89,
+      bufferMs: 100,
+      packetBytes: 1500,
+      until: 40_000,
+    },
+    [{ controller: make(), flows: [{ bytes }, { bytes, startAt: second }], smallEveryMs: 300 }],
+  );
+  const [a, b] = r.flows[0]!;
+  const done = b!.doneAt ?? Number.POSITIVE_INFINITY;
+  return {
+    firstDoneMs: a!.doneAt ?? Number.POSITIVE_INFINITY,
+    secondStartMs: second,
+    drops: r.dropTimes.filter((t) => t >= second).length,
+    utilisation: b!.delivered / (((mbit * 1e6) / 8000) * (done - second)),
+  };
 }
 
 export interface StepFigures {
