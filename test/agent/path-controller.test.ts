@@ -7,13 +7,15 @@
  * once, and separate controllers on one link (one starting 10 s later) share it evenly. The
  * simulated Computer bounds its unsent answers in time (D109), so small requests stay within
  * idle + 150 ms, and within 260 ms 3 s after the drop. A Computer whose TCP paces as in BBR's
- * startup into a router's queue loses nothing, where startup ends either; two goals are `todo`:
+ * startup into a router's queue loses nothing, where startup ends either, nor when a read starts
+ * after an idle spell; two goals are `todo`:
  * such a Computer on a 600 ms path, and even shares beyond the link and round trips of the shared
  * goal. The pre-controller law fails every
  * group; the law before D110 fails the 200 ms whole download and the budget after the drop; the
  * law before D120 loses packets past startup; the law before D121 loses more than a sender's
  * stall; the law before D123 keeps a pull with a window of 4 or 8 short of its budget; the law
- * before D125 loses packets where startup ends.
+ * before D125 loses packets where startup ends; the law before D126 loses packets when a read
+ * starts after an idle spell behind a relay pacing as BBR.
  */
 // @pure
 import assert from "node:assert/strict";
