@@ -47,7 +47,9 @@
  * slow because the link slowed is never lost); a read's first chunk (may wait on a hash) has none.
  */
 
-import { MaxFilter } from "./max-filter.ts";
+import type { PathControllerOptions, PathState, SendOptions, SendTicket } from "./path-types.ts";
+
+export type { PathControllerOptions, PathState, SendOptions, SendTicket } from "./path-types.ts";
 
 /** The queue delay (ms) a path's transfers may add above its base round trip (D40). */
 export const DEFAULT_TARGET_DELAY_MS = 60;
@@ -82,49 +84,12 @@ const STARTUP_GAIN = 1.5;
 const MIN_CUT = 0.7;
 /** The budget's additive increase a round trip under the target, the same for every flow. */
 const STEP_BYTES = INITIAL_CHUNK_BYTES;
-/** After an idle spell, requests leave for a round trip at this multiple of the budget's rate. */
+/** A restart's pace, × the budget a round trip (BBR paces an idle restart at its bandwidth). */
 const RESTART_PACE_GAIN = 1.25;
 /** Rate samples are kept for at least this many base round trips. */
 const RATE_WINDOW_RTTS = 4;
 /** The pipe is full after this many round trips whose rate grew by less than a quarter (BBR's). */
 const PIPE_FULL_ROUNDS = 3;
-
-/** What the controller is doing (see the file's comment). */
-export type PathState = "startup" | "steady" | "probing" | "backed-off";
-
-export interface PathControllerOptions {
-  /** The queue delay (ms) the path's transfers may add above its base round trip. Default 60. */
-  targetDelayMs?: number;
-}
-
-export interface SendOptions {
-  /** A read's first chunk: no queue-delay sample from it, and no deadline by default. */
-  first?: boolean;
-  /** Whether the controller judges its deadline (`late`). Default: unless `first`. */
-  timed?: boolean;
-}
-
-/** One request in flight, as `onSend` returned it; hand it back with its outcome. */
-export interface SendTicket {
-  /** The payload bytes the request carries or asks for. */
-  readonly bytes: number;
-  /** When it left (the caller's clock). */
-  readonly sentAt: number;
-  /** A read's first chunk: its answer may wait for the Computer to hash; no deadline, no delay. */
-  readonly first: boolean;
-  /** @internal BBR's snapshot at the send. */
-  readonly delivered: number;
-  readonly deliveredAt: number;
-  readonly firstSentAt: number;
-  /** @internal Sent while the transfer left budget unused: its rate sample says too little. */
-  readonly appLimited: boolean;
-  /** @internal Sent with nothing else in flight; during which slowdown or back-off. */
-  readonly alone: boolean;
-  readonly epoch: number;
-  /** @internal When its deadline started to count (it became the oldest in flight). */
-  since: number;
-  settled: boolean;
-}
 
 /** The least round trip (ms) of chunks of about `len` bytes, and the link's rate then (B/ms). */
 type Floor = { rtt: number; len: number; rate: number };
@@ -132,6 +97,23 @@ type Floor = { rtt: number; len: number; rate: number };
 /** Chunk sizes within a quarter octave share their round-trip floor. */
 function sizeClass(len: number): number {
   return Math.round(4 * Math.log2(Math.max(1, len)));
+}
+
+/** The largest sample of a time window (a monotonic deque: a sample evicts the older it beats). */
+class MaxFilter {
+  constructor(private q: { at: number; v: number }[] = []) {}
+  get value(): number {
+    return this.q[0]?.v ?? 0;
+  }
+  add(at: number, v: number): void {
+    const q = this.q;
+    while (q.length > 0 && q[q.length - 1]!.v <= v) q.pop();
+    q.push({ at, v });
+  }
+  /** Drops samples older than `window` before `now`, keeping the latest. */
+  expire(now: number, window: number): void {
+    while (this.q.length > 1 && this.q[0]!.at < now - window) this.q.shift();
+  }
 }
 
 /** The passive path controller; see the file's comment. */
