@@ -303,8 +303,10 @@ export class PathController {
     if (this.inflight === 0) [this.deliveredAt, this.firstSentAt] = [now, now];
     const r = this.restart;
     if (this.inflight === 0 && this.srtt > 0) r.until = now + this.srtt;
-    const pace = (RESTART_PACE_GAIN * this.budgetBytes) / Math.max(1, this.srtt);
-    if (now < r.until) r.sendAt = Math.max(r.sendAt, now) + bytes / pace;
+    if (now < r.until) {
+      const pace = (RESTART_PACE_GAIN * this.budgetBytes) / Math.max(1, this.srtt);
+      r.sendAt = Math.max(r.sendAt, now) + bytes / pace;
+    }
     const t: SendTicket = {
       bytes,
       sentAt: now,
