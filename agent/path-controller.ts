@@ -23,7 +23,8 @@
  * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip),
  *   but once the rate stopped growing (BBR's full pipe) not past what the rate moves in the base
  *   round trip and the target; nearer, by a step a round trip that is the same for every flow and
- *   shrinks as the queue nears the target (LEDBAT's); over it, it drops in proportion to the
+ *   shrinks as the queue nears the target (LEDBAT's), once the pipe is full at most what the
+ *   bottleneck (packet pairs) moves in ¾ of it (D127); over it, it drops in proportion to the
  *   excess. Additive increase with proportional decrease makes separate controllers on one
  *   bottleneck converge to even shares. One answer far over, arriving slowly or after a hole, is
  *   a slower link (D110) and the rate follows it; if the next follows at the old pace, the path
@@ -134,6 +135,11 @@ export class PathController {
    * overestimated, so a low delivery rate (the budget's own limit) never reads as queue.
    */
   private acks = new MaxFilter();
+  /**
+   * The bottleneck's rate (bytes/ms), the largest of 10 s: an answer asked a base round trip
+   * before the last arrived queued behind it, so the time between them is its transmission.
+   */
+  private pairs = new MaxFilter();
   private lastAck = 0;
   private lastAnswerAt = 0;
   /** A "link slowed" verdict until the next answer confirms it: when, and what it replaced. */
@@ -175,6 +181,7 @@ export class PathController {
   /** Forgets every estimate (the peer or our socket went away): measure afresh. */
   reset(): void {
     [this.rates, this.acks, this.slowed] = [new MaxFilter(), new MaxFilter(), undefined];
+    this.pairs = new MaxFilter();
     [this.floors, this.oldFloors] = [new Map<number, Floor>(), new Map<number, Floor>()];
     [this.srtt, this.rttvar, this.delays, this.backoff] = [0, 0, [], 1];
     [this.mode, this.budget, this.nextProbeAt] = ["startup", 2 * INITIAL_CHUNK_BYTES, Number.NaN];
@@ -350,6 +357,8 @@ export class PathController {
     // bottleneck with it (a reader that paused): one burst is one queue sample, its least.
     const since = now - this.lastAnswerAt;
     const burst = r > 0 && since < bytes / r / 4 && this.delays.length > 0;
+    if (r > 0 && since > 0 && !burst && t.sentAt + base <= this.lastAnswerAt)
+      this.pairs.add(now, bytes / since);
     this.lastAnswerAt = now;
     this.delays.push(burst ? Math.min(this.delays.pop()!, queued) : queued);
     if (this.delays.length > DELAY_SAMPLES) this.delays.shift();
@@ -433,7 +442,10 @@ export class PathController {
     const room = !this.round.pipeFull || this.budget < this.steady(this.maxRate());
     const mult = room && Math.max(...this.delays) < T / 4 ? 0.5 : 0;
     const near = Math.max(0.25, (T - delay) / T);
-    const step = STEP_BYTES * (1 + this.baseRttMs / 50) * near;
+    // Once the pipe is full a step fills no more than T at the bottleneck's rate in a round trip
+    // (the delay shows it a round trip late): 48 KiB at 100 ms is 190 ms of a 2 Mbit/s link.
+    const most = this.round.pipeFull && this.pairs.value > 0 ? this.pairs.value * T : Infinity;
+    const step = Math.min(STEP_BYTES * (1 + this.baseRttMs / 50), most) * near;
     this.budget = Math.min(this.budget + bytes * mult + frac * step, this.limit);
   }
 
@@ -507,6 +519,7 @@ export class PathController {
     const window = Math.max(RATE_WINDOW_MS, RATE_WINDOW_RTTS * this.baseRttMs);
     this.rates.expire(now, window);
     this.acks.expire(now, 2 * PROBE_INTERVAL_MS);
+    this.pairs.expire(now, 2 * PROBE_INTERVAL_MS);
     if (bytes <= 0) return;
     const got = this.delivered - t.delivered;
     // A request sent alone says how long one answer took, not how fast answers arrive.

@@ -59,11 +59,16 @@ export interface FillPath {
   paceGain?: number;
   /** The pull's window (`--window`). Default 16. */
   window?: number;
+  /**
+   * Who sends the chunks: the Computer (a download: its bound on unsent answers lets small ones
+   * overtake) or the Agent (an upload: its socket holds nothing back). Default the Computer.
+   */
+  sender?: "computer" | "agent";
 }
 
 /**
- * One download of `mib` MiB at `mbit`, `rtt` ms base round trip, small requests every 300 ms, on
- * the path `path` describes.
+ * One download (an upload with `sender: "agent"`) of `mib` MiB at `mbit`, `rtt` ms base round
+ * trip, small requests every 300 ms, on the path `path` describes.
  */
 export function fill(
   make: MakeController,
@@ -77,7 +82,7 @@ export function fill(
       rates: [{ at: 0, mbit }],
       baseRttMs: rtt,
       until: 600_000,
-      computer: COMPUTER,
+      ...(path.sender === "agent" ? {} : { computer: COMPUTER }),
       ...(path.bufferMs === undefined ? {} : router(path.bufferMs)),
       ...(path.paceGain === undefined ? {} : { paceGain: path.paceGain }),
     },
