@@ -136,10 +136,10 @@ export class PathController {
    */
   private acks = new MaxFilter();
   /**
-   * The bottleneck's rate (bytes/ms), the largest of 10 s: an answer asked a base round trip
-   * before the last arrived queued behind it, so the time between them is its transmission.
+   * Packet pairs of the last 10 s (bytes/ms): an answer asked a base round trip before the last
+   * arrived queued behind it at the bottleneck, so the time between them is its transmission.
    */
-  private pairs = new MaxFilter();
+  private pairs: { at: number; v: number }[] = [];
   private lastAck = 0;
   private lastAnswerAt = 0;
   /** A "link slowed" verdict until the next answer confirms it: when, and what it replaced. */
@@ -181,9 +181,8 @@ export class PathController {
   /** Forgets every estimate (the peer or our socket went away): measure afresh. */
   reset(): void {
     [this.rates, this.acks, this.slowed] = [new MaxFilter(), new MaxFilter(), undefined];
-    this.pairs = new MaxFilter();
     [this.floors, this.oldFloors] = [new Map<number, Floor>(), new Map<number, Floor>()];
-    [this.srtt, this.rttvar, this.delays, this.backoff] = [0, 0, [], 1];
+    [this.srtt, this.rttvar, this.delays, this.pairs, this.backoff] = [0, 0, [], [], 1];
     [this.mode, this.budget, this.nextProbeAt] = ["startup", 2 * INITIAL_CHUNK_BYTES, Number.NaN];
     this.round = { end: this.delivered, rate: 0, flat: 0, pipeFull: false };
     this.restart = { until: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
@@ -358,7 +357,7 @@ export class PathController {
     const since = now - this.lastAnswerAt;
     const burst = r > 0 && since < bytes / r / 4 && this.delays.length > 0;
     if (r > 0 && since > 0 && !burst && t.sentAt + base <= this.lastAnswerAt)
-      this.pairs.add(now, bytes / since);
+      this.pairs.push({ at: now, v: bytes / since });
     this.lastAnswerAt = now;
     this.delays.push(burst ? Math.min(this.delays.pop()!, queued) : queued);
     if (this.delays.length > DELAY_SAMPLES) this.delays.shift();
@@ -442,9 +441,11 @@ export class PathController {
     const room = !this.round.pipeFull || this.budget < this.steady(this.maxRate());
     const mult = room && Math.max(...this.delays) < T / 4 ? 0.5 : 0;
     const near = Math.max(0.25, (T - delay) / T);
-    // Once the pipe is full a step fills no more than T at the bottleneck's rate in a round trip
-    // (the delay shows it a round trip late): 48 KiB at 100 ms is 190 ms of a 2 Mbit/s link.
-    const most = this.round.pipeFull && this.pairs.value > 0 ? this.pairs.value * T : Infinity;
+    // Once the pipe is full a step fills no more than T at the bottleneck's rate (the median pair:
+    // a shaper's burst or a batch read at once makes some faster) in a round trip, which the delay
+    // shows a round trip late: 48 KiB at 100 ms is 190 ms of a 2 Mbit/s link.
+    const v = this.round.pipeFull ? this.pairs.map((p) => p.v).sort((a, b) => a - b) : [];
+    const most = v.length < 8 ? Infinity : v[v.length >> 1]! * T;
     const step = Math.min(STEP_BYTES * (1 + this.baseRttMs / 50), most) * near;
     this.budget = Math.min(this.budget + bytes * mult + frac * step, this.limit);
   }
@@ -519,7 +520,8 @@ export class PathController {
     const window = Math.max(RATE_WINDOW_MS, RATE_WINDOW_RTTS * this.baseRttMs);
     this.rates.expire(now, window);
     this.acks.expire(now, 2 * PROBE_INTERVAL_MS);
-    this.pairs.expire(now, 2 * PROBE_INTERVAL_MS);
+    const old = now - 2 * PROBE_INTERVAL_MS;
+    while (this.pairs.length > 64 || (this.pairs[0]?.at ?? now) < old) this.pairs.shift();
     if (bytes <= 0) return;
     const got = this.delivered - t.delivered;
     // A request sent alone says how long one answer took, not how fast answers arrive.

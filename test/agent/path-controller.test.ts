@@ -344,7 +344,7 @@ void test("two Agents on one 20 Mbit/s link, the second 10 s later or at once: e
 void test(
   "two Agents on one link of 3-50 Mbit/s and 20-200 ms, 0, 3 or 10 s apart: even shares in every case",
   {
-    todo: "14 of these 60 cases are under Jain 0.9, the least 0.711 (20 Mbit/s, 50 ms, at once), 8 of them where both start at once; two shares converge only at the cuts (equal steps keep their difference), and a larger step near the target or a deeper cut moved the mean by under 0.02 and broke other goals (docs/results.md)",
+    todo: "15 of these 60 cases are under Jain 0.9, the least 0.711 (20 Mbit/s, 50 ms, at once), 8 of them where both start at once; two shares converge only at the cuts (equal steps keep their difference), and a larger step near the target or a deeper cut moved the mean by under 0.02 and broke other goals (docs/results.md)",
   },
   () => {
     const uneven: string[] = [];
