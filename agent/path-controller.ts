@@ -441,11 +441,11 @@ export class PathController {
     const room = !this.round.pipeFull || this.budget < this.steady(this.maxRate());
     const mult = room && Math.max(...this.delays) < T / 4 ? 0.5 : 0;
     const near = Math.max(0.25, (T - delay) / T);
-    // Once the pipe is full a step fills no more than T at the bottleneck's rate (the median pair:
-    // a shaper's burst or a batch read at once makes some faster) in a round trip, which the delay
-    // shows a round trip late: 48 KiB at 100 ms is 190 ms of a 2 Mbit/s link.
+    // With the pipe full a step fills at most T at the bottleneck's rate (the median pair; under
+    // the rate delivered, sends spaced them) in a round trip: the delay shows it a round trip late.
     const v = this.round.pipeFull ? this.pairs.map((p) => p.v).sort((a, b) => a - b) : [];
-    const most = v.length < 8 ? Infinity : v[v.length >> 1]! * T;
+    const c = v.length < 8 ? 0 : v[v.length >> 1]!;
+    const most = c > 0 && c >= 0.7 * this.maxRate() ? c * T : Infinity;
     const step = Math.min(STEP_BYTES * (1 + this.baseRttMs / 50), most) * near;
     this.budget = Math.min(this.budget + bytes * mult + frac * step, this.limit);
   }
