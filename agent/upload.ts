@@ -420,6 +420,7 @@ class Attempt {
   private changed(ms = 0): Promise<void> {
     return new Promise((resolve) => {
       const timer = ms > 0 ? setTimeout(() => this.wake(), ms) : undefined;
+      timer?.unref?.();
       this.poke = () => {
         clearTimeout(timer);
         resolve();

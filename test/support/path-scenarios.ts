@@ -187,7 +187,7 @@ export interface RestartFigures {
  * the relay holds unsent (the Server's socket to an Agent).
  */
 export function idleRestart(make: MakeController, mbit: number, rtt: number): RestartFigures {
-  const [bytes, second] = [(mbit * 1e6 * 10) / 8, 13_000];
+  const [bytes, second] = [perMs(mbit) * 10_000, 13_000];
   const r = simulate(
     {
       rates: [{ at: 0, mbit }],
@@ -205,7 +205,7 @@ export function idleRestart(make: MakeController, mbit: number, rtt: number): Re
     firstDoneMs: a!.doneAt ?? Number.POSITIVE_INFINITY,
     secondStartMs: second,
     drops: r.dropTimes.filter((t) => t >= second).length,
-    utilisation: b!.delivered / (((mbit * 1e6) / 8000) * (done - second)),
+    utilisation: b!.delivered / (perMs(mbit) * (done - second)),
   };
 }
 
