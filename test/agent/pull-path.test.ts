@@ -5,8 +5,8 @@
  * after a deadline from the round trips (seconds, not the 30 s request timeout), a read's first
  * chunk may take long (the Computer hashing); two pulls through one client share the path
  * evenly in what they cost the link; on loopback a fresh path reaches the chunk ceiling within
- * a few round trips, and one whose every answer the Computer holds 600 ms (a loaded Computer)
- * keeps its window's ceiling in flight within 10 of them.
+ * the first fifth of the file, and one whose every answer the Computer holds 600 ms (a loaded
+ * Computer) keeps its window's ceiling in flight within 10 round trips.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -132,7 +132,7 @@ void test("two pulls through one client take turns: even shares of what they cos
   }
 });
 
-void test("on loopback a fresh path reaches the chunk ceiling within a few round trips", async () => {
+void test("on loopback a fresh path reaches the chunk ceiling within the first fifth of the file", async () => {
   const bytes = testBytes(16 * 1024 * 1024, 7);
   const fresh = await connectAgent(fake, { name: "agent-fresh" });
   try {
@@ -144,10 +144,14 @@ void test("on loopback a fresh path reaches the chunk ceiling within a few round
       .blobRequests()
       .slice(n)
       .map((r) => r.max_chunk_bytes as number);
+    // Counted in bytes, not requests: on a loaded machine the answers' delay (the same process's
+    // event loop) ends startup early and the ramp takes more, smaller requests; the trap this
+    // guards against (two chunks of the least size for good) never gets there.
     const first = sizes.indexOf(DEFAULT_BINARY_CHUNK_BYTES);
+    const ramp = sizes.slice(0, Math.max(0, first)).reduce((a, b) => a + b, 0);
     assert.ok(
-      first >= 0 && first <= 20,
-      `ceiling first asked at request ${first}: ${sizes.join(" ")}`,
+      first >= 0 && ramp <= bytes.length / 5,
+      `ceiling first asked at request ${first}, after ${ramp} bytes: ${sizes.join(" ")}`,
     );
     const atCeiling = sizes.filter((s) => s === DEFAULT_BINARY_CHUNK_BYTES).length;
     assert.ok(atCeiling * DEFAULT_BINARY_CHUNK_BYTES >= 0.8 * bytes.length);
