@@ -40,8 +40,9 @@
  * The budget grows from the delay, not the rate it caused. A chunk is the larger of what the rate
  * moves in a third of the target and a share of the budget (a sixth in startup, a twelfth after),
  * at most half of it (the next request travels while one is answered), in whole pages, and at least
- * the budget over the window (else the window stops the sending: app-limited); the budget is two
- * rate chunks at least. The target (60 ms, LEDBAT++'s) stays under a router's queue (D111, D120).
+ * the budget over the window (else the window stops the sending: app-limited) and what carries
+ * 8 KiB on the wire (coded, more: it shrinks better, D128); the budget is two rate chunks at
+ * least. The target (60 ms, LEDBAT++'s) stays under a router's queue (D111, D120).
  *
  * A request's deadline (D41), `max(2 s, 2 × smoothed round trip + 4 × its variation)`, doubled
  * after each lost answer up to 60 s, counts from when it became the oldest in flight (an answer
@@ -68,8 +69,7 @@ export const MAX_CHUNK_DEADLINE_MS = 60_000;
 export const PROBE_INTERVAL_MS = 5000;
 /** The least a slowdown lasts once the bytes in flight fit it. */
 export const PROBE_MIN_MS = 200;
-/** A chunk's least share of the budget in startup (a round trip's ×2.5 growth is then 15 chunks,
- * an upload's window) and after it (a window of 16 carries it). */
+/** A chunk's least share of the budget in startup and after it (D125; a window of 16 carries it). */
 const [STARTUP_CHUNKS, BUDGET_CHUNKS] = [6, 12];
 /** Chunk sizes are multiples of this. */
 const PAGE = 4096;
@@ -130,15 +130,11 @@ export class PathController {
   /** Delivery-rate samples (bytes/ms), BBR's. */
   private rates = new MaxFilter();
   /**
-   * The rate answers arrived at (bytes answered over the time since the request's send saw the
-   * last answer), an upper bound of the link's: a chunk's own transmission at it is never
-   * overestimated, so a low delivery rate (the budget's own limit) never reads as queue.
+   * The rate answers arrive at (bytes over the time since the request's send saw the last answer),
+   * an upper bound of the link's: a low delivery rate (the budget's limit) never reads as queue.
    */
   private acks = new MaxFilter();
-  /**
-   * Packet pairs of the last 10 s (bytes/ms): an answer asked a base round trip before the last
-   * arrived queued behind it at the bottleneck, so the time between them is its transmission.
-   */
+  /** Packet pairs of the last 10 s (bytes/ms): the bottleneck's rate (D127). */
   private pairs: { at: number; v: number }[] = [];
   private lastAck = 0;
   private lastAnswerAt = 0;
@@ -155,6 +151,8 @@ export class PathController {
   private rttvar = 0;
   private delays: number[] = [];
   private backoff = 1;
+  /** Coded bytes a payload byte of the latest answers (a content-coding's ratio; 1: none). */
+  private coded = 1;
   private lastDecrease = Number.NEGATIVE_INFINITY;
   /** When the budget was last cut for the queue delay. */
   private cutAt = Number.NEGATIVE_INFINITY;
@@ -183,6 +181,7 @@ export class PathController {
     [this.rates, this.acks, this.slowed] = [new MaxFilter(), new MaxFilter(), undefined];
     [this.floors, this.oldFloors] = [new Map<number, Floor>(), new Map<number, Floor>()];
     [this.srtt, this.rttvar, this.delays, this.pairs, this.backoff] = [0, 0, [], [], 1];
+    this.coded = 1;
     [this.mode, this.budget, this.nextProbeAt] = ["startup", 2 * INITIAL_CHUNK_BYTES, Number.NaN];
     this.round = { end: this.delivered, rate: 0, flat: 0, pipeFull: false };
     this.restart = { until: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
@@ -209,7 +208,7 @@ export class PathController {
 
   /** The delivery rate, in bytes a second (0 before the first answer). */
   get rate(): number {
-    return this.maxRate() * 1000;
+    return this.rates.value * 1000;
   }
 
   /** The smoothed round trip of a chunk, in ms (0 before the first answer). */
@@ -248,7 +247,7 @@ export class PathController {
     const share = budget / (this.mode === "startup" ? STARTUP_CHUNKS : BUDGET_CHUNKS);
     const most = budget / (this.mode === "probing" ? 1 : 2);
     const c = Math.min(Math.max(this.rateChunk(), share), most);
-    const least = Math.max(MIN_CHUNK_BYTES, Math.floor(budget / this.window));
+    const least = Math.max(this.leastChunk(), Math.floor(budget / this.window));
     return Math.max(1, Math.min(Math.max(least, Math.floor(c / PAGE) * PAGE), Math.floor(ceiling)));
   }
 
@@ -331,9 +330,10 @@ export class PathController {
     return t;
   }
 
-  /** The answer to `t` arrived, carrying (or acknowledging) `bytes` of payload. */
-  onAnswer(now: number, t: SendTicket, bytes: number): void {
+  /** The answer to `t` arrived, carrying (or acknowledging) `bytes` of payload, `coded` as sent. */
+  onAnswer(now: number, t: SendTicket, bytes: number, coded = bytes): void {
     if (!this.settle(now, t)) return;
+    if (bytes > 0) this.coded += (coded / bytes - this.coded) / 4;
     const rtt = now - t.sentAt;
     this.delivered += bytes;
     this.deliveredAt = now;
@@ -409,12 +409,12 @@ export class PathController {
       this.mode = "steady";
       const base = this.baseRttMs;
       const factor = Math.min(1, (base + CUT * T) / (base + Math.min(queued, prev)));
-      this.budget = Math.max(this.steady(this.maxRate()), this.budget * factor);
+      this.budget = Math.max(this.steady(this.rates.value), this.budget * factor);
       this.cutAt = now;
       return;
     }
     const arriving = this.lastAck;
-    if (queued > 2 * T && arriving > 0 && (hole || arriving < this.maxRate() / 3)) {
+    if (queued > 2 * T && arriving > 0 && (hole || arriving < this.rates.value / 3)) {
       // Far over, after a hole or at under a third of the rate: the link slowed (or paused: the
       // next answer tells). The rate is what answers arrive at; the budget halves to what it moves.
       this.slowed = { at: now, rates: this.rates, budget: this.budget };
@@ -432,20 +432,18 @@ export class PathController {
       return;
     }
     if (t.appLimited) return;
-    // Under: a step a round trip, the same for every flow on the path (longer on a long path,
-    // whose round trips are few), less as the queue nears the target (a quarter at least: flows
-    // must converge); and half the budget a round trip more while far under, unless the pipe is
-    // full and the budget moves the rate with the target's queue: more would only queue, which a
-    // long path shows a round trip late.
+    // Under: a step a round trip, the same for every flow (longer on a long path), less as the
+    // queue nears the target (a quarter at least: flows converge); half the budget more while far
+    // under, unless the pipe is full and the budget moves the rate with the target's queue.
     const frac = bytes / Math.max(1, this.budget);
-    const room = !this.round.pipeFull || this.budget < this.steady(this.maxRate());
+    const room = !this.round.pipeFull || this.budget < this.steady(this.rates.value);
     const mult = room && Math.max(...this.delays) < T / 4 ? 0.5 : 0;
     const near = Math.max(0.25, (T - delay) / T);
     // With the pipe full a step fills at most T at the bottleneck's rate (the median pair; under
     // the rate delivered, sends spaced them) in a round trip: the delay shows it a round trip late.
     const v = this.round.pipeFull ? this.pairs.map((p) => p.v).sort((a, b) => a - b) : [];
     const c = v.length < 8 ? 0 : v[v.length >> 1]!;
-    const most = c > 0 && c >= 0.7 * this.maxRate() ? c * T : Infinity;
+    const most = c > 0 && c >= 0.7 * this.rates.value ? c * T : Infinity;
     const step = Math.min(STEP_BYTES * (1 + this.baseRttMs / 50), most) * near;
     this.budget = Math.min(this.budget + bytes * mult + frac * step, this.limit);
   }
@@ -487,7 +485,7 @@ export class PathController {
         this.mode = "steady";
         // The budget it had, up to what the rate moves with the target's queue (all of it at once
         // would reach the queue the slowdown emptied as one burst).
-        this.budget = Math.max(this.budget, Math.min(this.saved, this.steady(this.maxRate())));
+        this.budget = Math.max(this.budget, Math.min(this.saved, this.steady(this.rates.value)));
         this.nextProbeAt = now + PROBE_INTERVAL_MS;
       }
       return;
@@ -497,7 +495,7 @@ export class PathController {
     if (this.queueDelayMs > QUEUE_SHARE * this.targetMs) return;
     this.mode = "probing";
     this.saved = this.budget;
-    this.budget = Math.max(2 * MIN_CHUNK_BYTES, this.maxRate() * this.baseRttMs);
+    this.budget = Math.max(2 * MIN_CHUNK_BYTES, this.rates.value * this.baseRttMs);
     this.drainedAt = Number.NaN;
     this.oldFloors = this.floors;
     this.floors = new Map();
@@ -532,13 +530,19 @@ export class PathController {
     // burst of answers read at once must not inflate it).
     const interval = Math.max(t.sentAt - t.firstSentAt, now - t.deliveredAt);
     const sample = interval > 0 ? got / interval : 0;
-    if (sample > 0 && (!t.appLimited || sample > this.maxRate())) this.rates.add(now, sample);
+    if (sample > 0 && (!t.appLimited || sample > this.rates.value)) this.rates.add(now, sample);
   }
 
   /** What the rate moves in a third of the target (the first chunk before any answer). */
   private rateChunk(): number {
-    const r = this.maxRate();
-    return r === 0 ? INITIAL_CHUNK_BYTES : Math.max(MIN_CHUNK_BYTES, (r * this.targetMs) / 3);
+    const r = this.rates.value;
+    return r === 0 ? INITIAL_CHUNK_BYTES : Math.max(this.leastChunk(), (r * this.targetMs) / 3);
+  }
+
+  /** The least chunk: what carries `MIN_CHUNK_BYTES` on the wire (coded, up to 4× more: D128). */
+  private leastChunk(): number {
+    const widen = Math.min(4, Math.max(1, 1 / this.coded));
+    return Math.floor((MIN_CHUNK_BYTES * widen) / PAGE) * PAGE;
   }
 
   /** Ends a round trip at the answer to its first request (BBR's); has the rate stopped growing? */
@@ -546,12 +550,9 @@ export class PathController {
     const r = this.round;
     if (t.delivered < r.end) return;
     r.end = this.delivered;
-    if (this.maxRate() >= 1.25 * r.rate) [r.rate, r.flat, r.pipeFull] = [this.maxRate(), 0, false];
+    if (this.rates.value >= 1.25 * r.rate)
+      [r.rate, r.flat, r.pipeFull] = [this.rates.value, 0, false];
     else if (!t.appLimited && ++r.flat >= PIPE_FULL_ROUNDS) r.pipeFull = true;
-  }
-
-  private maxRate(): number {
-    return this.rates.value;
   }
 
   /** The link's rate as far as a chunk's own transmission goes: the larger estimate. */
@@ -565,9 +566,8 @@ export class PathController {
   }
 
   /**
-   * The least round trip of a chunk of about `len` bytes (a quarter octave) this period or the
-   * last; else of the next smaller size seen (its extra transmission reads as queue, a bounded
-   * error), or the next larger. Against the same size a long first round trip is base, not queue.
+   * The least round trip of chunks of about `len` bytes (a quarter octave), this period or the last;
+   * else of the next smaller size seen (its extra transmission reads as queue), or the next larger.
    */
   private floorFor(len: number): number {
     const key = sizeClass(len);

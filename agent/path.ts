@@ -364,7 +364,9 @@ export class ComputerPath {
     this.fetcher.fetchChunk(this.computer, flow.handle, req).then(
       (chunk) => {
         if (!this.settled(s)) return this.fetcher.releaseChunk?.(chunk.bytes);
-        this.controller.onAnswer(performance.now(), ticket, chunk.bytes.length);
+        // A content-coding's bytes as sent (base64 carries 4/3 of them) widen the least chunk.
+        const coded = chunk.carriage === "binary" ? chunk.wireBytes : (chunk.wireBytes * 3) / 4;
+        this.controller.onAnswer(performance.now(), ticket, chunk.bytes.length, coded);
         flow.answered(work, chunk);
         this.wake();
       },

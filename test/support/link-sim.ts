@@ -36,7 +36,7 @@ export interface SimController<T> {
   setLimit(bytes: number, window: number): void;
   onAppLimited(): void;
   onSend(now: number, bytes: number, opts?: { first?: boolean }): T;
-  onAnswer(now: number, t: T, bytes: number): void;
+  onAnswer(now: number, t: T, bytes: number, coded?: number): void;
   onBusy(now: number, t: T): void;
   onTimeout(now: number, t: T): void;
   nextDeadlineAt(): number | undefined;
@@ -85,6 +85,8 @@ export interface SimSpec {
    * collection): what arrives meanwhile is read at once at the window's end.
    */
   agentStallsMs?: Array<[number, number]>;
+  /** The bytes an answer of `len` payload bytes takes on the wire (a content-coding). Default `len`. */
+  coded?: (len: number) => number;
   /** Packet size in the FIFO. Default 16 KiB. */
   packetBytes?: number;
   /** Size of a small request's answer. Default 300. */
@@ -127,7 +129,7 @@ export interface SimResult {
   /** Small requests' round trips: [sent at, took ms] per Agent. */
   small: [number, number][][];
   traces: SimTrace[][];
-  /** Payload bytes that crossed the link (answers declared late included). */
+  /** Bytes that crossed the link, coded (answers declared late included). */
   wireBytes: number;
   /** When the finite FIFO dropped a packet (ms; each sent again). */
   dropTimes: number[];
@@ -460,7 +462,7 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
           f.res.delivered += bytes;
           f.res.bins[Math.min(nBins - 1, Math.floor(now / BIN_MS))]! += bytes;
           if (f.res.delivered >= f.spec.bytes) f.res.doneAt = now;
-          ctl.onAnswer(now, t, bytes);
+          ctl.onAnswer(now, t, bytes, spec.coded?.(bytes) ?? bytes);
         }
         pump();
       };
@@ -469,9 +471,10 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
         if (spec.busy?.(n)) return ev.push(now + half, answered(0, true));
         const hold = spec.answerDelay?.(n, now) ?? 0;
         ev.push(now + hold, () => {
-          wire += w.len;
-          if (!bound) return enqueue(ai, w.len, answered(w.len, false));
-          held.push({ agent: ai, bytes: w.len, done: answered(w.len, false) });
+          const sent = spec.coded?.(w.len) ?? w.len;
+          wire += sent;
+          if (!bound) return enqueue(ai, sent, answered(w.len, false));
+          held.push({ agent: ai, bytes: sent, done: answered(w.len, false) });
           admit();
         });
       });
