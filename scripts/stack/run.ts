@@ -16,6 +16,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { DEFAULT_MAX_SIZE } from "@a2c-smcp/computer";
 import { demoMcpCommand } from "../demo/mcp-command.ts";
 import { compileScript, REPO_ROOT } from "../launch/compile.ts";
 import { ChildSet, type ManagedChild } from "./children.ts";
@@ -189,6 +190,8 @@ export async function runStack(
             A2C_STATE_DIR: stateDir,
             // Where uploads land (`client:put_blob`); one per Computer, removed with the stack.
             A2C_LANDING_ROOT: join(tmp, "landing", name),
+            // The Computer refuses files over its cap (4017 too_large); `--big-mib` may ask more.
+            A2C_MAX_SIZE: String(Math.max(DEFAULT_MAX_SIZE, opts.bigSize)),
           },
         });
         vital.push(c);
