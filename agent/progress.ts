@@ -139,16 +139,20 @@ function setbacks(s: PullStats | undefined): string {
 
 /**
  * `wrote /x/y.bin: 1.0 MiB (1048576 bytes), sha256 <hex> verified, binary carriage, 0.21 s,
- * 5.0 MB/s, rtt 3 ms`; `..., from the cache, ...` instead of the carriage for a cache hit; what
- * slowed the pull down in parentheses at the end, when anything did.
+ * 5.0 MB/s, rtt 3 ms`; `..., from the cache, ...` instead of the carriage for a cache hit;
+ * `..., resumed from 20.7 MiB, ...` after a resume, whose rate counts only the bytes it moved;
+ * what slowed the pull down in parentheses at the end, when anything did.
  */
 export function downloadSummary(d: DownloadSummary): string {
   const source =
     d.carriage === null ? "from the cache" : `${d.carriage} carriage${codingWords(d.stats)}`;
+  const from = d.stats?.resumedFrom ?? 0;
+  const resumed = from > 0 ? `, resumed from ${formatBytes(from)}` : "";
   const rtt = d.stats && d.stats.rttMs > 0 ? `, rtt ${formatMs(d.stats.rttMs)}` : "";
   return (
     `wrote ${d.file}: ${formatBytes(d.size)} (${d.size} bytes), sha256 ${d.sha256} verified, ` +
-    `${source}, ${formatSeconds(d.seconds)}, ${formatRate(d.size, d.seconds)}${rtt}` +
+    `${source}${resumed}, ${formatSeconds(d.seconds)}, ${formatRate(d.size - from, d.seconds)}` +
+    rtt +
     setbacks(d.stats)
   );
 }
