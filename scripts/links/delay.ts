@@ -75,6 +75,8 @@ export interface DelayLineStats {
   dropped: number;
   /** CPU seconds the line used (user + system). */
   cpuSeconds: number;
+  /** TSO bursts crossed it whole (D129); false: the kernel refused the offload, segments did. */
+  offload: boolean;
 }
 
 type Spawn = (spec: {
@@ -135,7 +137,8 @@ export async function startDelayLine(spawn: Spawn, spec: DelayLineSpec): Promise
     ],
     onLine: (l) => lines.push(l),
   });
-  await firstLine(child, lines, /^ready /, 30_000);
+  const ready = await firstLine(child, lines, /^ready /, 30_000);
+  const offload = !ready.endsWith(" segments");
   await routes(spec.ns, spec.forwardedFrom, true);
   return {
     ns: spec.ns,
@@ -153,6 +156,7 @@ export async function startDelayLine(spawn: Spawn, spec: DelayLineSpec): Promise
         heldMaxBytes: Number(m?.[1] ?? NaN),
         dropped: Number(m?.[2] ?? NaN),
         cpuSeconds: Number(m?.[3] ?? NaN),
+        offload,
       };
     },
   };
