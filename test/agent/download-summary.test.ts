@@ -30,33 +30,28 @@ function stats(over: Partial<PullStats>): PullStats {
   };
 }
 
-void test("a whole download: its size over its time", () => {
-  const line = downloadSummary({
+/** The line for 64 MiB written to /x/big.bin in 2 s, binary carriage. */
+const summary = (over: Partial<PullStats>): string =>
+  downloadSummary({
     file: "/x/big.bin",
     size: 64 * MiB,
     sha256: SHA,
     seconds: 2,
     carriage: "binary",
-    stats: stats({}),
+    stats: stats(over),
   });
+
+void test("a whole download: its size over its time", () => {
   assert.equal(
-    line,
+    summary({}),
     `wrote /x/big.bin: 64.0 MiB (67108864 bytes), sha256 ${SHA} verified, binary carriage, ` +
       "identity, 1.00 wire bytes per byte, 2.00 s, 33.6 MB/s, rtt 12 ms",
   );
 });
 
 void test("a resumed download says from where, and its rate counts the bytes it moved", () => {
-  const line = downloadSummary({
-    file: "/x/big.bin",
-    size: 64 * MiB,
-    sha256: SHA,
-    seconds: 2,
-    carriage: "binary",
-    stats: stats({ bytesReceived: 48 * MiB, wireBytes: 48 * MiB, resumedFrom: 16 * MiB }),
-  });
   assert.equal(
-    line,
+    summary({ bytesReceived: 48 * MiB, wireBytes: 48 * MiB, resumedFrom: 16 * MiB }),
     `wrote /x/big.bin: 64.0 MiB (67108864 bytes), sha256 ${SHA} verified, binary carriage, ` +
       "identity, 1.00 wire bytes per byte, resumed from 16.0 MiB, 2.00 s, 25.2 MB/s, rtt 12 ms",
   );
