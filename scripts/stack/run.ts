@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DEFAULT_MAX_SIZE } from "@a2c-smcp/computer";
+import { DEFAULT_MAX_SIZE } from "../../computer/contracts.ts";
 import { demoMcpCommand } from "../demo/mcp-command.ts";
 import { compileScript, REPO_ROOT } from "../launch/compile.ts";
 import { ChildSet, type ManagedChild } from "./children.ts";
