@@ -85,15 +85,22 @@ async function fileBody(path: string, signal: AbortSignal | undefined): Promise<
       const code = st.isDirectory() ? "EISDIR" : "EINVAL";
       throw Object.assign(new Error(`${code}: not a regular file, read '${path}'`), { code, path });
     }
+    // The next block is read while this one is hashed: the pass costs the larger of the two,
+    // not their sum (the digest is due before the first byte is sent).
     const hash = createHash("sha256");
-    const block = Buffer.allocUnsafe(Math.min(HASH_BLOCK_BYTES, Math.max(1, st.size)));
+    const len = Math.min(HASH_BLOCK_BYTES, Math.max(1, st.size));
+    const blocks = [Buffer.allocUnsafe(len), Buffer.allocUnsafe(len)];
     let size = 0;
-    for (;;) {
-      if (signal?.aborted) throw abortError(signal);
-      const { bytesRead } = await fh.read(block, 0, block.length, size);
+    let next = fh.read(blocks[0]!, 0, len, 0);
+    for (let i = 0; ; i ^= 1) {
+      const { bytesRead, buffer } = await next;
       if (bytesRead === 0) break;
-      hash.update(block.subarray(0, bytesRead));
+      if (signal?.aborted) throw abortError(signal);
       size += bytesRead;
+      next = fh.read(blocks[i ^ 1]!, 0, len, size);
+      // Awaited below, unless an abort ends the pass first: then nothing waits for it.
+      next.catch(() => undefined);
+      hash.update(buffer.subarray(0, bytesRead));
     }
     return {
       size,
