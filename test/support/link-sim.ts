@@ -440,6 +440,8 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
     const send = (f: Flow, w: { offset: number; len: number; first: boolean }): void => {
       const t = ctl.onSend(now, w.len, { first: w.first });
       const n = nReq++;
+      // What its answer takes on the wire (coded), reported with it.
+      const sent = spec.coded?.(w.len) ?? w.len;
       f.inflight++;
       f.asked += w.len;
       f.res.requests++;
@@ -462,7 +464,7 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
           f.res.delivered += bytes;
           f.res.bins[Math.min(nBins - 1, Math.floor(now / BIN_MS))]! += bytes;
           if (f.res.delivered >= f.spec.bytes) f.res.doneAt = now;
-          ctl.onAnswer(now, t, bytes, spec.coded?.(bytes) ?? bytes);
+          ctl.onAnswer(now, t, bytes, sent);
         }
         pump();
       };
@@ -471,7 +473,6 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
         if (spec.busy?.(n)) return ev.push(now + half, answered(0, true));
         const hold = spec.answerDelay?.(n, now) ?? 0;
         ev.push(now + hold, () => {
-          const sent = spec.coded?.(w.len) ?? w.len;
           wire += sent;
           if (!bound) return enqueue(ai, sent, answered(w.len, false));
           held.push({ agent: ai, bytes: sent, done: answered(w.len, false) });
