@@ -19,16 +19,20 @@
  *
  * The control law, by state:
  * - `startup`: from two initial chunks the budget grows by 1.5× every answered byte while the
- *   lesser queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut to match.
+ *   lesser queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut to match;
+ *   never past what the bottleneck (packet pairs) moves in the base round trip and the target.
+ *   An end the next round trips contradict (the queue gone, the rate still growing: the sender's
+ *   own pace read as queue) brings startup back once (HyStart++'s spurious exit, D130).
  * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip),
  *   but once the rate stopped growing (BBR's full pipe) not past what the rate moves in the base
  *   round trip and the target; nearer, by a step a round trip that is the same for every flow and
  *   shrinks as the queue nears the target (LEDBAT's), once the pipe is full at most what the
  *   bottleneck (packet pairs) moves in ¾ of it (D127); over it, it drops in proportion to the
- *   excess. Additive increase with proportional decrease makes separate controllers on one
- *   bottleneck converge to even shares. One answer far over, arriving slowly or after a hole, is
- *   a slower link (D110) and the rate follows it; if the next follows at the old pace, the path
- *   had paused (a busy process, a sender's ProbeRTT): undone, and nothing it held counts (D121).
+ *   excess. Additive increase with proportional decrease makes separate
+ *   controllers on one bottleneck converge to even shares. One answer far over, arriving slowly
+ *   or after a hole, is a slower link (D110) and the rate follows it; if the next follows at the
+ *   old pace, the path had paused (a busy process, a sender's ProbeRTT): undone, and nothing it
+ *   held counts (D121).
  * - `probing`: every `PROBE_INTERVAL_MS` the budget drops to what the rate moves in the base round
  *   trip for at least `PROBE_MIN_MS` and a round trip (BBR's ProbeRTT, LEDBAT++'s slowdown), so
  *   every flow sees the empty queue now and then; then the budget it had comes back, up to what
@@ -81,6 +85,8 @@ const QUEUE_SHARE = 0.75;
 const CUT = 0.8;
 /** The budget's growth per answered byte in startup while no queue shows (×2.5 a round trip). */
 const STARTUP_GAIN = 1.5;
+/** The budget's growth per answered byte far under the target, past startup (×1.5 a round trip). */
+const FAR_UNDER_GAIN = 0.5;
 /** The deepest a cut for the queue delay goes in one round trip (a link that slowed: below). */
 const MIN_CUT = 0.7;
 /** The budget's additive increase a round trip under the target, the same for every flow. */
@@ -91,6 +97,10 @@ const RESTART_PACE_GAIN = 1.25;
 const RATE_WINDOW_RTTS = 4;
 /** The pipe is full after this many round trips whose rate grew by less than a quarter (BBR's). */
 const PIPE_FULL_ROUNDS = 3;
+/** Startup's end may prove spurious within this many round trips (HyStart++'s CSS rounds)... */
+const CSS_ROUNDS = 5;
+/** ... once the rate grew by a quarter in this many of them, each one after the end. */
+const CSS_GREW = 3;
 
 /** The least round trip (ms) of chunks of about `len` bytes, and the link's rate then (B/ms). */
 type Floor = { rtt: number; len: number; rate: number };
@@ -161,6 +171,10 @@ export class PathController {
   private firstSentAt = 0;
   /** BBR's round trip: the count that ends it, the rate it last grew to, rounds since, full pipe. */
   private round = { end: 0, rate: 0, flat: 0, pipeFull: false };
+  /** Round trips after startup's end in which it may prove spurious, and those the rate grew in. */
+  private css = { left: 0, grew: 0 };
+  /** Startup came back once after a spurious end: its next end is final (until a reset). */
+  private resumed = false;
   /** Non-zero while samples are app-limited: the delivered count that ends it. */
   private appLimitedUntil = 0;
   /** Requests in flight with a deadline, oldest first. */
@@ -181,7 +195,7 @@ export class PathController {
     [this.rates, this.acks, this.slowed] = [new MaxFilter(), new MaxFilter(), undefined];
     [this.floors, this.oldFloors] = [new Map<number, Floor>(), new Map<number, Floor>()];
     [this.srtt, this.rttvar, this.delays, this.pairs, this.backoff] = [0, 0, [], [], 1];
-    this.coded = 1;
+    [this.coded, this.css, this.resumed] = [1, { left: 0, grew: 0 }, false];
     [this.mode, this.budget, this.nextProbeAt] = ["startup", 2 * INITIAL_CHUNK_BYTES, Number.NaN];
     this.round = { end: this.delivered, rate: 0, flat: 0, pipeFull: false };
     this.restart = { until: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
@@ -401,12 +415,18 @@ export class PathController {
       const prev = this.delays.length >= 2 ? this.delays[this.delays.length - 2]! : queued;
       if (Math.min(queued, prev) < 0.75 * T) {
         // BBR's startup gain: more than doubling a round trip while no queue shows at all.
-        const gain = queued < T / 4 ? STARTUP_GAIN : 1;
-        if (!t.appLimited) this.budget = Math.min(this.budget + gain * bytes, this.limit);
+        // Never past what the bottleneck moves with the target's queue; come back after a spurious
+        // end, with no such measure, no faster than steady far under the target.
+        const most = this.bottleneckBudget(now);
+        const back = this.resumed && most === Number.POSITIVE_INFINITY;
+        const gain = back ? FAR_UNDER_GAIN : queued < T / 4 ? STARTUP_GAIN : 1;
+        const grown = Math.min(this.budget + gain * bytes, this.limit, most);
+        if (!t.appLimited) this.budget = Math.max(this.budget, grown);
         return;
       }
       // A cut in proportion to the queue: startup's rate (the budget's of a round trip ago) is low.
       this.mode = "steady";
+      this.css = { left: this.resumed ? 0 : CSS_ROUNDS, grew: 0 };
       const base = this.baseRttMs;
       const factor = Math.min(1, (base + CUT * T) / (base + Math.min(queued, prev)));
       this.budget = Math.max(this.steady(this.rates.value), this.budget * factor);
@@ -432,12 +452,19 @@ export class PathController {
       return;
     }
     if (t.appLimited) return;
+    // Startup ended on a queue that is gone while the rate kept growing: the sender's own pace
+    // (a socket restarting after idle paces from a few packets a round trip), not the path's.
+    const calm = this.delays.length === DELAY_SAMPLES && Math.max(...this.delays) < T / 4;
+    if (this.css.grew >= CSS_GREW && calm) {
+      [this.mode, this.css, this.resumed] = ["startup", { left: 0, grew: 0 }, true];
+      return;
+    }
     // Under: a step a round trip, the same for every flow (longer on a long path), less as the
     // queue nears the target (a quarter at least: flows converge); half the budget more while far
     // under, unless the pipe is full and the budget moves the rate with the target's queue.
     const frac = bytes / Math.max(1, this.budget);
     const room = !this.round.pipeFull || this.budget < this.steady(this.rates.value);
-    const mult = room && Math.max(...this.delays) < T / 4 ? 0.5 : 0;
+    const mult = room && Math.max(...this.delays) < T / 4 ? FAR_UNDER_GAIN : 0;
     const near = Math.max(0.25, (T - delay) / T);
     // With the pipe full a step fills at most T at the bottleneck's rate (the median pair; under
     // the rate delivered, sends spaced them) in a round trip: the delay shows it a round trip late.
@@ -533,6 +560,19 @@ export class PathController {
     if (sample > 0 && (!t.appLimited || sample > this.rates.value)) this.rates.add(now, sample);
   }
 
+  /**
+   * What the bottleneck moves in the base round trip and the target: the median packet pair of
+   * the last round trip (D127's pairs; three at least), else no bound.
+   */
+  private bottleneckBudget(now: number): number {
+    const from = now - Math.max(this.srtt, this.baseRttMs);
+    const v = this.pairs.filter((p) => p.at >= from).map((p) => p.v);
+    if (v.length < 3) return Number.POSITIVE_INFINITY;
+    v.sort((a, b) => a - b);
+    // No slower than what it delivers (D127's reason: sends may space the pairs).
+    return Math.max(v[v.length >> 1]!, this.rates.value) * (this.baseRttMs + this.targetMs);
+  }
+
   /** What the rate moves in a third of the target (the first chunk before any answer). */
   private rateChunk(): number {
     const r = this.rates.value;
@@ -550,8 +590,10 @@ export class PathController {
     const r = this.round;
     if (t.delivered < r.end) return;
     r.end = this.delivered;
-    if (this.rates.value >= 1.25 * r.rate)
-      [r.rate, r.flat, r.pipeFull] = [this.rates.value, 0, false];
+    const grew = this.rates.value >= 1.25 * r.rate;
+    if (this.css.left > 0)
+      this.css = grew ? { left: this.css.left - 1, grew: this.css.grew + 1 } : { left: 0, grew: 0 };
+    if (grew) [r.rate, r.flat, r.pipeFull] = [this.rates.value, 0, false];
     else if (!t.appLimited && ++r.flat >= PIPE_FULL_ROUNDS) r.pipeFull = true;
   }
 

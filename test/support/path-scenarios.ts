@@ -410,3 +410,28 @@ export function pauses(make: MakeController, mbit: number, rtt: number): PauseFi
     leastBudget: Math.min(...budgets) / (perMs(mbit) * (rtt + 60)),
   };
 }
+
+export interface RampFigures {
+  /** The share of the link each of the first three seconds moved. */
+  perSecond: number[];
+  /** The controller's states in order, each once per spell (sampled every 10 ms). */
+  states: string[];
+}
+
+/**
+ * An upload of 239 MiB at `mbit`, `rtt` ms, from a socket pacing as BBR restarting from ten
+ * packets a round trip (the Agent's own TCP after an idle spell), small requests every 300 ms.
+ */
+export function ramp(make: MakeController, mbit: number, rtt: number): RampFigures {
+  const r = simulate(
+    { rates: [{ at: 0, mbit }], baseRttMs: rtt, until: 60_000, paceGain: 2.89, traceEveryMs: 10 },
+    [{ controller: make(), flows: [{ bytes: 239 * MiB, window: 15 }], smallEveryMs: 300 }],
+  );
+  const f = r.flows[0]!;
+  const states: string[] = [];
+  for (const t of r.traces[0]!) if (states[states.length - 1] !== t.state) states.push(t.state);
+  return {
+    perSecond: [0, 1, 2].map((s) => goodput(f, s * 1000, (s + 1) * 1000) / (perMs(mbit) * 1000)),
+    states,
+  };
+}
