@@ -7,50 +7,22 @@
  * (the answer or ack arrived with `bytes` of payload), `onBusy`, `onTimeout` or `onAbandon` (it
  * ended saying nothing of the path). Same calls, same decisions: tests run it on a simulated link.
  *
- * Estimators, after TCP BBR (delivery rate, minimum round trip) and LEDBAT (RFC 6817):
- * - rate: the largest delivery-rate sample of the last two seconds or four base round trips
- *   (bytes answered while a request was out, over the longer of its send and answer intervals);
- *   app-limited samples count only when they raise it.
- * - base round trip: the least round trip of the current and the previous probe period, less the
- *   chunk's own transmission (so it is measured again, and a latecomer learns the empty queue).
- * - queue delay: a chunk's round trip less the base and its own transmission, the second least of
- *   the last four (one late answer is no queue; a burst read at once counts once, at its least).
- *   A round trip long from the first answer on is base, never queue.
- *
- * The control law, by state:
- * - `startup`: from two initial chunks the budget grows by 1.5× every answered byte while the
- *   lesser queue delay of the last two answers stays low (LEDBAT++'s exit), then is cut to match;
- *   never past what the bottleneck (packet pairs) moves in the base round trip and the target.
- *   An end the next round trips contradict (the queue gone, the rate still growing: the sender's
- *   own pace read as queue) brings startup back once (HyStart++'s spurious exit, D130).
- * - `steady`: far under the target the budget grows multiplicatively (up to doubling a round trip),
- *   but once the rate stopped growing (BBR's full pipe) not past what the rate moves in the base
- *   round trip and the target; nearer, by a step a round trip that is the same for every flow and
- *   shrinks as the queue nears the target (LEDBAT's), once the pipe is full at most what the
- *   bottleneck (packet pairs) moves in ¾ of it (D127); over it, it drops in proportion to the
- *   excess. Additive increase with proportional decrease makes separate
- *   controllers on one bottleneck converge to even shares. One answer far over, arriving slowly
- *   or after a hole, is a slower link (D110) and the rate follows it; if the next follows at the
- *   old pace, the path had paused (a busy process, a sender's ProbeRTT): undone, and nothing it
- *   held counts (D121).
- * - `probing`: every `PROBE_INTERVAL_MS` the budget drops to what the rate moves in the base round
- *   trip for at least `PROBE_MIN_MS` and a round trip (BBR's ProbeRTT, LEDBAT++'s slowdown), so
- *   every flow sees the empty queue now and then; then the budget it had comes back, up to what
- *   the rate moves in the base round trip and the target.
- * - `backed-off`: a `busy` or late answer halves the budget (once a round trip); no growth until an
- *   answer to a request sent after it arrives.
- * After an idle spell a round trip's requests leave paced, the budget over 0.8 of it (BBR's idle
- * restart): a relay pacing at 2.89× would send a budget asked at once as one burst (D126).
- * The budget grows from the delay, not the rate it caused. A chunk is the larger of what the rate
- * moves in a third of the target and a share of the budget (a sixth in startup, a twelfth after),
- * at most half of it (the next request travels while one is answered), in whole pages, and at least
- * the budget over the window (else the window stops the sending: app-limited) and what carries
- * 8 KiB on the wire (coded, more: it shrinks better, D128); the budget is two rate chunks at
- * least. The target (60 ms, LEDBAT++'s) stays under a router's queue (D111, D120).
- *
- * A request's deadline (D41), `max(2 s, 2 × smoothed round trip + 4 × its variation)`, doubled
- * after each lost answer up to 60 s, counts from when it became the oldest in flight (an answer
- * slow because the link slowed is never lost); a read's first chunk (may wait on a hash) has none.
+ * Estimators after TCP BBR and LEDBAT (RFC 6817): the delivery rate (a max filter), the base round
+ * trip (the least of this probe period and the last, less the chunk's own transmission), the queue
+ * delay (the second least of the last four readings), the bottleneck's rate (packet pairs, D127).
+ * The law, by state (each step's reason is in its decision):
+ * - `startup`: the budget grows 1.5× every answered byte until the queue shows (LEDBAT++'s exit),
+ *   never past what the bottleneck moves in the base round trip and the target; an end the next
+ *   round trips contradict (a sender's own pace read as queue) brings it back once (D130).
+ * - `steady`: multiplicative growth far under the target (not past the path's product and the
+ *   target once the pipe is full, D120), a step a round trip near it that is the same for every
+ *   flow (D127), a cut in proportion over it; a slower link followed at once (D110), a pause
+ *   undone (D117, D121).
+ * - `probing`: every `PROBE_INTERVAL_MS`, about a round trip at the path's product (D100).
+ * - `backed-off`: a `busy` or late answer halves the budget, once a round trip.
+ * After an idle spell a round trip's requests leave paced (D126). A chunk is sized by the rate and
+ * the budget, never under what carries 8 KiB on the wire (D122, D123, D125, D128). A request's
+ * deadline (D41, D101) counts from when it became the oldest in flight.
  */
 
 import type { PathControllerOptions, PathState, SendOptions, SendTicket } from "./path-types.ts";
@@ -79,28 +51,23 @@ const [STARTUP_CHUNKS, BUDGET_CHUNKS] = [6, 12];
 const PAGE = 4096;
 /** Queue-delay samples of which the least is taken (LEDBAT's "current delay" filter). */
 const DELAY_SAMPLES = 4;
-/** The share of the target the queue ahead of a chunk may take. */
-const QUEUE_SHARE = 0.75;
-/** A cut for the queue delay aims at this share of that. */
-const CUT = 0.8;
-/** The budget's growth per answered byte in startup while no queue shows (×2.5 a round trip). */
-const STARTUP_GAIN = 1.5;
-/** The budget's growth per answered byte far under the target, past startup (×1.5 a round trip). */
-const FAR_UNDER_GAIN = 0.5;
-/** The deepest a cut for the queue delay goes in one round trip (a link that slowed: below). */
-const MIN_CUT = 0.7;
+/**
+ * The share of the target the queue ahead of a chunk may take; a cut for the queue delay aims at
+ * `CUT` of that, and goes at most to `MIN_CUT` in a round trip (a link that slowed: below).
+ */
+const [QUEUE_SHARE, CUT, MIN_CUT] = [0.75, 0.8, 0.7];
+/** The budget's growth per answered byte: startup's (×2.5 a round trip), far under the target's. */
+const [STARTUP_GAIN, FAR_UNDER_GAIN] = [1.5, 0.5];
 /** The budget's additive increase a round trip under the target, the same for every flow. */
 const STEP_BYTES = INITIAL_CHUNK_BYTES;
 /** A restart's pace, × the budget a round trip (BBR paces an idle restart at its bandwidth). */
 const RESTART_PACE_GAIN = 1.25;
-/** Rate samples are kept for at least this many base round trips. */
-const RATE_WINDOW_RTTS = 4;
-/** The pipe is full after this many round trips whose rate grew by less than a quarter (BBR's). */
-const PIPE_FULL_ROUNDS = 3;
-/** Startup's end may prove spurious within this many round trips (HyStart++'s CSS rounds)... */
-const CSS_ROUNDS = 5;
-/** ... once the rate grew by a quarter in this many of them, each one after the end. */
-const CSS_GREW = 3;
+/**
+ * Rate samples are kept for at least `RATE_WINDOW_RTTS` base round trips; the pipe is full after
+ * `PIPE_FULL_ROUNDS` whose rate grew by less than a quarter (BBR's); startup's end was spurious if
+ * the rate grew by a quarter in `CSS_GREW` of the next `CSS_ROUNDS` (HyStart++'s).
+ */
+const [RATE_WINDOW_RTTS, PIPE_FULL_ROUNDS, CSS_ROUNDS, CSS_GREW] = [4, 3, 5, 3];
 
 /** The least round trip (ms) of chunks of about `len` bytes, and the link's rate then (B/ms). */
 type Floor = { rtt: number; len: number; rate: number };
@@ -203,33 +170,27 @@ export class PathController {
   }
 
   // --- what the scheduler reads
-
   get state(): PathState {
     return this.mode;
   }
-
   /** The bytes the transfers may keep in flight now. */
   get budgetBytes(): number {
     // Two chunks of the rate's size at least; one in a slowdown (that must empty the queue).
     const least = (this.mode === "probing" ? 1 : 2) * this.rateChunk();
     return Math.min(this.limit, Math.max(this.budget, least));
   }
-
   /** The bytes in flight (sent, not yet answered). */
   get inflightBytes(): number {
     return this.inflight;
   }
-
   /** The delivery rate, in bytes a second (0 before the first answer). */
   get rate(): number {
     return this.rates.value * 1000;
   }
-
   /** The smoothed round trip of a chunk, in ms (0 before the first answer). */
   get rttMs(): number {
     return this.srtt;
   }
-
   /** The base round trip, in ms: the least seen lately, less the chunk's own transmission. */
   get baseRttMs(): number {
     const r = this.linkRate();
@@ -279,14 +240,12 @@ export class PathController {
   get sendAtMs(): number {
     return this.restart.sendAt;
   }
-
   /** A timed request's deadline (ms) from when it is the oldest in flight; none before an RTT. */
   get deadlineMs(): number | undefined {
     if (this.srtt === 0) return undefined;
     const rto = Math.max(MIN_CHUNK_DEADLINE_MS, 2 * this.srtt + 4 * this.rttvar) * this.backoff;
     return Math.min(MAX_CHUNK_DEADLINE_MS, rto);
   }
-
   /** When the oldest timed request in flight is late; undefined when none can be. */
   nextDeadlineAt(): number | undefined {
     const d = this.deadlineMs;
@@ -303,7 +262,6 @@ export class PathController {
   }
 
   // --- what the scheduler reports
-
   /** Caps the budget (what `window` requests of the chunk ceilings could keep in flight). */
   setLimit(bytes: number, window = this.window): void {
     [this.limit, this.window] = [Math.max(2 * MIN_CHUNK_BYTES, bytes), Math.max(1, window)];
