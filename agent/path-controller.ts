@@ -375,11 +375,11 @@ export class PathController {
         // BBR's startup gain: more than doubling a round trip while no queue shows at all.
         // Never past what the bottleneck moves with the target's queue; come back after a spurious
         // end, with no such measure, no faster than steady far under the target.
+        if (t.appLimited) return;
         const most = this.bottleneckBudget(now);
-        const back = this.resumed && most === Number.POSITIVE_INFINITY;
+        const back = this.resumed && most === Infinity;
         const gain = back ? FAR_UNDER_GAIN : queued < T / 4 ? STARTUP_GAIN : 1;
-        const grown = Math.min(this.budget + gain * bytes, this.limit, most);
-        if (!t.appLimited) this.budget = Math.max(this.budget, grown);
+        this.budget = Math.max(this.budget, Math.min(this.budget + gain * bytes, this.limit, most));
         return;
       }
       // A cut in proportion to the queue: startup's rate (the budget's of a round trip ago) is low.
@@ -426,8 +426,7 @@ export class PathController {
     const near = Math.max(0.25, (T - delay) / T);
     // With the pipe full a step fills at most T at the bottleneck's rate (the median pair; under
     // the rate delivered, sends spaced them) in a round trip: the delay shows it a round trip late.
-    const v = this.round.pipeFull ? this.pairs.map((p) => p.v).sort((a, b) => a - b) : [];
-    const c = v.length < 8 ? 0 : v[v.length >> 1]!;
+    const c = this.round.pipeFull ? this.medianPair(8) : 0;
     const most = c > 0 && c >= 0.7 * this.rates.value ? c * T : Infinity;
     const step = Math.min(STEP_BYTES * (1 + this.baseRttMs / 50), most) * near;
     this.budget = Math.min(this.budget + bytes * mult + frac * step, this.limit);
@@ -518,17 +517,17 @@ export class PathController {
     if (sample > 0 && (!t.appLimited || sample > this.rates.value)) this.rates.add(now, sample);
   }
 
-  /**
-   * What the bottleneck moves in the base round trip and the target: the median packet pair of
-   * the last round trip (D127's pairs; three at least), else no bound.
-   */
+  /** What the bottleneck (the last round trip's pairs, three at least) moves in base + target. */
   private bottleneckBudget(now: number): number {
-    const from = now - Math.max(this.srtt, this.baseRttMs);
-    const v = this.pairs.filter((p) => p.at >= from).map((p) => p.v);
-    if (v.length < 3) return Number.POSITIVE_INFINITY;
-    v.sort((a, b) => a - b);
-    // No slower than what it delivers (D127's reason: sends may space the pairs).
-    return Math.max(v[v.length >> 1]!, this.rates.value) * (this.baseRttMs + this.targetMs);
+    const c = this.medianPair(3, now - Math.max(this.srtt, this.baseRttMs));
+    // No slower than what it delivers (D127's reason: sends may space the pairs); none: no bound.
+    return c === 0 ? Infinity : Math.max(c, this.rates.value) * (this.baseRttMs + this.targetMs);
+  }
+
+  /** The median packet pair taken at `since` or later, if there are `least` of them; else 0. */
+  private medianPair(least: number, since = Number.NEGATIVE_INFINITY): number {
+    const v = this.pairs.filter((p) => p.at >= since).map((p) => p.v);
+    return v.length < least ? 0 : v.sort((a, b) => a - b)[v.length >> 1]!;
   }
 
   /** What the rate moves in a third of the target (the first chunk before any answer). */
