@@ -20,9 +20,10 @@
  *   undone (D117, D121).
  * - `probing`: every `PROBE_INTERVAL_MS`, about a round trip at the path's product (D100).
  * - `backed-off`: a `busy` or late answer halves the budget, once a round trip.
- * After an idle spell a round trip's requests leave paced (D126). A chunk is sized by the rate and
- * the budget, never under what carries 8 KiB on the wire (D122, D123, D125, D128). A request's
- * deadline (D41, D101) counts from when it became the oldest in flight.
+ * Requests leave paced for a round trip after an idle spell (D126), and always on a long path
+ * (D131). A chunk is sized by the rate and the budget, never under what carries 8 KiB on the wire
+ * (D122, D123, D125, D128). A request's deadline (D41, D101) counts from when it became the oldest
+ * in flight.
  */
 
 import type { PathControllerOptions, PathState, SendOptions, SendTicket } from "./path-types.ts";
@@ -47,10 +48,8 @@ export const PROBE_INTERVAL_MS = 5000;
 export const PROBE_MIN_MS = 200;
 /** A chunk's least share of the budget in startup and after it (D125; a window of 16 carries it). */
 const [STARTUP_CHUNKS, BUDGET_CHUNKS] = [6, 12];
-/** Chunk sizes are multiples of this. */
-const PAGE = 4096;
-/** Queue-delay samples of which the least is taken (LEDBAT's "current delay" filter). */
-const DELAY_SAMPLES = 4;
+/** Chunks are multiples of `PAGE`; the queue delay is read over `DELAY_SAMPLES` (LEDBAT's filter). */
+const [PAGE, DELAY_SAMPLES] = [4096, 4];
 /**
  * The share of the target the queue ahead of a chunk may take; a cut for the queue delay aims at
  * `CUT` of that, and goes at most to `MIN_CUT` in a round trip (a link that slowed: below).
@@ -60,8 +59,8 @@ const [QUEUE_SHARE, CUT, MIN_CUT] = [0.75, 0.8, 0.7];
 const [STARTUP_GAIN, FAR_UNDER_GAIN] = [1.5, 0.5];
 /** The budget's additive increase a round trip under the target, the same for every flow. */
 const STEP_BYTES = INITIAL_CHUNK_BYTES;
-/** A restart's pace, × the budget a round trip (BBR paces an idle restart at its bandwidth). */
-const RESTART_PACE_GAIN = 1.25;
+/** Requests' pace (× the budget a round trip): after idle, as BBR's restart; on a long path (D131). */
+const [RESTART_PACE_GAIN, LONG_PATH_PACE_GAIN, LONG_PATH_TARGETS] = [1.25, 2, 4];
 /**
  * Rate samples are kept for at least `RATE_WINDOW_RTTS` base round trips; the pipe is full after
  * `PIPE_FULL_ROUNDS` whose rate grew by less than a quarter (BBR's); startup's end was spurious if
@@ -119,8 +118,8 @@ export class PathController {
   private slowed: { at: number; rates: MaxFilter; budget: number } | undefined;
   /** Requests sent before this met a pause of the path: their answers are no queue samples. */
   private pausedBefore = Number.NEGATIVE_INFINITY;
-  /** The pace after an idle spell: until when, and the next request not before `sendAt`. */
-  private restart = { until: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
+  /** Requests' pace: an idle restart's until `restartUntil`; the next not before `sendAt`. */
+  private pace = { restartUntil: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
   /** Base round-trip floors of this probe period and of the one before. */
   private floors = new Map<number, Floor>();
   private oldFloors = new Map<number, Floor>();
@@ -165,7 +164,7 @@ export class PathController {
     [this.coded, this.css, this.resumed] = [1, { left: 0, grew: 0 }, false];
     [this.mode, this.budget, this.nextProbeAt] = ["startup", 2 * INITIAL_CHUNK_BYTES, Number.NaN];
     this.round = { end: this.delivered, rate: 0, flat: 0, pipeFull: false };
-    this.restart = { until: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
+    this.pace = { restartUntil: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
     this.epoch++;
   }
 
@@ -233,12 +232,12 @@ export class PathController {
   maySend(now: number, bytes: number): boolean {
     this.tick(now);
     if (this.inflight === 0) return true;
-    return this.inflight + bytes <= this.budgetBytes && now >= this.restart.sendAt;
+    return this.inflight + bytes <= this.budgetBytes && now >= this.pace.sendAt;
   }
 
-  /** When the next request may leave by the restart's pace (ms): the caller's wake-up time. */
+  /** When the next request may leave by the pace (ms): the caller's wake-up time. */
   get sendAtMs(): number {
-    return this.restart.sendAt;
+    return this.pace.sendAt;
   }
   /** A timed request's deadline (ms) from when it is the oldest in flight; none before an RTT. */
   get deadlineMs(): number | undefined {
@@ -278,11 +277,14 @@ export class PathController {
     const first = opts.first === true;
     this.tick(now);
     if (this.inflight === 0) [this.deliveredAt, this.firstSentAt] = [now, now];
-    const r = this.restart;
-    if (this.inflight === 0 && this.srtt > 0) r.until = now + this.srtt;
-    if (now < r.until) {
-      const pace = (RESTART_PACE_GAIN * this.budgetBytes) / Math.max(1, this.srtt);
-      r.sendAt = Math.max(r.sendAt, now) + bytes / pace;
+    const p = this.pace;
+    if (this.inflight === 0 && this.srtt > 0) p.restartUntil = now + this.srtt;
+    // On a long path a round's requests, released together by answers, would come back together
+    // and queue behind each other at every hop that handles a whole answer (D131).
+    const long = this.srtt > 0 && this.baseRttMs > LONG_PATH_TARGETS * this.targetMs;
+    if (now < p.restartUntil || long) {
+      const gain = now < p.restartUntil ? RESTART_PACE_GAIN : LONG_PATH_PACE_GAIN;
+      p.sendAt = Math.max(p.sendAt, now) + bytes / ((gain * this.budgetBytes) / this.srtt);
     }
     const t: SendTicket = {
       bytes,

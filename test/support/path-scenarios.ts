@@ -152,11 +152,14 @@ export interface LongAnswerFigures {
   twoMiBMs: number;
 }
 
-/** An unshaped path (1 Gbit/s, 1 ms) whose Computer holds every answer `hold` ms. */
-export function longAnswers(make: MakeController, hold: number): LongAnswerFigures {
+/**
+ * A path of 1 ms whose Computer holds every answer `hold` ms; its bottleneck (1 Gbit/s unshaped, or
+ * a hop that handles whole answers one after another at `mbit`) carries the window's ceiling.
+ */
+export function longAnswers(make: MakeController, hold: number, mbit = 1000): LongAnswerFigures {
   const ceiling = 16 * 512 * 1024;
   const spec = {
-    rates: [{ at: 0, mbit: 1000 }],
+    rates: [{ at: 0, mbit }],
     baseRttMs: 1,
     answerDelay: () => hold,
     computer: COMPUTER,
