@@ -279,8 +279,7 @@ export class PathController {
     if (this.inflight === 0) [this.deliveredAt, this.firstSentAt] = [now, now];
     const p = this.pace;
     if (this.inflight === 0 && this.srtt > 0) p.restartUntil = now + this.srtt;
-    // On a long path a round's requests, released together by answers, would come back together
-    // and queue behind each other at every hop that handles a whole answer (D131).
+    // A long path's round of requests, sent at once, would come back at once and queue (D131).
     const long = this.srtt > 0 && this.baseRttMs > LONG_PATH_TARGETS * this.targetMs;
     if (now < p.restartUntil || long) {
       const gain = now < p.restartUntil ? RESTART_PACE_GAIN : LONG_PATH_PACE_GAIN;
