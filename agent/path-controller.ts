@@ -281,10 +281,9 @@ export class PathController {
     if (this.inflight === 0 && this.srtt > 0) p.restartUntil = now + this.srtt;
     // A long path's round of requests, sent at once, would come back at once and queue (D131).
     const long = this.srtt > 0 && this.baseRttMs > LONG_PATH_TARGETS * this.targetMs;
-    if (now < p.restartUntil || long) {
-      const gain = now < p.restartUntil ? RESTART_PACE_GAIN : LONG_PATH_PACE_GAIN;
+    const gain = now < p.restartUntil ? RESTART_PACE_GAIN : long ? LONG_PATH_PACE_GAIN : 0;
+    if (gain > 0)
       p.sendAt = Math.max(p.sendAt, now) + bytes / ((gain * this.budgetBytes) / this.srtt);
-    }
     const t: SendTicket = {
       bytes,
       sentAt: now,
