@@ -310,7 +310,7 @@ void test("answers held 600 ms or 1.8 s from the first on: the window ceiling wi
 void test(
   "a 600 ms path in TCP's own round trip, its sender pacing as BBR: the ceiling within 14 round trips",
   {
-    todo: "the law reaches it in round 34: each larger chunk's pacing reads as queue (docs/results.md); a plain TCP flow on such a path needs 11",
+    todo: "the law reaches it in round 27: each larger chunk's pacing reads as queue (docs/results.md); a plain TCP flow on such a path needs 11",
   },
   () => {
     const rounds = pacedLongPath(make, 600, 2.89);

@@ -163,7 +163,7 @@ void test("on loopback a fresh path reaches the chunk ceiling within the first f
 void test(
   "every answer held 600 ms (a loaded Computer): the window's ceiling in flight within 10 round trips",
   {
-    todo: "since D131 met in 10 of 10 runs alone and 3 of 3 beside two busy cores, but in the clean-clone CI run of 2026-12-07 08:15 (the whole suite beside it) the ceiling came in round 15: probably the pace's timers under that load, not traced (docs/results.md); the simulated test of the same goal holds it",
+    todo: "since D131 met in 10 of 10 runs alone and 3 of 3 beside two busy cores, but in the clean-clone CI run of 2026-12-07 08:15 (the whole suite beside it) the ceiling came in round 15: not traced; late pace timers do not explain it on the simulated link, a process that reads nothing for much of the time would (docs/results.md); the simulated test of the same goal holds it",
   },
   async () => {
     const hold = 600;
