@@ -20,10 +20,10 @@
  *   undone (D117, D121).
  * - `probing`: every `PROBE_INTERVAL_MS`, about a round trip at the path's product (D100).
  * - `backed-off`: a `busy` or late answer halves the budget, once a round trip.
- * Requests leave paced for a round trip after an idle spell (D126), and always on a long path
- * (D131). A chunk is sized by the rate and the budget, never under what carries 8 KiB on the wire
- * (D122, D123, D125, D128). A request's deadline (D41, D101) counts from when it became the oldest
- * in flight.
+ * Requests leave paced for a round trip after an idle spell (D126: no answer for a round trip,
+ * D132), and always on a long path (D131). A chunk is sized by the rate and the budget, never under
+ * what carries 8 KiB on the wire (D122, D123, D125, D128). A request's deadline (D41, D101) counts
+ * from when it became the oldest in flight.
  */
 
 import type { PathControllerOptions, PathState, SendOptions, SendTicket } from "./path-types.ts";
@@ -278,7 +278,8 @@ export class PathController {
     this.tick(now);
     if (this.inflight === 0) [this.deliveredAt, this.firstSentAt] = [now, now];
     const p = this.pace;
-    if (this.inflight === 0 && this.srtt > 0) p.restartUntil = now + this.srtt;
+    if (this.inflight === 0 && this.srtt > 0 && now - this.lastAnswerAt >= this.srtt)
+      p.restartUntil = now + this.srtt;
     // A long path's round of requests, sent at once, would come back at once and queue (D131).
     const long = this.srtt > 0 && this.baseRttMs > LONG_PATH_TARGETS * this.targetMs;
     const gain = now < p.restartUntil ? RESTART_PACE_GAIN : long ? LONG_PATH_PACE_GAIN : 0;
