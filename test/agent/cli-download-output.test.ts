@@ -81,16 +81,20 @@ void test("--json: one JSON object on stdout, nothing on stderr", async () => {
     file,
     carriage: "binary",
   });
-  // The pull's statistics: every request answered at once on loopback, nothing asked twice.
+  // The pull's statistics: nothing asked twice. The requests are chunks of 8 KiB (the least the
+  // path asks) to 16 KiB (the ceiling): startup's first ones are smaller when a loaded machine
+  // delays the first answers (16 in all on an idle one, 17 seen in CI).
+  const requests = stats.requests as number;
+  assert.ok(requests >= SIZE / 16384 && requests <= SIZE / 8192, `${requests} requests`);
   assert.deepEqual(
     { ...stats, rate_bytes_per_s: 0, rtt_ms: 0, elapsed_ms: 0 },
     {
-      requests: 16,
+      requests,
       bytes_received: SIZE,
       // Random bytes: the Computer answers every chunk identity (D64).
       wire_bytes: SIZE,
       wire_bytes_per_byte: 1,
-      codings: { identity: 16 },
+      codings: { identity: requests },
       busy: 0,
       timeouts: 0,
       resumes: 0,
