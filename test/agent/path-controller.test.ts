@@ -124,14 +124,13 @@ void test("nothing in flight right after an answer is no idle spell: only a roun
   const b = c.onSend(0, 16384);
   c.onAnswer(100, a, 16384);
   c.onAnswer(110, b, 16384);
-  // Nothing in flight, but an answer just came (a slowdown's lone chunk on a short path, or a
-  // window of one): the next requests leave at once. The law before D132 paced them as a restart.
+  // Nothing in flight, but an answer just came (as a slowdown's lone chunk on a short path): the
+  // next requests leave at once. The law before D132 paced them as a restart.
   const d = c.onSend(110, 16384);
   assert.equal(c.sendAtMs, Number.NEGATIVE_INFINITY);
   assert.equal(c.maySend(110, 16384), true);
   c.onAnswer(210, d, 16384);
-  // No answer for more than a round trip: an idle restart, the budget over 0.8 of a round trip
-  // (D126).
+  // No answer for more than a round trip: an idle restart (D126), the budget over 0.8 of one.
   const [budget, srtt] = [c.budgetBytes, c.rttMs];
   c.onSend(360, 16384);
   assert.equal(c.sendAtMs, 360 + 16384 / ((1.25 * budget) / srtt));
