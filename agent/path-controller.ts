@@ -20,10 +20,9 @@
  *   undone (D117, D121).
  * - `probing`: every `PROBE_INTERVAL_MS`, about a round trip at the path's product (D100).
  * - `backed-off`: a `busy` or late answer halves the budget, once a round trip.
- * Requests leave paced for a round trip after an idle spell (D126: no answer for a round trip,
- * D132), and always on a long path (D131). A chunk is sized by the rate and the budget, never under
- * what carries 8 KiB on the wire (D122, D123, D125, D128). A request's deadline (D41, D101) counts
- * from when it became the oldest in flight.
+ * Requests leave paced a round trip after an idle one (D126, D132), on a long path always (D131).
+ * Chunks are sized by the rate and the budget, never under what carries 8 KiB on the wire (D122,
+ * D123, D125, D128); a request's deadline (D41, D101) counts from when it is the oldest in flight.
  */
 
 import type { PathControllerOptions, PathState, SendOptions, SendTicket } from "./path-types.ts";
@@ -113,6 +112,7 @@ export class PathController {
   /** Packet pairs of the last 10 s (bytes/ms): the bottleneck's rate (D127). */
   private pairs: { at: number; v: number }[] = [];
   private lastAck = 0;
+  /** The last answer that sampled the path (not a read's first, nor one a pause held; D132). */
   private lastAnswerAt = 0;
   /** A "link slowed" verdict until the next answer confirms it: when, and what it replaced. */
   private slowed: { at: number; rates: MaxFilter; budget: number } | undefined;

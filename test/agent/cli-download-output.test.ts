@@ -8,14 +8,16 @@ import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
+import { MIN_CHUNK_BYTES } from "../../agent/path-controller.ts";
 import { runCli } from "../support/agent-stack.ts";
 import { useDownloadStack } from "../support/cli-process.ts";
 
-const SIZE = 16 * 16384; // 16 chunks of the 16 KiB ceiling, or more
+const CHUNK = 16384; // the pull's ceiling (--chunk-bytes)
+const SIZE = 16 * CHUNK; // 16 chunks of the ceiling, or more
 const ds = useDownloadStack(SIZE);
 
 function download(file: string, ...extra: string[]): ReturnType<typeof runCli> {
-  return runCli([...ds.args(file), "--chunk-bytes", "16384", ...extra]);
+  return runCli([...ds.args(file), "--chunk-bytes", String(CHUNK), ...extra]);
 }
 
 void test("off a TTY: a line every 10 %, then the final line", async () => {
@@ -85,7 +87,7 @@ void test("--json: one JSON object on stdout, nothing on stderr", async () => {
   // path asks) to 16 KiB (the ceiling): startup's first ones are smaller when a loaded machine
   // delays the first answers (16 in all on an idle one, 17 seen in CI).
   const requests = stats.requests as number;
-  assert.ok(requests >= SIZE / 16384 && requests <= SIZE / 8192, `${requests} requests`);
+  assert.ok(requests >= SIZE / CHUNK && requests <= SIZE / MIN_CHUNK_BYTES, `${requests} requests`);
   assert.deepEqual(
     { ...stats, rate_bytes_per_s: 0, rtt_ms: 0, elapsed_ms: 0 },
     {
