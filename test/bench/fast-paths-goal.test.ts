@@ -5,7 +5,8 @@
 // shown, not judged. One that acts at a default and costs its role CPU there misses. Points are
 // matched by direction too: raw_uploads is judged at the base64 upload, raw_acks at the pull of
 // the same carriage and chunk size; a fast path this build lacks reads "not measured", unjudged.
-// The Agent's upload_text is judged by the Agent's CPU per MB at the base64 upload (D116).
+// The Agent's upload_text is judged by the Agent's CPU per MB at the base64 upload (D116), the
+// Computer's batch_writes by the Computer's at binary 16 KiB (D133).
 // The section's report tables name each case's direction and give raw_uploads and upload_text
 // their rows. Beside each bar the goal shows the same figure of `default again`, the default run
 // once more: what two identical stacks differ by (D118).
@@ -132,6 +133,28 @@ void test("missed when one no longer pays where it was made for", async () => {
   );
   assert.equal(g.status, "missed");
   assert.match(g.why ?? "", /computer batch_writes at pull binary 16 KiB/);
+});
+
+void test("the Computer's batch_writes is judged on the Computer's CPU per MB, not the pull's MB/s (D133)", async () => {
+  const at = (d: TransportData, computerCpu: number, mbps: number): TransportData => {
+    const p = d.points.find(
+      (q) =>
+        q.config === "without computer batch_writes" &&
+        q.direction === "get" &&
+        q.carriage === "binary" &&
+        q.chunkBytes === 16 * KiB,
+    )!;
+    Object.assign(p, { computerCpuVsDefault: computerCpu, mbpsVsDefault: 1 / mbps });
+    return d;
+  };
+  // It saves the Computer a tenth of its CPU while the pull waits on other hops: met.
+  const saves = await goalWith(at(transportData(PAYING), 1.1, 1));
+  assert.equal(saves.status, "met", saves.measured);
+  assert.match(saves.measured, /computer batch_writes at pull binary 16 KiB ×1\.10/);
+  // The pull is faster beside it, the Computer's CPU the same: not its doing, missed.
+  const not = await goalWith(at(transportData(PAYING), 1, 1.1));
+  assert.equal(not.status, "missed");
+  assert.match(not.why ?? "", /computer batch_writes at pull binary 16 KiB/);
 });
 
 void test("raw_uploads is judged at the base64 upload: missed below ×1.1 there, met when it pays", async () => {
