@@ -13,7 +13,7 @@
  * The law, by state (each step's reason is in its decision):
  * - `startup`: the budget grows 1.5× every answered byte until the queue shows (LEDBAT++'s exit),
  *   never past what the bottleneck moves in the base round trip and the target; an end the next
- *   round trips contradict (a sender's own pace read as queue) brings it back once (D130).
+ *   round trips contradict (a sender's own pace read as queue) brings it back once (D130, D134).
  * - `steady`: multiplicative growth far under the target (not past the path's product and the
  *   target once the pipe is full, D120), a step a round trip near it that is the same for every
  *   flow (D127), a cut in proportion over it; a slower link followed at once (D110), a pause
@@ -63,9 +63,10 @@ const [RESTART_PACE_GAIN, LONG_PATH_PACE_GAIN, LONG_PATH_TARGETS] = [1.25, 2, 4]
 /**
  * Rate samples are kept for at least `RATE_WINDOW_RTTS` base round trips; the pipe is full after
  * `PIPE_FULL_ROUNDS` whose rate grew by less than a quarter (BBR's); startup's end was spurious if
- * the rate grew by a quarter in `CSS_GREW` of the next `CSS_ROUNDS` (HyStart++'s).
+ * the rate grew by a quarter in `CSS_GREW` of the next `CSS_ROUNDS` (HyStart++'s), or in one while
+ * the bottleneck's measure grew `CSS_PAIR_GAIN` times (D134).
  */
-const [RATE_WINDOW_RTTS, PIPE_FULL_ROUNDS, CSS_ROUNDS, CSS_GREW] = [4, 3, 5, 3];
+const [RATE_WINDOW_RTTS, PIPE_FULL_ROUNDS, CSS_ROUNDS, CSS_GREW, CSS_PAIR_GAIN] = [4, 3, 5, 3, 2];
 
 /** The least round trip (ms) of chunks of about `len` bytes, and the link's rate then (B/ms). */
 type Floor = { rtt: number; len: number; rate: number };
@@ -137,8 +138,11 @@ export class PathController {
   private firstSentAt = 0;
   /** BBR's round trip: the count that ends it, the rate it last grew to, rounds since, full pipe. */
   private round = { end: 0, rate: 0, flat: 0, pipeFull: false };
-  /** Round trips after startup's end in which it may prove spurious, and those the rate grew in. */
-  private css = { left: 0, grew: 0 };
+  /**
+   * Round trips after startup's end in which it may prove spurious, those the rate grew in, and
+   * the bottleneck's measure at the end (or the first after it; 0: none yet).
+   */
+  private css = { left: 0, grew: 0, pair: 0 };
   /** Startup came back once after a spurious end: its next end is final (until a reset). */
   private resumed = false;
   /** Non-zero while samples are app-limited: the delivered count that ends it. */
@@ -161,7 +165,7 @@ export class PathController {
     [this.rates, this.acks, this.slowed] = [new MaxFilter(), new MaxFilter(), undefined];
     [this.floors, this.oldFloors] = [new Map<number, Floor>(), new Map<number, Floor>()];
     [this.srtt, this.rttvar, this.delays, this.pairs, this.backoff] = [0, 0, [], [], 1];
-    [this.coded, this.css, this.resumed] = [1, { left: 0, grew: 0 }, false];
+    [this.coded, this.css, this.resumed] = [1, { left: 0, grew: 0, pair: 0 }, false];
     [this.mode, this.budget, this.nextProbeAt] = ["startup", 2 * INITIAL_CHUNK_BYTES, Number.NaN];
     this.round = { end: this.delivered, rate: 0, flat: 0, pipeFull: false };
     this.pace = { restartUntil: Number.NEGATIVE_INFINITY, sendAt: Number.NEGATIVE_INFINITY };
@@ -385,7 +389,7 @@ export class PathController {
       }
       // A cut in proportion to the queue: startup's rate (the budget's of a round trip ago) is low.
       this.mode = "steady";
-      this.css = { left: this.resumed ? 0 : CSS_ROUNDS, grew: 0 };
+      this.css = { left: this.resumed ? 0 : CSS_ROUNDS, grew: 0, pair: this.roundPair(now) };
       const base = this.baseRttMs;
       const factor = Math.min(1, (base + CUT * T) / (base + Math.min(queued, prev)));
       this.budget = Math.max(this.steady(this.rates.value), this.budget * factor);
@@ -412,10 +416,14 @@ export class PathController {
     }
     if (t.appLimited) return;
     // Startup ended on a queue that is gone while the rate kept growing: the sender's own pace
-    // (a socket restarting after idle paces from a few packets a round trip), not the path's.
+    // (a socket restarting after idle paces from a few packets a round trip), not the path's. A
+    // bottleneck that doubled its rate says so a round trip after (a link does not; a pace does).
     const calm = this.delays.length === DELAY_SAMPLES && Math.max(...this.delays) < T / 4;
-    if (this.css.grew >= CSS_GREW && calm) {
-      [this.mode, this.css, this.resumed] = ["startup", { left: 0, grew: 0 }, true];
+    const css = this.css;
+    if (css.left > 0 && css.pair === 0) css.pair = this.roundPair(now);
+    const paced = css.pair > 0 && css.grew >= 1 && this.roundPair(now) >= CSS_PAIR_GAIN * css.pair;
+    if ((css.grew >= CSS_GREW && calm) || paced) {
+      [this.mode, this.css, this.resumed] = ["startup", { left: 0, grew: 0, pair: 0 }, true];
       return;
     }
     // Under: a step a round trip, the same for every flow (longer on a long path), less as the
@@ -520,9 +528,14 @@ export class PathController {
 
   /** What the bottleneck (the last round trip's pairs, three at least) moves in base + target. */
   private bottleneckBudget(now: number): number {
-    const c = this.medianPair(3, now - Math.max(this.srtt, this.baseRttMs));
+    const c = this.roundPair(now);
     // No slower than what it delivers (D127's reason: sends may space the pairs); none: no bound.
     return c === 0 ? Infinity : Math.max(c, this.rates.value) * (this.baseRttMs + this.targetMs);
+  }
+
+  /** The bottleneck's rate by the last round trip's pairs (three at least; else 0). */
+  private roundPair(now: number): number {
+    return this.medianPair(3, now - Math.max(this.srtt, this.baseRttMs));
   }
 
   /** The median packet pair taken at `since` or later, if there are `least` of them; else 0. */
@@ -549,8 +562,11 @@ export class PathController {
     if (t.delivered < r.end) return;
     r.end = this.delivered;
     const grew = this.rates.value >= 1.25 * r.rate;
-    if (this.css.left > 0)
-      this.css = grew ? { left: this.css.left - 1, grew: this.css.grew + 1 } : { left: 0, grew: 0 };
+    const css = this.css;
+    if (css.left > 0)
+      this.css = grew
+        ? { ...css, left: css.left - 1, grew: css.grew + 1 }
+        : { left: 0, grew: 0, pair: 0 };
     if (grew) [r.rate, r.flat, r.pipeFull] = [this.rates.value, 0, false];
     else if (!t.appLimited && ++r.flat >= PIPE_FULL_ROUNDS) r.pipeFull = true;
   }

@@ -20,7 +20,8 @@
  * 2 Mbit/s path overflow the shaper's queue; the law before D128 coded text at 1 and 2 Mbit/s
  * in chunks too small to reach 3x identity; the law before D130 runs startup past a router's
  * queue and stays out of it after a sender's pace ended it; the law before D132 paces requests
- * sent right after an answer as if the path had been idle.
+ * sent right after an answer as if the path had been idle; the law before D134 brings startup
+ * back 2.8–4.9 round trips after a sender's pace ended it, where packet pairs proved it in one.
  */
 // @pure
 import assert from "node:assert/strict";
@@ -38,6 +39,7 @@ import {
   rateStep,
   senderStall,
   shares,
+  spuriousEnd,
   windowShortMs,
 } from "../support/path-scenarios.ts";
 
@@ -238,6 +240,24 @@ void test("an upload whose socket restarts paced from ten packets a round trip: 
   assert.deepEqual(r.states.slice(0, 3), ["startup", "steady", "startup"]);
   assert.ok(r.perSecond[1]! >= 0.9, `the second second: ${r.perSecond[1]!.toFixed(3)} of the link`);
   assert.ok(r.perSecond[2]! >= 0.98, `the third second: ${r.perSecond[2]!.toFixed(3)} of the link`);
+});
+
+void test("a download whose Computer's socket restarts paced: startup comes back within 2.5 round trips of its spurious end", () => {
+  // The socket's pace ends startup at its first answers; the next round trip's packet pairs are
+  // twice as fast (a link's rate does not grow; a pace does) while the rate grew by a quarter: a
+  // round trip of proof (D134). The law before waited for three rounds of growth and a calm
+  // queue that the pace kept over a quarter of the target: 3.0 round trips at 100 ms, 4.9 at 200.
+  for (const [mbit, rtt] of [
+    [20, 100],
+    [50, 100],
+    [20, 200],
+    [50, 200],
+    [200, 200],
+  ] as const) {
+    const s = spuriousEnd(make, mbit, rtt);
+    const rounds = (s.backMs - s.endedMs) / rtt;
+    assert.ok(rounds <= 2.5, `${mbit} Mbit/s, ${rtt} ms: back after ${rounds} round trips`);
+  }
 });
 
 /** Downloads from a Computer pacing as BBR's startup (2.89x) into a router's 100 ms queue. */

@@ -438,3 +438,32 @@ export function ramp(make: MakeController, mbit: number, rtt: number): RampFigur
     states,
   };
 }
+
+export interface SpuriousEndFigures {
+  /** When startup first ended, and when it came back (ms; Infinity: not within 8 s). */
+  endedMs: number;
+  backMs: number;
+}
+
+/**
+ * A download from a Computer whose socket paces as BBR restarting from ten packets a round trip
+ * (its TCP after an idle spell), at `mbit` and `rtt` ms: its pace ends startup, then grows
+ * 2.89× a round trip while the link does not.
+ */
+export function spuriousEnd(make: MakeController, mbit: number, rtt: number): SpuriousEndFigures {
+  const r = simulate(
+    {
+      rates: [{ at: 0, mbit }],
+      baseRttMs: rtt,
+      until: 8000,
+      paceGain: 2.89,
+      traceEveryMs: 5,
+      computer: COMPUTER,
+    },
+    [{ controller: make(), flows: [{ bytes: 239 * MiB }], smallEveryMs: 300 }],
+  );
+  const t = r.traces[0]!;
+  const ended = t.find((s) => s.state !== "startup")?.at ?? Number.POSITIVE_INFINITY;
+  const back = t.find((s) => s.at > ended && s.state === "startup")?.at;
+  return { endedMs: ended, backMs: back ?? Number.POSITIVE_INFINITY };
+}
