@@ -138,10 +138,7 @@ export class PathController {
   private firstSentAt = 0;
   /** BBR's round trip: the count that ends it, the rate it last grew to, rounds since, full pipe. */
   private round = { end: 0, rate: 0, flat: 0, pipeFull: false };
-  /**
-   * Round trips after startup's end in which it may prove spurious, those the rate grew in, and
-   * the bottleneck's measure at the end (or the first after it; 0: none yet).
-   */
+  /** Startup's end may yet prove spurious: rounds left, rounds the rate grew, the pairs at it. */
   private css = { left: 0, grew: 0, pair: 0 };
   /** Startup came back once after a spurious end: its next end is final (until a reset). */
   private resumed = false;
@@ -532,55 +529,44 @@ export class PathController {
     // No slower than what it delivers (D127's reason: sends may space the pairs); none: no bound.
     return c === 0 ? Infinity : Math.max(c, this.rates.value) * (this.baseRttMs + this.targetMs);
   }
-
   /** The bottleneck's rate by the last round trip's pairs (three at least; else 0). */
   private roundPair(now: number): number {
     return this.medianPair(3, now - Math.max(this.srtt, this.baseRttMs));
   }
-
   /** The median packet pair taken at `since` or later, if there are `least` of them; else 0. */
   private medianPair(least: number, since = Number.NEGATIVE_INFINITY): number {
     const v = this.pairs.filter((p) => p.at >= since).map((p) => p.v);
     return v.length < least ? 0 : v.sort((a, b) => a - b)[v.length >> 1]!;
   }
-
   /** What the rate moves in a third of the target (the first chunk before any answer). */
   private rateChunk(): number {
     const r = this.rates.value;
     return r === 0 ? INITIAL_CHUNK_BYTES : Math.max(this.leastChunk(), (r * this.targetMs) / 3);
   }
-
   /** The least chunk: what carries `MIN_CHUNK_BYTES` on the wire (coded, up to 4× more: D128). */
   private leastChunk(): number {
     const widen = Math.min(4, Math.max(1, 1 / this.coded));
     return Math.floor((MIN_CHUNK_BYTES * widen) / PAGE) * PAGE;
   }
-
   /** Ends a round trip at the answer to its first request (BBR's); has the rate stopped growing? */
   private countRound(t: SendTicket): void {
     const r = this.round;
     if (t.delivered < r.end) return;
     r.end = this.delivered;
     const grew = this.rates.value >= 1.25 * r.rate;
-    const css = this.css;
-    if (css.left > 0)
-      this.css = grew
-        ? { ...css, left: css.left - 1, grew: css.grew + 1 }
-        : { left: 0, grew: 0, pair: 0 };
+    const c = this.css;
+    if (c.left > 0) [c.left, c.grew, c.pair] = grew ? [c.left - 1, c.grew + 1, c.pair] : [0, 0, 0];
     if (grew) [r.rate, r.flat, r.pipeFull] = [this.rates.value, 0, false];
     else if (!t.appLimited && ++r.flat >= PIPE_FULL_ROUNDS) r.pipeFull = true;
   }
-
   /** The link's rate as far as a chunk's own transmission goes: the larger estimate. */
   private linkRate(): number {
     return Math.max(this.rates.value, this.acks.value);
   }
-
   /** `rate × (base + target)`: the bytes that keep the path full with the target's queue. */
   private steady(rate: number): number {
     return Math.max(2 * MIN_CHUNK_BYTES, rate * (this.baseRttMs + this.targetMs));
   }
-
   /**
    * The least round trip of chunks of about `len` bytes (a quarter octave), this period or the last;
    * else of the next smaller size seen (its extra transmission reads as queue), or the next larger.
@@ -597,13 +583,11 @@ export class PathController {
     }
     return best?.rtt ?? Number.POSITIVE_INFINITY;
   }
-
   private addFloor(rtt: number, len: number): void {
     const key = sizeClass(len);
     const f = this.floors.get(key);
     if (!f || rtt < f.rtt) this.floors.set(key, { rtt, len, rate: this.linkRate() });
   }
-
   /** RFC 6298's smoothed round trip and its variation. */
   private addRtt(rtt: number): void {
     if (this.srtt === 0) [this.srtt, this.rttvar] = [rtt, rtt / 2];
