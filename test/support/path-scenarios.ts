@@ -419,51 +419,49 @@ export interface RampFigures {
   perSecond: number[];
   /** The controller's states in order, each once per spell (sampled every 10 ms). */
   states: string[];
-}
-
-/**
- * An upload of 239 MiB at `mbit`, `rtt` ms, from a socket pacing as BBR restarting from ten
- * packets a round trip (the Agent's own TCP after an idle spell), small requests every 300 ms.
- */
-export function ramp(make: MakeController, mbit: number, rtt: number): RampFigures {
-  const r = simulate(
-    { rates: [{ at: 0, mbit }], baseRttMs: rtt, until: 60_000, paceGain: 2.89, traceEveryMs: 10 },
-    [{ controller: make(), flows: [{ bytes: 239 * MiB, window: 15 }], smallEveryMs: 300 }],
-  );
-  const f = r.flows[0]!;
-  const states: string[] = [];
-  for (const t of r.traces[0]!) if (states[states.length - 1] !== t.state) states.push(t.state);
-  return {
-    perSecond: [0, 1, 2].map((s) => goodput(f, s * 1000, (s + 1) * 1000) / (perMs(mbit) * 1000)),
-    states,
-  };
-}
-
-export interface SpuriousEndFigures {
   /** When startup first ended, and when it came back (ms; Infinity: not within 8 s). */
   endedMs: number;
   backMs: number;
 }
 
 /**
- * A download from a Computer whose socket paces as BBR restarting from ten packets a round trip
- * (its TCP after an idle spell), at `mbit` and `rtt` ms: its pace ends startup, then grows
- * 2.89× a round trip while the link does not.
+ * A transfer of 239 MiB at `mbit`, `rtt` ms, small requests every 300 ms, from a socket pacing
+ * as BBR restarting from ten packets a round trip (its TCP after an idle spell): an upload from
+ * the Agent's own socket (a window of 15, as uploads keep), or a download from the Computer's.
+ * The pace ends startup, then grows 2.89× a round trip while the link does not.
  */
-export function spuriousEnd(make: MakeController, mbit: number, rtt: number): SpuriousEndFigures {
+export function ramp(
+  make: MakeController,
+  mbit: number,
+  rtt: number,
+  sender: "agent" | "computer" = "agent",
+): RampFigures {
+  const upload = sender === "agent";
   const r = simulate(
     {
       rates: [{ at: 0, mbit }],
       baseRttMs: rtt,
       until: 8000,
       paceGain: 2.89,
-      traceEveryMs: 5,
-      computer: COMPUTER,
+      traceEveryMs: 10,
+      ...(upload ? {} : { computer: COMPUTER }),
     },
-    [{ controller: make(), flows: [{ bytes: 239 * MiB }], smallEveryMs: 300 }],
+    [
+      {
+        controller: make(),
+        flows: [{ bytes: 239 * MiB, ...(upload ? { window: 15 } : {}) }],
+        smallEveryMs: 300,
+      },
+    ],
   );
-  const t = r.traces[0]!;
-  const ended = t.find((s) => s.state !== "startup")?.at ?? Number.POSITIVE_INFINITY;
-  const back = t.find((s) => s.at > ended && s.state === "startup")?.at;
-  return { endedMs: ended, backMs: back ?? Number.POSITIVE_INFINITY };
+  const [f, t] = [r.flows[0]!, r.traces[0]!];
+  const states: string[] = [];
+  for (const x of t) if (states[states.length - 1] !== x.state) states.push(x.state);
+  const ended = t.find((x) => x.state !== "startup")?.at ?? Number.POSITIVE_INFINITY;
+  return {
+    perSecond: [0, 1, 2].map((s) => goodput(f, s * 1000, (s + 1) * 1000) / (perMs(mbit) * 1000)),
+    states,
+    endedMs: ended,
+    backMs: t.find((x) => x.at > ended && x.state === "startup")?.at ?? Number.POSITIVE_INFINITY,
+  };
 }
