@@ -18,7 +18,8 @@
  *   target once the pipe is full, D120), a step a round trip near it that is the same for every
  *   flow (D127), a cut in proportion over it; a slower link followed at once (D110), a pause
  *   undone (D117, D121).
- * - `probing`: every `PROBE_INTERVAL_MS`, about a round trip at the path's product (D100).
+ * - `probing`: every `PROBE_INTERVAL_MS`, about a round trip at the path's product (D100); an
+ *   idle spell starts the period again (D135).
  * - `backed-off`: a `busy` or late answer halves the budget, once a round trip.
  * Requests leave paced a round trip after an idle one (D126, D132), on a long path always (D131).
  * Chunks are sized by the rate and the budget, never under what carries 8 KiB on the wire (D122,
@@ -279,8 +280,11 @@ export class PathController {
     this.tick(now);
     if (this.inflight === 0) [this.deliveredAt, this.firstSentAt] = [now, now];
     const p = this.pace;
-    if (this.inflight === 0 && this.srtt > 0 && now - this.lastAnswerAt >= this.srtt)
+    if (this.inflight === 0 && this.srtt > 0 && now - this.lastAnswerAt >= this.srtt) {
       p.restartUntil = now + this.srtt;
+      // The idle spell emptied the queue as a slowdown would: the next is a period away (D135).
+      if (this.mode !== "probing") this.nextProbeAt = now + PROBE_INTERVAL_MS;
+    }
     // A long path's round of requests, sent at once, would come back at once and queue (D131).
     const long = this.srtt > 0 && this.baseRttMs > LONG_PATH_TARGETS * this.targetMs;
     const gain = now < p.restartUntil ? RESTART_PACE_GAIN : long ? LONG_PATH_PACE_GAIN : 0;

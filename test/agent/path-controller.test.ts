@@ -313,6 +313,23 @@ void test("a read after an idle spell, its relay pacing as BBR into a router's 1
   }
 });
 
+void test("an idle spell is a slowdown's empty queue: a read after one does not slow down as it starts", () => {
+  // The slowdown's period runs out while the path is idle. The law before D135 began a slowdown
+  // as soon as the read after the idle spell left startup, and its end refilled the budget into
+  // the relay's pace as one burst: 113 packets lost at 50 Mbit/s and 150 ms, 14 at 10 Mbit/s;
+  // 59 at 10 Mbit/s and 200 ms (0.942, 0.919 and 0.839 of the link).
+  for (const [mbit, rtt, seconds, gapMs] of [
+    [50, 150, 4, 2000],
+    [10, 150, 4, 2000],
+    [10, 200, 4, 3000],
+  ] as const) {
+    const f = idleRestart(make, mbit, rtt, { seconds, gapMs });
+    const at = `${mbit} Mbit/s, ${rtt} ms, after ${gapMs} ms idle`;
+    assert.equal(f.drops, 0, `${at}: ${f.drops} packets dropped`);
+    assert.ok(f.utilisation >= 0.89, `${at}: ${f.utilisation.toFixed(3)} of the link`);
+  }
+});
+
 void test("200 ms round trip: no trap, >= 85 % of the link once started, >= 80 % in all", () => {
   for (const [mbit, mib] of [
     [20, 32],

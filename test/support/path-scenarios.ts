@@ -214,21 +214,37 @@ export interface RestartFigures {
  * Two reads of 10 s of the link one after the other on one path, the second at 13 s (after an
  * idle spell), through a relay whose TCP paces as BBR in its startup (2.89 × its bandwidth
  * filter, which the idle spell keeps) into a router's 100 ms drop-tail queue; nothing bounds what
- * the relay holds unsent (the Server's socket to an Agent).
+ * the relay holds unsent (the Server's socket to an Agent). `first` sets the first read's size
+ * (seconds of the link) and the second's start `gapMs` after the first ended instead.
  */
-export function idleRestart(make: MakeController, mbit: number, rtt: number): RestartFigures {
-  const [bytes, second] = [perMs(mbit) * 10_000, 13_000];
-  const r = simulate(
+export function idleRestart(
+  make: MakeController,
+  mbit: number,
+  rtt: number,
+  first?: { seconds: number; gapMs: number },
+): RestartFigures {
+  const path = {
+    rates: [{ at: 0, mbit }],
+    baseRttMs: rtt,
+    paceGain: 2.89,
+    bufferMs: 100,
+    packetBytes: 1500,
+  };
+  const bytes = perMs(mbit) * 10_000;
+  const firstBytes = perMs(mbit) * (first?.seconds ?? 10) * 1000;
+  // The first read alone tells when it ends (the simulation is deterministic).
+  const alone = (): number =>
+    simulate({ ...path, until: 60_000 }, [
+      { controller: make(), flows: [{ bytes: firstBytes }], smallEveryMs: 300 },
+    ]).flows[0]![0]!.doneAt ?? 60_000;
+  const second = first ? Math.round(alone() + first.gapMs) : 13_000;
+  const r = simulate({ ...path, until: second + 30_000 }, [
     {
-      rates: [{ at: 0, mbit }],
-      baseRttMs: rtt,
-      paceGain: 2.89,
-      bufferMs: 100,
-      packetBytes: 1500,
-      until: 40_000,
+      controller: make(),
+      flows: [{ bytes: firstBytes }, { bytes, startAt: second }],
+      smallEveryMs: 300,
     },
-    [{ controller: make(), flows: [{ bytes }, { bytes, startAt: second }], smallEveryMs: 300 }],
-  );
+  ]);
   const [a, b] = r.flows[0]!;
   const done = b!.doneAt ?? Number.POSITIVE_INFINITY;
   return {
