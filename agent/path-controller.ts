@@ -18,8 +18,7 @@
  *   target once the pipe is full, D120), a step a round trip near it that is the same for every
  *   flow (D127), a cut in proportion over it; a slower link followed at once (D110), a pause
  *   undone (D117, D121).
- * - `probing`: every `PROBE_INTERVAL_MS`, about a round trip at the path's product (D100); an
- *   idle spell starts the period again (D135).
+ * - `probing`: every `PROBE_INTERVAL_MS`, about a round trip at the path's product (D100).
  * - `backed-off`: a `busy` or late answer halves the budget, once a round trip.
  * Requests leave paced a round trip after an idle one (D126, D132), on a long path always (D131).
  * Chunks are sized by the rate and the budget, never under what carries 8 KiB on the wire (D122,
@@ -276,15 +275,12 @@ export class PathController {
 
   /** A request of `bytes` leaves now. */
   onSend(now: number, bytes: number, opts: SendOptions = {}): SendTicket {
-    const first = opts.first === true;
     this.tick(now);
     if (this.inflight === 0) [this.deliveredAt, this.firstSentAt] = [now, now];
     const p = this.pace;
-    if (this.inflight === 0 && this.srtt > 0 && now - this.lastAnswerAt >= this.srtt) {
-      p.restartUntil = now + this.srtt;
-      // The idle spell emptied the queue as a slowdown would: the next is a period away (D135).
-      if (this.mode !== "probing") this.nextProbeAt = now + PROBE_INTERVAL_MS;
-    }
+    if (this.inflight === 0 && this.srtt > 0 && now - this.lastAnswerAt >= this.srtt)
+      // An idle spell emptied the queue as a slowdown does: the next is a period away (D135).
+      [p.restartUntil, this.nextProbeAt] = [now + this.srtt, now + PROBE_INTERVAL_MS];
     // A long path's round of requests, sent at once, would come back at once and queue (D131).
     const long = this.srtt > 0 && this.baseRttMs > LONG_PATH_TARGETS * this.targetMs;
     const gain = now < p.restartUntil ? RESTART_PACE_GAIN : long ? LONG_PATH_PACE_GAIN : 0;
@@ -293,7 +289,7 @@ export class PathController {
     const t: SendTicket = {
       bytes,
       sentAt: now,
-      first,
+      first: opts.first === true,
       delivered: this.delivered,
       deliveredAt: this.deliveredAt,
       firstSentAt: this.firstSentAt,
@@ -304,7 +300,7 @@ export class PathController {
       settled: false,
     };
     this.inflight += bytes;
-    if (opts.timed ?? !first) this.timed.add(t);
+    if (opts.timed ?? !t.first) this.timed.add(t);
     return t;
   }
 
