@@ -46,6 +46,8 @@ export interface SimController<T> {
 export interface SimFlowSpec {
   /** When the flow starts asking (ms). Default 0. */
   startAt?: number;
+  /** Instead: this long (ms) after the Agent's flow before it ended (an idle spell between). */
+  afterPreviousMs?: number;
   /** Bytes to move; Infinity (default): until the end. */
   bytes?: number;
   /** The most requests in flight (the pull's `window`). Default 16. */
@@ -107,7 +109,8 @@ export interface SimFlowResult {
   /** Payload bytes answered, per 100 ms bin. */
   bins: number[];
   delivered: number;
-  /** When its last byte arrived (finite flows), ms. */
+  /** When it started asking, and when its last byte arrived (finite flows), ms. */
+  startedAt: number | undefined;
   doneAt: number | undefined;
   timeouts: number;
   busy: number;
@@ -181,7 +184,7 @@ class Events {
 }
 
 interface Flow {
-  spec: Required<SimFlowSpec>;
+  spec: Required<Omit<SimFlowSpec, "afterPreviousMs">> & Pick<SimFlowSpec, "afterPreviousMs">;
   res: SimFlowResult;
   next: number;
   redo: { offset: number; len: number }[];
@@ -206,6 +209,7 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
       a.flows.map(() => ({
         bins: new Array<number>(nBins).fill(0),
         delivered: 0,
+        startedAt: undefined,
         doneAt: undefined,
         timeouts: 0,
         busy: 0,
@@ -346,6 +350,7 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
         bytes: f.bytes ?? Number.POSITIVE_INFINITY,
         window: f.window ?? 16,
         chunkCeiling: f.chunkCeiling ?? 512 * 1024,
+        afterPreviousMs: f.afterPreviousMs,
       },
       res: result.flows[ai]![fi]!,
       next: 0,
@@ -463,7 +468,13 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
           if (w.first) f.firstDone = true;
           f.res.delivered += bytes;
           f.res.bins[Math.min(nBins - 1, Math.floor(now / BIN_MS))]! += bytes;
-          if (f.res.delivered >= f.spec.bytes) f.res.doneAt = now;
+          if (f.res.delivered >= f.spec.bytes) {
+            // The flow after it, if it waits for this one's end, starts its idle spell now.
+            const next = f.res.doneAt === undefined ? flows[flows.indexOf(f) + 1] : undefined;
+            if (next?.spec.afterPreviousMs !== undefined)
+              ev.push(now + next.spec.afterPreviousMs, start(next));
+            f.res.doneAt = now;
+          }
           ctl.onAnswer(now, t, bytes, sent);
         }
         pump();
@@ -480,12 +491,14 @@ export function simulate(spec: SimSpec, agents: SimAgentSpec<unknown>[]): SimRes
         });
       });
     };
-    for (const f of flows) {
-      ev.push(f.spec.startAt, () => {
-        f.started = true;
+    function start(f: Flow): () => void {
+      return () => {
+        [f.started, f.res.startedAt] = [true, now];
         pump();
-      });
+      };
     }
+    for (const f of flows)
+      if (f.spec.afterPreviousMs === undefined) ev.push(f.spec.startAt, start(f));
     const every = agent.smallEveryMs ?? 0;
     if (every > 0) {
       const small = (): void => {

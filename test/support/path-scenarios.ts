@@ -223,35 +223,33 @@ export function idleRestart(
   rtt: number,
   first?: { seconds: number; gapMs: number },
 ): RestartFigures {
-  const path = {
-    rates: [{ at: 0, mbit }],
-    baseRttMs: rtt,
-    paceGain: 2.89,
-    bufferMs: 100,
-    packetBytes: 1500,
-  };
   const bytes = perMs(mbit) * 10_000;
   const firstBytes = perMs(mbit) * (first?.seconds ?? 10) * 1000;
-  // The first read alone tells when it ends (the simulation is deterministic).
-  const alone = (): number =>
-    simulate({ ...path, until: 60_000 }, [
-      { controller: make(), flows: [{ bytes: firstBytes }], smallEveryMs: 300 },
-    ]).flows[0]![0]!.doneAt ?? 60_000;
-  const second = first ? Math.round(alone() + first.gapMs) : 13_000;
-  const r = simulate({ ...path, until: second + 30_000 }, [
+  const second = first ? { afterPreviousMs: first.gapMs } : { startAt: 13_000 };
+  const r = simulate(
     {
-      controller: make(),
-      flows: [{ bytes: firstBytes }, { bytes, startAt: second }],
-      smallEveryMs: 300,
+      rates: [{ at: 0, mbit }],
+      baseRttMs: rtt,
+      paceGain: 2.89,
+      bufferMs: 100,
+      packetBytes: 1500,
+      until: 40_000,
     },
-  ]);
+    [
+      {
+        controller: make(),
+        flows: [{ bytes: firstBytes }, { bytes, ...second }],
+        smallEveryMs: 300,
+      },
+    ],
+  );
   const [a, b] = r.flows[0]!;
-  const done = b!.doneAt ?? Number.POSITIVE_INFINITY;
+  const [started, done] = [b!.startedAt ?? Number.POSITIVE_INFINITY, b!.doneAt ?? Infinity];
   return {
     firstDoneMs: a!.doneAt ?? Number.POSITIVE_INFINITY,
-    secondStartMs: second,
-    drops: r.dropTimes.filter((t) => t >= second).length,
-    utilisation: b!.delivered / (perMs(mbit) * (done - second)),
+    secondStartMs: started,
+    drops: r.dropTimes.filter((t) => t >= started).length,
+    utilisation: b!.delivered / (perMs(mbit) * (done - started)),
   };
 }
 
