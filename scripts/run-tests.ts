@@ -7,8 +7,8 @@
  *
  * The test files are compiled first, all at once (esbuild, the repo's sources bundled from
  * source with most packages they import, shared modules split into common chunks), and each
- * test process runs JavaScript on plain node: a process start then costs about half of what the tsx loader
- * made it cost. Stack traces name the sources' own lines (source maps).
+ * test process runs JavaScript on plain node: a process start then costs about half of what the
+ * tsx loader made it cost. Stack traces name the sources' own lines (source maps).
  *
  * How a file runs is said by a tag on a line of its own in its first lines (D61):
  * - `// @pure`: it starts no process and opens no socket. All such files share one process
