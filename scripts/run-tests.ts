@@ -38,7 +38,7 @@ import {
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ownImportMeta, REPO_ROOT as ROOT, withEsbuild } from "./launch/compile.ts";
+import { ownImportMeta, REPO_ROOT as ROOT, REQUIRE_BANNER, withEsbuild } from "./launch/compile.ts";
 
 const CACHE = join(ROOT, "node_modules/.cache/a2c-test");
 const DURATIONS = join(CACHE, "durations.json");
@@ -147,10 +147,7 @@ async function compileTests(files: string[], outDir: string): Promise<Map<string
       target: "node20",
       conditions: ["@a2c-smcp/source"],
       sourcemap: "linked",
-      // Bundled CommonJS packages `require` Node's built-ins: give each chunk a require.
-      banner: {
-        js: "import { createRequire as testCreateRequire } from 'node:module'; const require = testCreateRequire(import.meta.url);",
-      },
+      banner: REQUIRE_BANNER,
       absWorkingDir: ROOT,
       metafile: true,
       logLevel: "error",

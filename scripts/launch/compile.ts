@@ -49,6 +49,14 @@ export function ownImportMeta(esbuild: Esbuild): Plugin {
   };
 }
 
+/**
+ * An ESM bundle's first line when it carries CommonJS packages: they `require` Node's built-ins
+ * (and what is left outside), and an ES module has no `require` of its own.
+ */
+export const REQUIRE_BANNER = {
+  js: "import { createRequire as bundleCreateRequire } from 'node:module'; const require = bundleCreateRequire(import.meta.url);",
+};
+
 interface Inputs {
   [path: string]: number;
 }
@@ -112,10 +120,7 @@ export async function compileStandalone(script: string, outFile: string): Promis
       target: "node20",
       logLevel: "error",
       plugins: [ownImportMeta(esbuild)],
-      // Bundled CommonJS packages `require` Node's built-ins: give the bundle a require.
-      banner: {
-        js: "import { createRequire as bundleCreateRequire } from 'node:module'; const require = bundleCreateRequire(import.meta.url);",
-      },
+      banner: REQUIRE_BANNER,
     }),
   );
   renameSync(tmp, outFile);
