@@ -244,7 +244,8 @@ export function idleRestart(
     ],
   );
   const [a, b] = r.flows[0]!;
-  const [started, done] = [b!.startedAt ?? Number.POSITIVE_INFINITY, b!.doneAt ?? Infinity];
+  const started = b!.startedAt ?? Number.POSITIVE_INFINITY;
+  const done = b!.doneAt ?? Number.POSITIVE_INFINITY;
   return {
     firstDoneMs: a!.doneAt ?? Number.POSITIVE_INFINITY,
     secondStartMs: started,
