@@ -466,7 +466,8 @@ export function makePlan(quick: boolean): Plan {
         seconds: 10,
         minAssetBytes: 4 * MiB,
         maxAssetBytes: 256 * MiB,
-        ceilingSeconds: 6,
+        // As long as a download, so its whole time (slow start included) is a download's yardstick.
+        ceilingSeconds: 10,
         idleSamplesPerKind: 10,
         goalRttsMs: [100, 200],
         goalRatesMbit: [20, 50],
