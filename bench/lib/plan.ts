@@ -455,8 +455,9 @@ export function makePlan(quick: boolean): Plan {
         unshapedBytes: 256 * MiB,
       },
     },
-    // About 45 minutes on a loaded 2-core machine: 32 round-trip cases of 45–60 s (plain flow,
-    // fresh stack, a 10 s download), 4 more downloads in each of the 8 cells the goals judge,
+    // About 45 minutes on a loaded 2-core machine (32 on the idle one): 32 round-trip cases of
+    // 45–60 s (a 10 s plain flow, fresh stack, a 10 s download), 4 more downloads in each of the 8
+    // cells the goals judge,
     // the step (1 min), two latecomers (3–5 min each), four long-answer cases (1–3 min each).
     paths: {
       roundTrips: {
